@@ -1,0 +1,2 @@
+"""The built-in plugins. Each registers through the same `register(plugin)` door
+that `.agents/plugins/*.py` files use."""

@@ -1,0 +1,96 @@
+"""Built-in slash commands: /help /context /clear /tools /provider /model /reload
+/compact /exit. In the daemon, /exit belongs to the client."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..registry import Plugin
+
+COMPACT_PROMPT = "Summarize: accomplishments, state, next steps. Brief."
+
+
+def preview(message: dict[str, Any]) -> str:
+    lines = str(message.get("content") or "").splitlines()
+    first = lines[0] if lines else ""
+    more = len(first) > 60 or len(lines) > 1
+    return first[:60] + ("..." if more else "")
+
+
+def context_text(session: Any, args: str | None) -> str:
+    messages = session.context
+    if not args:
+        return "\n".join(
+            f"  {n}. {m['role']}: {preview(m)}" for n, m in enumerate(messages, 1)
+        )
+    if args == "json":
+        return json.dumps(messages, indent=2, ensure_ascii=False)
+    if args.isdigit() and 1 <= int(args) <= len(messages):
+        return str(messages[int(args) - 1]["content"])
+    return "  Usage: /context [json|<number>]"
+
+
+def tools_text(session: Any) -> str:
+    lines = []
+    for tool in session.toolbox:
+        summary = (tool.description.splitlines() or [""])[0]
+        lines.append(f"- **{tool.name}** - {summary}")
+        for name, spec in tool.params.items():
+            need = ", required" if name in tool.required else ""
+            about = f" - {spec['description']}" if spec.get("description") else ""
+            lines.append(f"  - `{name}` ({spec.get('type', 'any')}{need}){about}")
+        if tool.aliases:
+            lines.append(f"  - aliases: {', '.join(tool.aliases)}")
+    return "\n".join(lines)
+
+
+def register(plugin: Plugin) -> None:
+    @plugin.command("help", "Show available commands")
+    def help_(session: Any, args: str | None) -> None:
+        lines = [f"{name.ljust(12)} {about}" for name, about in session.commands]
+        session.output.say("\n".join(lines))
+
+    @plugin.command("context", "Show conversation context", ["json"])
+    def context(session: Any, args: str | None) -> None:
+        session.output.say(context_text(session, args), "markdown" if args else "plain")
+
+    @plugin.command("clear", "Clear conversation history")
+    def clear(session: Any, args: str | None) -> None:
+        session.conversation.clear()
+        session.output.say("  → context cleared")
+
+    @plugin.command("tools", "List available tools")
+    def tools(session: Any, args: str | None) -> None:
+        session.output.say(tools_text(session), "markdown")
+
+    @plugin.command("provider", "Switch provider", lambda s: s.registry.provider_names())
+    def provider(session: Any, args: str | None) -> None:
+        if not args:
+            names = ", ".join(session.registry.provider_names())
+            session.output.say(f"  → available: {names}")
+            return
+        session.switch(args)
+        session.output.say(f"  → switched to {args}")
+
+    @plugin.command("model", "Show or switch the model")
+    def model(session: Any, args: str | None) -> None:
+        if args:
+            session.switch(model=args)
+        session.output.say(f"  → model: {session.model}")
+
+    @plugin.command("reload", "Reload plugins")
+    def reload(session: Any, args: str | None) -> None:
+        session.reload()
+        session.output.say("  → reloaded")
+
+    @plugin.command("compact", "Compress context")
+    async def compact(session: Any, args: str | None) -> None:
+        summary = await session.turn(COMPACT_PROMPT)
+        session.conversation.clear()
+        session.conversation.add("user", f"Context: {summary}")
+        session.output.say("  → compacted")
+
+    @plugin.command("exit", "Exit elelem")
+    def exit_(session: Any, args: str | None) -> None:
+        session.exit()

@@ -1,0 +1,44 @@
+"""Conversation: the ordered list of kept messages (roles user, assistant, tool)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+Message = dict[str, Any]
+
+
+class Conversation:
+    ROLES = ("user", "assistant", "tool")
+
+    def __init__(self, messages: list[Message] | None = None) -> None:
+        self._messages: list[Message] = []
+        for message in messages or []:
+            self.add(message["role"], message["content"])
+
+    def add(self, role: str, content: str) -> Message:
+        if role not in self.ROLES:
+            raise ValueError(f"invalid role: {role}")
+        message = {"role": role, "content": content}
+        self._messages.append(message)
+        return message
+
+    @property
+    def last(self) -> Message | None:
+        return self._messages[-1] if self._messages else None
+
+    def clear(self) -> None:
+        self._messages.clear()
+
+    def to_list(self, system_prompt: str | None = None) -> list[Message]:
+        head = [{"role": "system", "content": system_prompt}] if system_prompt else []
+        return head + list(self._messages)
+
+    def __len__(self) -> int:
+        return len(self._messages)
+
+    def __iter__(self) -> Iterator[Message]:
+        return iter(self._messages)
+
+    def __getitem__(self, index: int) -> Message:
+        return self._messages[index]

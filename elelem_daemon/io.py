@@ -1,0 +1,157 @@
+"""Input and Output: reading the user's lines and showing what the agent does.
+
+Plugins may replace both (see `Plugin.input` / `Plugin.output`). The null forms are
+the defaults: NullOutput is silent in every method, NullInput answers from a script
+(or not at all), so an Agent works with no terminal and no editor.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from collections.abc import Iterable
+from typing import Any, TextIO
+
+from .result import Result
+
+DIM = "\033[2;3m"
+CYAN = "\033[36m"
+YELLOW = "\033[33m"
+RED = "\033[31m"
+RESET = "\033[0m"
+
+
+class NullOutput:
+    """Prints nothing. Every Output has these methods."""
+
+    def say(self, text: str, kind: str = "plain") -> None:
+        """Text that is not a reply: `plain`, `markdown`, `info` or `error`."""
+
+    def thinking(self, text: str) -> None:
+        """A thinking delta, shown dimmed and never stored."""
+
+    def saying(self, text: str) -> None:
+        """A reply delta, as it streams."""
+
+    def reply(self, text: str) -> None:
+        """The whole text of one fetch, once it has streamed (rendered as Markdown)."""
+
+    def doing(self, call: dict[str, Any]) -> None:
+        """A tool call about to run: {id, name, arguments}, name canonical."""
+
+    def result(self, call: dict[str, Any], result: Result) -> None:
+        """A tool call's result."""
+
+    def waiting(self) -> None:
+        """The agent is waiting for the model."""
+
+
+class NullInput:
+    """Answers from a script of lines, then None (end of input / no answer)."""
+
+    def __init__(self, answers: Iterable[str | None] = (), commands: Any = None) -> None:
+        self._answers = list(answers)
+        self.commands = commands
+
+    async def readline(self, prompt: str = "> ") -> str | None:
+        return self._answers.pop(0) if self._answers else None
+
+    async def ask(self, prompt: str, options: list[str] | None = None) -> str | None:
+        return self._answers.pop(0) if self._answers else None
+
+
+class Output(NullOutput):
+    """The terminal: tool lines in colour, thinking dimmed, replies as Markdown.
+
+    `progress` takes everything but the replies, so `elelem ask` can keep stdout clean.
+    """
+
+    def __init__(
+        self,
+        stream: TextIO | None = None,
+        progress: TextIO | None = None,
+        color: bool | None = None,
+    ) -> None:
+        self.stream = stream or sys.stdout
+        self.progress = progress or self.stream
+        self.color = self.stream.isatty() if color is None else color
+        self._thinking = False
+
+    def _paint(self, code: str, text: str) -> str:
+        return f"{code}{text}{RESET}" if self.color else text
+
+    def _line(self, text: str) -> None:
+        self._end_thinking()
+        print(text, file=self.progress, flush=True)
+
+    def _end_thinking(self) -> None:
+        if self._thinking:
+            self._thinking = False
+            print(file=self.progress, flush=True)
+
+    def say(self, text: str, kind: str = "plain") -> None:
+        if not text or not text.strip():
+            return
+        if kind == "error":
+            self._line(self._paint(RED, f"error: {text}"))
+        elif kind == "markdown":
+            self._markdown(text, self.progress)
+        else:
+            self._line(text)
+
+    def thinking(self, text: str) -> None:
+        self._thinking = True
+        print(self._paint(DIM, text), end="", file=self.progress, flush=True)
+
+    def reply(self, text: str) -> None:
+        if text.strip():
+            self._markdown(text, self.stream)
+
+    def doing(self, call: dict[str, Any]) -> None:
+        name = call["name"]
+        args = json.dumps(call.get("arguments", {}), ensure_ascii=False)
+        colour = YELLOW if name.endswith("?") else CYAN
+        self._line(f"+ {self._paint(colour, name)}({args})")
+
+    def result(self, call: dict[str, Any], result: Result) -> None:
+        if not result.ok:
+            self._line(self._paint(RED, f"  ! {result.error}"))
+
+    def _markdown(self, text: str, stream: TextIO) -> None:
+        self._end_thinking()
+        if not self.color:
+            print(text, file=stream, flush=True)
+            return
+        from rich.console import Console  # deferred: start-up time
+        from rich.markdown import Markdown
+
+        Console(file=stream, force_terminal=True).print(Markdown(text))
+
+
+class Input(NullInput):
+    """The terminal: reads lines from stdin; asks questions on the same terminal."""
+
+    def __init__(self, commands: Any = None, stream: TextIO | None = None) -> None:
+        super().__init__(commands=commands)
+        self.stream = stream or sys.stdin
+
+    async def readline(self, prompt: str = "> ") -> str | None:
+        return await asyncio.to_thread(self._read, prompt)
+
+    async def ask(self, prompt: str, options: list[str] | None = None) -> str | None:
+        hint = f" [{'/'.join(options)}]" if options else ""
+        return await self.readline(f"{prompt}{hint} ")
+
+    def _read(self, prompt: str) -> str | None:
+        if self.stream is sys.stdin and sys.stdin.isatty():
+            try:
+                return input(prompt)
+            except EOFError:
+                return None
+        line = self.stream.readline()
+        if not line:
+            return None
+        line = line.rstrip("\n")
+        print(f"{prompt}{line}", flush=True)  # piped input is not echoed: show what was read
+        return line

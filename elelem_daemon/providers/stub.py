@@ -1,0 +1,65 @@
+"""The stub provider: deterministic and offline, so a whole turn runs with no model.
+
+What it does on every fetch:
+1. yields `thinking` "considering the request";
+2. if the last message is a tool result: yields `saying` "done." and stops;
+3. otherwise yields `saying` "let me check." and, if any tool exists, `doing`
+   (id `stub-1`) for the first tool with empty arguments.
+
+A prompt that starts with `!` scripts it instead (for tests and benchmarks):
+- `!tool NAME {json}`: step 3 calls NAME with those arguments;
+- `!echo TEXT`: says TEXT and asks for no tool;
+- `!stream N [MS]`: says `tok0 `, `tok1 `, ... N deltas, MS milliseconds apart;
+- `!fail MESSAGE`: raises, so the turn ends with `Error: MESSAGE`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+
+class StubProvider:
+    name = "stub"
+
+    def __init__(self, model: str | None = None) -> None:
+        self.model = model or "stub"
+
+    async def fetch(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+    ) -> AsyncIterator[dict[str, Any]]:
+        yield {"type": "thinking", "text": "considering the request"}
+        last = messages[-1] if messages else {"role": "user", "content": ""}
+        if last["role"] == "tool":
+            yield {"type": "saying", "text": "done."}
+            return
+        verb, _, rest = str(last.get("content") or "").partition(" ")
+        if verb == "!fail":
+            raise RuntimeError(rest or "stub failure")
+        if verb == "!echo":
+            yield {"type": "saying", "text": rest}
+            return
+        if verb == "!stream":
+            async for event in self._stream(*rest.split()):
+                yield event
+            return
+        yield {"type": "saying", "text": "let me check."}
+        if verb == "!tool":
+            name, _, args = rest.partition(" ")
+            yield {"type": "doing", "id": "stub-1", "name": name,
+                   "arguments": json.loads(args) if args.strip() else {}}
+        elif tools:
+            yield {"type": "doing", "id": "stub-1", "name": tools[0]["function"]["name"],
+                   "arguments": {}}
+
+    @staticmethod
+    async def _stream(count: str = "10", delay_ms: str = "0") -> AsyncIterator[dict[str, Any]]:
+        delay = float(delay_ms) / 1000
+        for i in range(int(count)):
+            yield {"type": "saying", "text": f"tok{i} "}
+            if delay:
+                await asyncio.sleep(delay)
+            elif i % 256 == 255:
+                await asyncio.sleep(0)  # let a cancel in

@@ -1,0 +1,210 @@
+"""Registry: providers, setup blocks and input/output factories, and the Plugin door.
+
+A Registry may have a parent: the daemon keeps one for the built-ins and installed
+packages, and a child per project with the plugin files of that working directory.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .errors import UnknownProvider
+
+if TYPE_CHECKING:
+    from .session import Session
+
+ProviderFactory = Callable[..., Any]
+Setup = Callable[["Session"], Any]
+
+
+@dataclass
+class Origin:
+    """Where a plugin came from: `builtin`, `entry-point`, `user` or `project`."""
+
+    name: str
+    source: str
+    path: str | None = None
+    error: str | None = None
+
+
+@dataclass
+class Registry:
+    parent: Registry | None = None
+    providers: dict[str, ProviderFactory] = field(default_factory=dict)
+    setups: dict[str, Setup] = field(default_factory=dict)
+    input_factory: Callable[..., Any] | None = None
+    output_factory: Callable[..., Any] | None = None
+    origins: list[Origin] = field(default_factory=list)
+
+    def child(self) -> Registry:
+        return Registry(parent=self)
+
+    def plugin(self, name: str, source: str = "builtin", path: str | None = None) -> Plugin:
+        origin = Origin(name, source, path)
+        self.origins.append(origin)
+        return Plugin(self, origin)
+
+    # -- layered lookups -------------------------------------------------------
+    def all_setups(self) -> dict[str, Setup]:
+        inherited = self.parent.all_setups() if self.parent else {}
+        return {**inherited, **self.setups}
+
+    def all_providers(self) -> dict[str, ProviderFactory]:
+        inherited = self.parent.all_providers() if self.parent else {}
+        return {**inherited, **self.providers}
+
+    def all_origins(self) -> list[Origin]:
+        return (self.parent.all_origins() if self.parent else []) + self.origins
+
+    def factory(self, kind: str) -> Callable[..., Any] | None:
+        own = getattr(self, f"{kind}_factory")
+        return own or (self.parent.factory(kind) if self.parent else None)
+
+    def provider_names(self) -> list[str]:
+        return sorted(self.all_providers())
+
+    def build_provider(self, name: str, model: str | None = None) -> Any:
+        """Build a provider by name, importing the package `elelem_NAME` once if needed."""
+        factory = self.all_providers().get(name)
+        if factory is None:
+            self._import_provider_package(name)
+            factory = self.all_providers().get(name)
+            if factory is None:
+                raise UnknownProvider(f'elelem-{name} did not register a provider named "{name}"')
+        return factory(model=model)
+
+    def _import_provider_package(self, name: str) -> None:
+        package = f"elelem_{name.replace('-', '_')}"
+        try:
+            module = importlib.import_module(package)
+        except ImportError as exc:
+            if exc.name != package:
+                raise UnknownProvider(f"elelem-{name} failed to import: {exc}") from exc
+            available = ", ".join(self.provider_names())
+            raise UnknownProvider(
+                f'unknown provider: "{name}". Available: {available}. '
+                f"Run: pip install elelem-{name}"
+            ) from None
+        register = getattr(module, "register", None)
+        if callable(register):
+            register(self.plugin(package, "package"))
+
+
+class Plugin:
+    """What a plugin's `register(plugin)` receives: the one door for every extension.
+
+    `provider`, `setup`, `input` and `output` register directly. `tool`, `command`,
+    `before` and `after` are shorthands that register a setup block; their handlers
+    receive the session first.
+    """
+
+    def __init__(self, registry: Registry, origin: Origin) -> None:
+        self.registry = registry
+        self.origin = origin
+        self._count = 0
+
+    def provider(self, name: str, factory: ProviderFactory | None = None) -> Any:
+        """Register `factory(model=None) -> provider` under name; called on every build."""
+        if factory is None:
+            return _decorator(lambda fn: self.provider(name, fn))
+        self.registry.providers[name] = factory
+        return self
+
+    def setup(self, block: Setup | None = None, name: str | None = None) -> Any:
+        """Register a block that runs against every new session."""
+        if block is None:
+            return _decorator(lambda fn: self.setup(fn, name))
+        self._count += 1
+        key = name or f"{self.origin.name}:{getattr(block, '__name__', self._count)}"
+        self.registry.setups[key] = block
+        return self
+
+    def input(self, factory: Callable[..., Any]) -> Plugin:
+        """Replace the terminal Input: `factory(commands=...)`."""
+        self.registry.input_factory = factory
+        return self
+
+    def output(self, factory: Callable[..., Any]) -> Plugin:
+        """Replace the terminal Output: `factory()`."""
+        self.registry.output_factory = factory
+        return self
+
+    def tool(
+        self,
+        name: str,
+        description: str = "",
+        params: dict[str, Any] | None = None,
+        required: list[str] | tuple[str, ...] = (),
+        aliases: list[str] | tuple[str, ...] = (),
+    ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+        """Decorate `handler(session, args)` as a tool added to every session."""
+
+        def decorate(handler: Callable[..., Any]) -> Callable[..., Any]:
+            def add(session: Session) -> None:
+                bound = _bind(handler, session)
+                session.toolbox.add(name, description, params, required, aliases, bound)
+
+            self.setup(add, f"{self.origin.name}:tool:{name}")
+            return handler
+
+        return decorate
+
+    def command(
+        self, name: str, description: str = "", completions: Any = None
+    ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+        """Decorate `handler(session, args)` as a slash command in every session."""
+
+        def decorate(handler: Callable[..., Any]) -> Callable[..., Any]:
+            def add(session: Session) -> None:
+                done = completions(session) if callable(completions) else completions
+                session.commands.register(name, description, done, _bind(handler, session))
+
+            self.setup(add, f"{self.origin.name}:command:{name}")
+            return handler
+
+        return decorate
+
+    def before(self, tool: str = "*") -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+        """Decorate `hook(session, args, ...)`, run before the tool (or every tool)."""
+        return self._hook("before", tool)
+
+    def after(self, tool: str = "*") -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+        """Decorate `hook(session, args, result, ...)`, run after the tool (or every tool)."""
+        return self._hook("after", tool)
+
+    def _hook(self, when: str, tool: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+        def decorate(hook: Callable[..., Any]) -> Callable[..., Any]:
+            def add(session: Session) -> None:
+                getattr(session.toolbox, when)(_bind(hook, session), tool=tool)
+
+            self.setup(add, f"{self.origin.name}:{when}:{tool}:{hook.__name__}")
+            return hook
+
+        return decorate
+
+
+def _decorator(register: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """A decorator that registers the function and gives it back unchanged."""
+
+    def decorate(fn: Any) -> Any:
+        register(fn)
+        return fn
+
+    return decorate
+
+
+def _bind(fn: Callable[..., Any], session: Session) -> Callable[..., Any]:
+    """fn with the session as its first argument, keeping coroutine functions async."""
+    if inspect.iscoroutinefunction(fn):
+
+        @functools.wraps(fn)
+        async def bound_async(*args: Any, **kwargs: Any) -> Any:
+            return await fn(session, *args, **kwargs)
+
+        return bound_async
+    return functools.partial(fn, session)

@@ -1,0 +1,117 @@
+"""Tool: a name, a JSON Schema for its arguments, aliases and a handler.
+
+Validation messages read like Ruby's json_schemer, as elelem words them:
+`object at root is missing required properties: path`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from typing import Any
+
+Handler = Callable[[dict[str, Any]], Any]
+
+TYPE_NAMES = {
+    "string": "a string",
+    "boolean": "a boolean",
+    "number": "a number",
+    "integer": "an integer",
+    "array": "an array",
+    "object": "an object",
+    "null": "null",
+}
+
+
+def _where(path: Iterable[Any]) -> str:
+    parts = list(path)
+    return "`/" + "/".join(str(p) for p in parts) + "`" if parts else "root"
+
+
+def _messages(error: Any) -> list[str]:
+    """One jsonschema ValidationError as json_schemer-style messages."""
+    at = _where(error.absolute_path)
+    kind, expected = error.validator, error.validator_value
+    if kind == "required":
+        missing = [name for name in expected if name not in (error.instance or {})]
+        return [f"object at {at} is missing required properties: {', '.join(missing)}"]
+    if kind == "type":
+        names = [expected] if isinstance(expected, str) else expected
+        return [f"value at {at} is not {' or '.join(TYPE_NAMES.get(t, t) for t in names)}"]
+    if kind == "enum":
+        return [f"value at {at} is not one of: {json.dumps(expected)}"]
+    if kind == "additionalProperties":
+        allowed = error.schema.get("properties", {})
+        extras = [key for key in error.instance if key not in allowed]
+        prefix = list(error.absolute_path)
+        return [
+            f"object property at {_where([*prefix, key])} is a disallowed additional property"
+            for key in extras
+        ]
+    words = {
+        "minLength": "string length at {at} is less than: {v}",
+        "maxLength": "string length at {at} is greater than: {v}",
+        "minimum": "number at {at} is less than: {v}",
+        "maximum": "number at {at} is greater than: {v}",
+        "pattern": "string at {at} does not match pattern: {v}",
+    }
+    if kind in words:
+        return [words[kind].format(at=at, v=expected)]
+    return [f"value at {at} does not match schema: {error.message}"]
+
+
+class Tool:
+    def __init__(
+        self,
+        name: str,
+        description: str = "",
+        params: dict[str, Any] | None = None,
+        required: Iterable[str] = (),
+        aliases: Iterable[str] = (),
+        handler: Handler | None = None,
+    ) -> None:
+        self.name = name
+        self.description = description
+        self.params = dict(params or {})
+        self.required = list(required)
+        self.aliases = list(aliases)
+        self.handler = handler
+        self._validator: Any = None
+
+    @property
+    def schema(self) -> dict[str, Any]:
+        return {"type": "object", "properties": self.params, "required": self.required}
+
+    def definition(self) -> dict[str, Any]:
+        """The tool as an OpenAI-style function definition, as providers receive it."""
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": self.schema,
+            },
+        }
+
+    def validate(self, args: Any) -> list[str]:
+        """The json_schemer-style messages for args; empty when they are valid."""
+        if self._validator is None:
+            from jsonschema import Draft202012Validator  # deferred: start-up time
+
+            self._validator = Draft202012Validator(self.schema)
+        messages: list[str] = []
+        for error in self._validator.iter_errors(args):
+            messages.extend(_messages(error))
+        return messages
+
+
+class NullTool(Tool):
+    """Stands in for a name no tool answers to; it fails validation, naming the real ones."""
+
+    def __init__(self, name: str, available: Iterable[str]) -> None:
+        super().__init__(f"{name}?")
+        self.asked = name
+        self.available = list(available)
+
+    def validate(self, args: Any) -> list[str]:
+        return [f'unknown tool: "{self.asked}". Available: {", ".join(self.available)}.']
