@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import sys
 from collections.abc import Sequence
 
@@ -35,10 +34,6 @@ def parser() -> argparse.ArgumentParser:
     return top
 
 
-def default_provider() -> str:
-    return os.environ.get("ELELEM_PROVIDER") or "stub"
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args and not args[0].startswith("-") and args[0] not in COMMANDS:
@@ -62,6 +57,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 async def terminal(options: argparse.Namespace) -> int:
+    from .config import default_provider
     from .errors import ElelemError
     from .io import Output
     from .plugins import core_registry
