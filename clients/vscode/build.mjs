@@ -1,0 +1,25 @@
+// Bundle the extension (Node, vscode external) and the webview script (browser, IIFE).
+import * as esbuild from "esbuild";
+
+const production = process.argv.includes("--production");
+await esbuild.build({
+  entryPoints: ["src/extension.ts"],
+  bundle: true,
+  platform: "node",
+  format: "cjs",
+  target: "node20",
+  external: ["vscode"],
+  outfile: "dist/extension.js",
+  sourcemap: !production,
+  logLevel: "warning",
+});
+await esbuild.build({
+  entryPoints: ["media/main.js"],
+  bundle: true,
+  platform: "browser",
+  format: "iife",
+  target: "es2022",
+  outfile: "dist/webview.js",
+  minify: production,
+  logLevel: "warning",
+});

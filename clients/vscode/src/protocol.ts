@@ -1,0 +1,89 @@
+// The daemon contract (protocol.md at the repository root): method names and shapes.
+// Only this file and daemon.ts know JSON-RPC names.
+
+export const Method = {
+  initialize: "initialize",
+  shutdown: "shutdown",
+  exit: "exit",
+  sessionNew: "session/new",
+  sessionTurn: "session/turn",
+  sessionCommand: "session/command",
+  sessionComplete: "session/complete",
+  sessionList: "session/list",
+  sessionLoad: "session/load",
+  sessionClose: "session/close",
+  sessionContext: "session/context",
+  sessionCancel: "session/cancel",
+  inputAsk: "input/ask",
+} as const;
+
+export const Events = ["thinking", "saying", "doing", "result", "say"] as const;
+export type EventName = (typeof Events)[number];
+
+export interface Named {
+  name: string;
+  description?: string;
+}
+
+export interface SessionInfo {
+  sessionId: string;
+  cwd: string;
+  provider: string;
+  model: string;
+  tools: Named[];
+  commands: Named[];
+}
+
+export interface Message {
+  role: string;
+  content: unknown;
+}
+
+export interface LoadedSession extends SessionInfo {
+  messages: Message[];
+}
+
+export interface TurnResult {
+  reply: string;
+  stopReason: "end_turn" | "cancelled" | "error" | "max_turn_requests" | string;
+  turnId?: number;
+  usage?: Record<string, number>;
+}
+
+export interface ListedSession {
+  sessionId: string;
+  cwd: string;
+  provider?: string;
+  model?: string;
+  busy?: boolean;
+  turns?: number;
+  stored?: boolean;
+  open?: boolean;
+  title?: string;
+  updatedAt?: string;
+}
+
+export interface AskParams {
+  sessionId: string;
+  prompt: string;
+  options?: string[];
+  kind?: "question" | "permission" | string;
+  tool?: { name: string; arguments: unknown; diff?: string };
+}
+
+/** A notification `event/NAME`: its params always carry sessionId and turnId. */
+export interface EventParams {
+  sessionId: string;
+  turnId: number;
+  [key: string]: unknown;
+}
+
+/** JSON-RPC error codes and the `data.kind` the daemon puts on them. */
+export const ErrorKind = {
+  methodNotFound: "method_not_found",
+  unknownSession: "unknown_session",
+  unknownProvider: "unknown_provider",
+  sessionBusy: "session_busy",
+} as const;
+
+export const METHOD_NOT_FOUND = -32601;

@@ -1,0 +1,287 @@
+// The extension against the real daemon (stub provider), through the fake vscode module.
+"use strict";
+const test = require("node:test");
+const assert = require("node:assert/strict");
+const fs = require("fs");
+const path = require("path");
+const { vscode, fake, activate, deactivate, waitFor, send, alive, until, workspace } = require("./helpers");
+
+const COMMANDS = [
+  "elelem.openChat",
+  "elelem.askAboutSelection",
+  "elelem.showContext",
+  "elelem.newSession",
+  "elelem.stop",
+  "elelem.restartDaemon",
+  "elelem.resumeLastSession",
+  "elelem.openSession",
+];
+
+/** Activate, run the body, always deactivate. */
+function withChat(name, body, settings, options) {
+  test(name, async () => {
+    const env = await activate(settings, options);
+    try {
+      await body(env);
+    } catch (error) {
+      console.error(`log of "${name}":\n${fake.logLines.join("\n")}`);
+      throw error;
+    } finally {
+      await deactivate(env.context);
+    }
+  });
+}
+
+const types = (posted) => posted.map((m) => m.type);
+
+withChat("activation registers the commands and a chat view with a strict CSP", async ({ view }) => {
+  for (const id of COMMANDS) assert.ok(fake.commands.has(id), id);
+  const pkg = require("../package.json");
+  assert.deepEqual(pkg.contributes.commands.map((c) => c.command).sort(), [...COMMANDS].sort());
+  const html = view.webview.html;
+  const csp = /http-equiv="Content-Security-Policy" content="([^"]+)"/.exec(html)[1];
+  assert.match(csp, /default-src 'none'/);
+  const nonce = /script-src 'nonce-([^']+)'/.exec(csp)[1];
+  assert.ok(nonce.length >= 16);
+  const scripts = [...html.matchAll(/<script([^>]*)>/g)].map((m) => m[1]);
+  assert.equal(scripts.length, 1);
+  assert.ok(scripts[0].includes(`nonce="${nonce}"`));
+  assert.doesNotMatch(html, /https?:\/\//);
+  assert.equal(view.webview.options.enableScripts, true);
+  // nothing starts before the first message
+  assert.deepEqual(types(view.posted), ["clear", "busy"]);
+});
+
+withChat("a streamed turn reaches the webview as messages in order", async ({ view }) => {
+  const { last, posted } = await send(view, "!stream 5");
+  assert.equal(last.type, "turnEnd");
+  assert.equal(last.stopReason, "end_turn");
+  const kinds = types(posted).filter((t) => t !== "busy");
+  assert.deepEqual(kinds, ["session", "user", "thinking", "saying", "saying", "saying", "saying", "saying", "turnEnd"]);
+  const said = posted.filter((m) => m.type === "saying");
+  assert.equal(said.map((m) => m.text).join(""), "tok0 tok1 tok2 tok3 tok4 ");
+  assert.ok(said.every((m) => m.turnId === last.turnId));
+  assert.equal(posted.find((m) => m.type === "session").provider, "stub");
+  assert.equal(posted.find((m) => m.type === "user").text, "!stream 5");
+});
+
+withChat("a tool call shows its arguments and its result", async ({ view }) => {
+  const { last, posted } = await send(view, '!tool execute {"command":"echo hi"}');
+  assert.equal(last.stopReason, "end_turn");
+  const doing = posted.find((m) => m.type === "doing");
+  assert.deepEqual([doing.name, doing.arguments], ["execute", { command: "echo hi" }]);
+  const result = posted.find((m) => m.type === "result");
+  assert.equal(result.id, doing.id);
+  assert.equal(result.ok, true);
+  assert.match(JSON.stringify(result.result), /hi/);
+  assert.ok(posted.indexOf(doing) < posted.indexOf(result));
+  assert.equal(posted.filter((m) => m.type === "saying").at(-1).text, "done.");
+});
+
+withChat("Stop cancels a long turn", async ({ view }) => {
+  const from = view.posted.length;
+  view.receive({ type: "send", text: "!stream 300 20" });
+  await waitFor(view, { type: "saying" }, { from });
+  await waitFor(view, { type: "busy", busy: true }, { from });
+  view.receive({ type: "stop" });
+  const end = await waitFor(view, { type: "turnEnd" }, { from });
+  assert.equal(end.stopReason, "cancelled");
+  const said = view.posted.slice(from).filter((m) => m.type === "saying");
+  assert.ok(said.length < 300, `${said.length} deltas`);
+  await waitFor(view, { type: "busy", busy: false }, { from });
+  // the session still works afterwards
+  const again = await send(view, "!echo after");
+  assert.equal(again.last.reply, "after");
+});
+
+withChat("the Stop command cancels too", async ({ view }) => {
+  const from = view.posted.length;
+  view.receive({ type: "send", text: "!stream 300 20" });
+  await waitFor(view, { type: "saying" }, { from });
+  await vscode.commands.executeCommand("elelem.stop");
+  assert.equal((await waitFor(view, { type: "turnEnd" }, { from })).stopReason, "cancelled");
+});
+
+withChat("a slash command runs in the daemon and its output is shown", async ({ view }) => {
+  const { last } = await send(view, "/help");
+  assert.equal(last.type, "commandOutput");
+  assert.equal(last.line, "/help");
+  assert.match(last.output, /context/);
+  assert.match(last.output, /provider/);
+  const unknown = await send(view, "/nope");
+  assert.equal(unknown.last.type, "commandOutput");
+  assert.match(unknown.last.output, /nope/);
+});
+
+withChat("slash-command completion comes from the session's commands", async ({ view }) => {
+  await send(view, "!echo hi");
+  const from = view.posted.length;
+  view.receive({ type: "complete", text: "/he" });
+  const done = await waitFor(view, { type: "completions" }, { from });
+  assert.deepEqual(done.items.map((i) => i.label), ["/help"]);
+  assert.ok(done.items[0].detail);
+  view.receive({ type: "complete", text: "/" });
+  const all = await waitFor(view, (m) => m.type === "completions" && m.text === "/", { from });
+  assert.ok(all.items.length >= 5);
+});
+
+withChat("input/ask is answered with an input box", async ({ view }) => {
+  fake.answers.push((kind, prompt) => (kind === "input" && prompt === "ok?" ? "yes" : undefined));
+  const { last, posted } = await send(view, '!tool interview {"question":"ok?"}');
+  assert.equal(last.stopReason, "end_turn");
+  assert.deepEqual(fake.asked.map((a) => [a.kind, a.what]), [["input", "ok?"]]);
+  assert.deepEqual(posted.filter((m) => m.type === "ask").map((m) => m.prompt), ["ok?"]);
+  assert.equal(posted.find((m) => m.type === "answer").text, "yes");
+  const result = posted.find((m) => m.type === "result");
+  assert.equal(result.ok, true);
+  assert.match(JSON.stringify(result.result), /yes/);
+});
+
+withChat("input/ask with options is a quick pick; dismissing it answers nothing", async ({ view }) => {
+  fake.answers.push((kind, items) => (kind === "pick" ? items[1] : undefined));
+  let r = await send(view, '!tool interview {"question":"which?","options":["red","blue"]}');
+  assert.deepEqual(fake.asked[0].what, ["red", "blue"]);
+  assert.match(JSON.stringify(r.posted.find((m) => m.type === "result").result), /blue/);
+  fake.answers.push(() => undefined);
+  r = await send(view, '!tool interview {"question":"still there?"}');
+  assert.equal(r.posted.find((m) => m.type === "answer").text, null);
+  assert.equal(r.posted.find((m) => m.type === "result").ok, false);
+});
+
+withChat("a daemon crash is reported and the next message restarts it", async ({ view, chat }) => {
+  await send(view, "!echo one");
+  const pid = chat.daemonPid;
+  assert.ok(alive(pid));
+  const from = view.posted.length;
+  process.kill(pid, "SIGKILL");
+  const exited = await waitFor(view, { type: "daemonExited" }, { from });
+  assert.equal(exited.signal, "SIGKILL");
+  const { last, posted } = await send(view, "!echo two");
+  assert.equal(last.reply, "two");
+  assert.notEqual(chat.daemonPid, pid);
+  assert.ok(posted.some((m) => m.type === "session"), "a new session");
+  assert.ok(fake.logLines.some((l) => /exited unexpectedly/.test(l)));
+});
+
+withChat("a crash during a turn ends the turn with one notice", async ({ view, chat }) => {
+  const from = view.posted.length;
+  view.receive({ type: "send", text: "!stream 300 20" });
+  await waitFor(view, { type: "saying" }, { from });
+  process.kill(chat.daemonPid, "SIGKILL");
+  await waitFor(view, { type: "daemonExited" }, { from });
+  await waitFor(view, { type: "busy", busy: false }, { from });
+  assert.equal(view.posted.slice(from).filter((m) => m.type === "error").length, 0);
+  assert.equal((await send(view, "!echo back")).last.reply, "back");
+});
+
+withChat("deactivation shuts the daemon down", async ({ view, chat, context }) => {
+  await send(view, "!echo hi");
+  const pid = chat.daemonPid;
+  const { extension } = require("./helpers");
+  await extension.deactivate();
+  await until(() => !alive(pid), 5000);
+  assert.ok(!view.posted.some((m) => m.type === "daemonExited"), "a shutdown is not a crash");
+  void context;
+});
+
+withChat("New Session clears the panel and starts another session", async ({ view, chat }) => {
+  await send(view, "!echo hi");
+  const first = chat.sessionId;
+  const from = view.posted.length;
+  view.receive({ type: "newSession" });
+  const session = await waitFor(view, { type: "session" }, { from });
+  assert.notEqual(session.sessionId, first);
+  assert.ok(view.posted.slice(from).some((m) => m.type === "clear"));
+});
+
+withChat("a reopened view replays the transcript", async ({ view }) => {
+  await send(view, "!stream 3");
+  const from = view.posted.length;
+  view.receive({ type: "ready" });
+  await waitFor(view, { type: "busy" }, { from });
+  const replay = view.posted.slice(from);
+  assert.deepEqual(types(replay), ["clear", "session", "user", "thinking", "saying", "turnEnd", "busy"]);
+  assert.equal(replay.find((m) => m.type === "saying").text, "tok0 tok1 tok2 ");
+});
+
+withChat("Ask About Selection sends the question with the file, lines and code", async ({ view }) => {
+  const ws = fake.workspaceFolder;
+  fs.mkdirSync(path.join(ws, "src"));
+  const file = path.join(ws, "src", "x.py");
+  const code = "def f():\n    return 1\n";
+  fake.activeTextEditor = {
+    document: { uri: vscode.Uri.file(file), languageId: "python", getText: () => code },
+    selection: { isEmpty: false, start: { line: 1, character: 0 }, end: { line: 3, character: 0 } },
+  };
+  fake.answers.push(() => "!echo explained");
+  const from = view.posted.length;
+  await vscode.commands.executeCommand("elelem.askAboutSelection");
+  const user = await waitFor(view, { type: "user" }, { from });
+  assert.equal(user.text, `!echo explained\n\nsrc/x.py:2-3\n\`\`\`python\n${code}\n\`\`\``);
+  assert.equal((await waitFor(view, { type: "turnEnd" }, { from })).stopReason, "end_turn");
+});
+
+withChat("Ask About Selection without a selection says so", async () => {
+  await vscode.commands.executeCommand("elelem.askAboutSelection");
+  assert.deepEqual(fake.messages, [["warning", "Elelem: select some code first."]]);
+});
+
+withChat("Show Context opens what the model sees as Markdown", async ({ view }) => {
+  await send(view, "!echo remembered");
+  await vscode.commands.executeCommand("elelem.showContext");
+  const [document] = fake.documents;
+  assert.equal(document.language, "markdown");
+  assert.match(document.content, /^## system/);
+  assert.match(document.content, /## user\n\n!echo remembered/);
+  assert.match(document.content, /## assistant\n\nremembered/);
+});
+
+withChat("a command line that cannot start says which setting to fix", async ({ view }) => {
+  const { last } = await send(view, "hello");
+  assert.equal(last.type, "error");
+  assert.match(last.text, /Could not start the elelem daemon \(\/nonexistent\/elelem daemon\): .*ENOENT.*elelem\.command/);
+}, { "elelem.command": "/nonexistent/elelem daemon" });
+
+withChat("a daemon that exits at startup shows its stderr", async ({ view }) => {
+  const { last } = await send(view, "hello");
+  assert.equal(last.type, "error");
+  assert.match(last.text, /exited during startup:\nboom/);
+}, { "elelem.command": `${JSON.stringify(process.execPath)} -e "console.error('boom'); process.exit(3)"` });
+
+withChat("a bad setting is a clear error", async ({ view }) => {
+  const { last } = await send(view, "hello");
+  assert.equal(last.type, "error");
+  assert.match(last.text, /elelem.command: unterminated " quote/);
+}, { "elelem.command": 'python "-m elelem_daemon' });
+
+withChat("an unknown provider is reported", async ({ view }) => {
+  const { last } = await send(view, "hello");
+  assert.equal(last.type, "error");
+  assert.match(last.text, /nosuch/);
+}, { "elelem.provider": "nosuch" });
+
+// Workspace trust: a project plugin adds the /marker command only in a trusted workspace.
+function pluginWorkspace() {
+  const ws = workspace();
+  fs.mkdirSync(path.join(ws, ".agents/plugins"), { recursive: true });
+  fs.writeFileSync(
+    path.join(ws, ".agents/plugins/marker.py"),
+    'def register(plugin):\n    @plugin.command("marker", "project plugin loaded")\n    def marker(session, args):\n        session.output.say("marked")\n',
+  );
+  return ws;
+}
+
+withChat("a trusted workspace loads the project's plugins", async ({ view }) => {
+  const { posted } = await send(view, "!echo hi");
+  const session = posted.find((m) => m.type === "session");
+  assert.equal(session.trusted, true);
+  assert.ok(session.commands.some((c) => c.name === "marker"));
+}, {}, { workspace: pluginWorkspace(), trusted: true });
+
+withChat("an untrusted workspace tells the daemon, which skips project plugins", async ({ view }) => {
+  const { posted } = await send(view, "!echo hi");
+  const session = posted.find((m) => m.type === "session");
+  assert.equal(session.trusted, false);
+  assert.ok(!session.commands.some((c) => c.name === "marker"));
+  assert.match((await send(view, "/marker")).last.output, /unknown command/);
+}, {}, { workspace: pluginWorkspace(), trusted: false });
