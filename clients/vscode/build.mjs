@@ -11,6 +11,7 @@ await esbuild.build({
   external: ["vscode"],
   outfile: "dist/extension.js",
   sourcemap: !production,
+  minify: production,
   logLevel: "warning",
 });
 await esbuild.build({

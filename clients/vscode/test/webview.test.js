@@ -1,0 +1,169 @@
+// The webview (media/main.js bundled to dist/webview.js) in headless Chromium, with the
+// HTML the extension generates and acquireVsCodeApi stubbed to record what it posts.
+"use strict";
+const { test, before, after } = require("node:test");
+const assert = require("node:assert/strict");
+const fs = require("fs");
+const os = require("os");
+const path = require("path");
+const { chromium } = require("playwright-core");
+const { fake, activate, deactivate } = require("./helpers");
+
+const CHROMIUM = process.env.ELELEM_CHROMIUM || "/usr/bin/chromium";
+let browser;
+let htmlFile;
+
+before(async () => {
+  // The real HTML, from the extension (no daemon starts before a message is sent).
+  const { context } = await activate();
+  const html = fake.view.webview.html;
+  await deactivate(context);
+  htmlFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "elelem-webview-")), "index.html");
+  fs.writeFileSync(htmlFile, html);
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"],
+  });
+});
+
+after(async () => {
+  await browser?.close();
+});
+
+async function open() {
+  const page = await browser.newPage();
+  const requests = [];
+  const errors = [];
+  page.on("request", (request) => requests.push(request.url()));
+  page.on("pageerror", (error) => errors.push(error.message));
+  page.on("console", (message) => message.type() === "error" && errors.push(message.text()));
+  await page.addInitScript(() => {
+    window.__posted = [];
+    let state;
+    window.acquireVsCodeApi = () => ({
+      postMessage: (message) => window.__posted.push(message),
+      getState: () => state,
+      setState: (value) => (state = value),
+    });
+  });
+  await page.goto(`file://${htmlFile}`);
+  await page.waitForFunction(() => window.__posted.some((m) => m.type === "ready"));
+  const post = (...messages) =>
+    page.evaluate((all) => all.forEach((m) => window.postMessage(m, "*")), messages);
+  const posted = () => page.evaluate(() => window.__posted);
+  return { page, post, posted, requests, errors };
+}
+
+test("streamed Markdown renders with code blocks, thinking collapsed", async () => {
+  const { page, post, errors } = await open();
+  await post(
+    { type: "user", text: "hi" },
+    { type: "thinking", turnId: 1, text: "hmm" },
+    { type: "saying", turnId: 1, text: "# Title\n\nSome **bold** and " },
+    { type: "saying", turnId: 1, text: "`code`.\n\n```python\nprint('x')\n```\n" },
+    { type: "turnEnd", turnId: 1, reply: "", stopReason: "end_turn", usage: { input_tokens: 3, output_tokens: 4 } },
+  );
+  await page.waitForSelector(".markdown pre code.language-python");
+  assert.equal(await page.textContent(".markdown h1"), "Title");
+  assert.equal(await page.textContent(".markdown strong"), "bold");
+  assert.equal(await page.textContent(".markdown pre code"), "print('x')\n");
+  assert.equal(await page.getAttribute("details.thinking", "open"), null);
+  assert.equal(await page.textContent("details.thinking .body"), "hmm");
+  assert.equal(await page.textContent(".usage"), "3 in · 4 out");
+  assert.equal(await page.textContent(".turn.user"), "hi");
+  assert.deepEqual(errors, []);
+});
+
+test("HTML in replies is shown as text and nothing remote loads", async () => {
+  const { page, post, requests, errors } = await open();
+  await post({
+    type: "saying",
+    turnId: 1,
+    text: '<img src="x" onerror="window.pwned=1"><script>window.pwned=2</script>\n\n![logo](https://example.com/logo.png) [bad](javascript:window.pwned=3)',
+  });
+  await page.waitForSelector(".markdown a.image-link");
+  assert.equal(await page.locator(".markdown img").count(), 0);
+  assert.equal(await page.locator(".markdown script").count(), 0);
+  assert.match(await page.textContent(".markdown"), /<img src="x"/);
+  assert.equal(await page.locator('.markdown a[href^="javascript"]').count(), 0);
+  assert.equal(await page.evaluate(() => window.pwned), undefined);
+  assert.deepEqual(requests.filter((url) => !url.startsWith("file://")), []);
+  assert.deepEqual(errors, []);
+});
+
+test("a tool call shows its arguments and, collapsible, its result", async () => {
+  const { page, post } = await open();
+  await post(
+    { type: "doing", turnId: 1, id: "c1", name: "execute", arguments: { command: "echo hi" } },
+    { type: "doing", turnId: 1, id: "c2", name: "read", arguments: { path: "nope" } },
+  );
+  await page.waitForSelector("details.tool.running");
+  assert.equal(await page.textContent("details.tool .status"), "running…");
+  await post(
+    { type: "result", turnId: 1, id: "c1", name: "execute", ok: true, result: { exit_status: 0, stdout: "hi\n", ok: true } },
+    { type: "result", turnId: 1, id: "c2", name: "read", ok: false, result: { error: "no such file", ok: false } },
+  );
+  await page.waitForSelector("details.tool.error");
+  const ok = page.locator("details.tool.ok");
+  assert.equal(await ok.locator(".name").textContent(), "execute");
+  assert.equal(await ok.locator(".args").textContent(), '{"command":"echo hi"}');
+  assert.equal(await ok.locator(".status").textContent(), "ok");
+  assert.equal(await ok.getAttribute("open"), null);
+  await ok.locator("summary").click();
+  assert.equal(await ok.locator("pre.result").isVisible(), true);
+  assert.match(await ok.locator("pre.result").textContent(), /stdout:\nhi/);
+  assert.match(await page.locator("details.tool.error pre.result").textContent(), /error:\nno such file/);
+});
+
+test("Enter sends, Stop and New Session post their messages", async () => {
+  const { page, post, posted } = await open();
+  await page.fill("#input", "hello there");
+  await page.press("#input", "Enter");
+  assert.deepEqual((await posted()).filter((m) => m.type === "send"), [{ type: "send", text: "hello there" }]);
+  assert.equal(await page.inputValue("#input"), "");
+  assert.equal(await page.isDisabled("#stop"), true);
+  await post({ type: "busy", busy: true });
+  await page.waitForSelector("#stop:not([disabled])");
+  assert.equal(await page.isDisabled("#send"), true);
+  await page.click("#stop");
+  await page.click("#new");
+  const types = (await posted()).map((m) => m.type);
+  assert.ok(types.includes("stop") && types.includes("newSession"), types.join(","));
+  await page.fill("#input", "line one");
+  await page.press("#input", "Shift+Enter");
+  await page.press("#input", "Enter");
+  assert.equal((await posted()).filter((m) => m.type === "send").length, 1, "no send while busy");
+});
+
+test("typing / asks for completions and Tab accepts one", async () => {
+  const { page, post, posted } = await open();
+  await page.type("#input", "/he");
+  await page.waitForFunction(() => window.__posted.some((m) => m.type === "complete" && m.text === "/he"));
+  await post({ type: "completions", text: "/he", items: [{ label: "/help", detail: "Show available commands" }, { label: "/hello" }] });
+  await page.waitForSelector("#completions:not([hidden]) li.selected");
+  assert.equal(await page.locator("#completions li").count(), 2);
+  await page.press("#input", "ArrowDown");
+  assert.equal(await page.textContent("#completions li.selected .label"), "/hello");
+  await page.press("#input", "ArrowUp");
+  await page.press("#input", "Tab");
+  assert.equal(await page.inputValue("#input"), "/help ");
+  assert.equal(await page.isHidden("#completions"), true);
+  assert.ok((await posted()).every((m) => m.type !== "send"));
+});
+
+test("session header, stop reasons, a crash notice, then clear", async () => {
+  const { page, post } = await open();
+  await post(
+    { type: "session", sessionId: "s1", cwd: "/w", provider: "stub", model: "m", commands: [], trusted: false },
+    { type: "user", text: "go" },
+    { type: "saying", turnId: 1, text: "tok0 " },
+    { type: "turnEnd", turnId: 1, reply: "tok0 [cancelled]", stopReason: "cancelled" },
+    { type: "daemonExited", code: null, signal: "SIGKILL", stderr: "Traceback…" },
+  );
+  await page.waitForSelector(".daemon-exited");
+  assert.equal(await page.textContent("#status"), "stub · m · /w · untrusted: no project plugins");
+  assert.equal(await page.textContent(".stop-reason"), "Stopped.");
+  assert.match(await page.textContent(".daemon-exited"), /exited unexpectedly \(signal SIGKILL\)\. Your next message restarts it\./);
+  await post({ type: "clear" });
+  await page.waitForFunction(() => document.querySelector("#log").children.length === 0);
+});
