@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# End-to-end test: the packaged .vsix in real VS Code (code-server) driven by Playwright with
+# Debian's Chromium, against the real daemon (stub provider).
+# Installs (idempotent, see scripts/install-e2e.sh): Node 24 and code-server from npm into
+# ~/.cache/elelem-vscode-e2e, chromium and libkrb5-dev from apt; npm ci; the daemon's .venv.
+# Fails loudly when anything cannot be installed: it never skips.
+# ELELEM_E2E_SCREENSHOT=path keeps the screenshot (default: images/screenshot.png).
+set -euo pipefail
+cd "$(dirname "$0")"
+HERE="$(pwd)"
+CACHE="${ELELEM_E2E_CACHE:-$HOME/.cache/elelem-vscode-e2e}"
+export ELELEM_E2E_CACHE="$CACHE"
+
+scripts/install-e2e.sh || { echo "e2e.sh: FAILED to install code-server / Node 24 / chromium" >&2; exit 1; }
+# shellcheck source=/dev/null
+source "$CACHE/env.sh"
+NODE24_BIN="$(dirname "$ELELEM_NODE24")"
+
+npm ci --no-audit --no-fund --loglevel=error
+npm run package
+if [ -z "${ELELEM_TEST_COMMAND:-}" ]; then
+  PY="$(scripts/python.sh)"
+  ELELEM_TEST_COMMAND="\"$PY\" -m elelem_daemon"
+fi
+export ELELEM_TEST_COMMAND
+
+WORK="$(mktemp -d /tmp/elelem-e2e.XXXXXX)"
+CS_PID=""
+cleanup() {
+  if [ -n "$CS_PID" ]; then kill -- "-$CS_PID" 2>/dev/null || true; fi
+  if [ "${ELELEM_E2E_KEEP:-}" = "" ]; then rm -rf "$WORK"; else echo "e2e.sh: kept $WORK" >&2; fi
+}
+trap cleanup EXIT
+
+mkdir -p "$WORK"/{ext,ud/User,ws,xdg-config,xdg-data}
+export XDG_CONFIG_HOME="$WORK/xdg-config" XDG_DATA_HOME="$WORK/xdg-data"
+printf 'print("hello")\n' > "$WORK/ws/hello.py"
+node -e 'console.log(JSON.stringify({
+  "elelem.command": process.env.ELELEM_TEST_COMMAND,
+  "elelem.provider": "stub",
+  "workbench.startupEditor": "none",
+  "workbench.tips.enabled": false,
+  "telemetry.telemetryLevel": "off",
+  "extensions.autoUpdate": false,
+  "extensions.autoCheckUpdates": false,
+  "chat.disableAIFeatures": true,
+  "workbench.secondarySideBar.defaultVisibility": "hidden",
+  "window.commandCenter": false,
+}, null, 2))' > "$WORK/ud/User/settings.json"
+printf 'bind-addr: 127.0.0.1:0\nauth: none\ncert: false\n' > "$WORK/cs.yaml"
+
+CS=(env "PATH=$NODE24_BIN:$PATH" "$ELELEM_CODE_SERVER" --config "$WORK/cs.yaml"
+    --user-data-dir "$WORK/ud" --extensions-dir "$WORK/ext")
+"${CS[@]}" --install-extension "$HERE/elelem.vsix" >"$WORK/install.log" 2>&1 \
+  || { cat "$WORK/install.log" >&2; echo "e2e.sh: FAILED to install elelem.vsix into code-server" >&2; exit 1; }
+
+PORT="$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')"
+setsid "${CS[@]}" --auth none --bind-addr "127.0.0.1:$PORT" --disable-telemetry \
+  --disable-update-check --disable-workspace-trust --disable-getting-started-override \
+  "$WORK/ws" >"$WORK/code-server.log" 2>&1 &
+CS_PID=$!
+for _ in $(seq 1 120); do
+  curl -fsS "http://127.0.0.1:$PORT/healthz" >/dev/null 2>&1 && break
+  kill -0 "$CS_PID" 2>/dev/null || { cat "$WORK/code-server.log" >&2; echo "e2e.sh: FAILED: code-server exited" >&2; exit 1; }
+  sleep 0.5
+done
+curl -fsS "http://127.0.0.1:$PORT/healthz" >/dev/null || { cat "$WORK/code-server.log" >&2; echo "e2e.sh: FAILED: code-server never answered" >&2; exit 1; }
+
+SHOT="${ELELEM_E2E_SCREENSHOT:-$HERE/images/screenshot.png}"
+mkdir -p "$(dirname "$SHOT")"
+if ! node test/e2e/chat.mjs "http://127.0.0.1:$PORT/?folder=$WORK/ws" "$SHOT"; then
+  echo "--- code-server log (tail) ---" >&2; tail -40 "$WORK/code-server.log" >&2
+  find "$WORK/ud/logs" -name '*Elelem*' -exec sh -c 'echo "--- $1"; tail -40 "$1"' _ {} \; >&2 2>/dev/null || true
+  exit 1
+fi
