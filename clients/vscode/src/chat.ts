@@ -3,9 +3,11 @@
 import * as os from "os";
 import * as vscode from "vscode";
 import { CancellationToken, ResponseError } from "vscode-jsonrpc/node";
+import { Completion } from "./completion";
 import { readSettings } from "./config";
 import { Daemon, ExitInfo } from "./daemon";
 import { askUser } from "./input";
+import { Transcript } from "./transcript";
 import type { Log } from "./log";
 import {
   AskParams,
@@ -14,10 +16,10 @@ import {
   ListedSession,
   LoadedSession,
   Message,
-  METHOD_NOT_FOUND,
   Method,
   SessionInfo,
   TurnResult,
+  errorText,
 } from "./protocol";
 
 /** A `{type}`-tagged message for the webview (media/main.js renders each type). */
@@ -30,22 +32,22 @@ export interface View {
   post(message: ViewMessage): void;
 }
 
-const TRANSIENT = new Set(["busy", "completions"]);
-
 export class Chat implements vscode.Disposable {
   private daemon?: Daemon;
   private starting?: Promise<Daemon>;
   private session?: SessionInfo;
   private view?: View;
-  private transcript: ViewMessage[] = [];
+  private readonly transcript = new Transcript();
   private busy = false;
   private idle = Promise.resolve();
-  private completeSupported = true;
+  private readonly completion: Completion;
 
   constructor(
     private readonly log: Log,
     private readonly version: string,
-  ) {}
+  ) {
+    this.completion = new Completion(log);
+  }
 
   get sessionId(): string | undefined {
     return this.session?.sessionId;
@@ -65,7 +67,7 @@ export class Chat implements vscode.Disposable {
     switch (message.type) {
       case "ready":
         this.view?.post({ type: "clear" });
-        for (const old of this.transcript) this.view?.post(old);
+        for (const old of this.transcript.all()) this.view?.post(old);
         this.view?.post({ type: "busy", busy: this.busy });
         return;
       case "send":
@@ -116,7 +118,7 @@ export class Chat implements vscode.Disposable {
     await this.idle;
     const old = this.session;
     this.session = undefined;
-    this.transcript = [];
+    this.transcript.clear();
     this.view?.post({ type: "clear" });
     if (old && this.daemon?.running) {
       await this.daemon
@@ -150,7 +152,7 @@ export class Chat implements vscode.Disposable {
     const daemon = await this.ensureDaemon();
     const loaded = await daemon.request<LoadedSession>(Method.sessionLoad, { sessionId });
     this.session = loaded;
-    this.transcript = [];
+    this.transcript.clear();
     this.view?.post({ type: "clear" });
     this.showSession(loaded);
     this.show({ type: "history", messages: loaded.messages ?? [] });
@@ -210,25 +212,7 @@ export class Chat implements vscode.Disposable {
   }
 
   private async complete(text: string): Promise<void> {
-    const session = this.session;
-    let items: { label: string; detail?: string }[] = [];
-    const name = /^\/(\S*)$/.exec(text);
-    if (name && session) {
-      items = session.commands
-        .filter((c) => c.name.startsWith(name[1]))
-        .map((c) => ({ label: `/${c.name}`, detail: c.description }));
-    } else if (text.startsWith("/") && session && this.completeSupported && this.daemon) {
-      try {
-        const result = await this.daemon.request<{ items: string[] }>(Method.sessionComplete, {
-          sessionId: session.sessionId,
-          text,
-        });
-        items = result.items.map((label) => ({ label }));
-      } catch (error) {
-        if (error instanceof ResponseError && error.code === METHOD_NOT_FOUND) this.completeSupported = false;
-        else this.log.warn(`session/complete: ${errorText(error)}`);
-      }
-    }
+    const items = await this.completion.items(this.daemon, this.session, text);
     this.view?.post({ type: "completions", text, items });
   }
 
@@ -307,7 +291,7 @@ export class Chat implements vscode.Disposable {
       this.show({ type: "error", text: "The session is gone: your next message starts a new one." });
       return;
     }
-    if (!this.daemon && !this.starting && this.transcript.at(-1)?.type === "daemonExited") return;
+    if (!this.daemon && !this.starting && this.transcript.last?.type === "daemonExited") return;
     this.log.error(errorText(error));
     this.show({ type: "error", text: errorText(error) });
   }
@@ -317,32 +301,13 @@ export class Chat implements vscode.Disposable {
     this.view?.post({ type: "busy", busy });
   }
 
-  /** Post to the webview and keep it for a replay; consecutive deltas are kept as one. */
+  /** Post to the webview and keep it for a replay. */
   private show(message: ViewMessage): void {
     this.view?.post(message);
-    if (TRANSIENT.has(message.type)) return;
-    const last = this.transcript.at(-1);
-    if (
-      last &&
-      (message.type === "saying" || message.type === "thinking") &&
-      last.type === message.type &&
-      last.turnId === message.turnId
-    ) {
-      this.transcript[this.transcript.length - 1] = { ...last, text: `${last.text}${message.text}` };
-    } else {
-      this.transcript.push(message);
-    }
+    this.transcript.add(message);
   }
 }
 
 export function workspaceCwd(): string {
   return vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? os.homedir();
-}
-
-export function errorText(error: unknown): string {
-  if (error instanceof ResponseError) {
-    const kind = (error.data as { kind?: string } | undefined)?.kind;
-    return kind ? `${error.message} (${kind})` : error.message;
-  }
-  return error instanceof Error ? error.message : String(error);
 }

@@ -1,6 +1,7 @@
 // The palette commands. Each one is a line or two over Chat.
 import * as vscode from "vscode";
-import { Chat, errorText } from "./chat";
+import type { Chat } from "./chat";
+import { errorText } from "./protocol";
 import { VIEW_ID } from "./chatView";
 import { pickSession, resumeLastSession } from "./sessions";
 
@@ -23,6 +24,15 @@ export function registerCommands(context: vscode.ExtensionContext, chat: Chat): 
       void vscode.window.showInformationMessage(
         "Elelem: the workspace is trusted now. Start a New Session to load the project's plugins.",
       );
+    }),
+    vscode.workspace.onDidChangeConfiguration(async (event) => {
+      if (!event.affectsConfiguration("elelem.command") && !event.affectsConfiguration("elelem.env")) return;
+      const restart = "Restart Daemon";
+      const choice = await vscode.window.showInformationMessage(
+        "Elelem: the daemon's command line or environment changed. Restart the daemon to use it (the conversation is lost).",
+        restart,
+      );
+      if (choice === restart) await chat.restart();
     }),
   );
 }

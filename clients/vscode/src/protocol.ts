@@ -1,3 +1,5 @@
+import { ResponseError } from "vscode-jsonrpc/node";
+
 // The daemon contract (protocol.md at the repository root): method names and shapes.
 // Only this file and daemon.ts know JSON-RPC names.
 
@@ -87,3 +89,12 @@ export const ErrorKind = {
 } as const;
 
 export const METHOD_NOT_FOUND = -32601;
+
+/** One line for an error, with the daemon's `data.kind` when it gave one. */
+export function errorText(error: unknown): string {
+  if (error instanceof ResponseError) {
+    const kind = (error.data as { kind?: string } | undefined)?.kind;
+    return kind ? `${error.message} (${kind})` : error.message;
+  }
+  return error instanceof Error ? error.message : String(error);
+}

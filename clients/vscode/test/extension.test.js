@@ -184,6 +184,29 @@ withChat("deactivation shuts the daemon down", async ({ view, chat, context }) =
   void context;
 });
 
+withChat("Restart Daemon stops it; the next message starts a new one", async ({ view, chat }) => {
+  await send(view, "!echo one");
+  const pid = chat.daemonPid;
+  await vscode.commands.executeCommand("elelem.restartDaemon");
+  await until(() => !alive(pid), 5000);
+  assert.equal(chat.daemonPid, undefined);
+  assert.ok(!view.posted.some((m) => m.type === "daemonExited"));
+  assert.equal((await send(view, "!echo two")).last.reply, "two");
+  assert.notEqual(chat.daemonPid, pid);
+});
+
+withChat("changing elelem.command offers a restart that uses it", async ({ view, chat }) => {
+  await send(view, "!echo one");
+  const pid = chat.daemonPid;
+  fake.answers.push((kind, choices) => choices[0]);
+  fake.changeSettings({ "elelem.env": { ELELEM_LOG_LEVEL: "debug" } });
+  await until(() => !alive(pid), 5000);
+  assert.match(fake.messages[0][1], /command line or environment changed/);
+  fake.changeSettings({ "elelem.model": "other" }); // not the daemon's: no question
+  assert.equal(fake.messages.length, 1);
+  assert.equal((await send(view, "!echo two")).last.reply, "two");
+});
+
 withChat("New Session clears the panel and starts another session", async ({ view, chat }) => {
   await send(view, "!echo hi");
   const first = chat.sessionId;

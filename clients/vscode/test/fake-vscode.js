@@ -98,6 +98,13 @@ const fake = {
   workspaceFolder: undefined,
   activeTextEditor: undefined,
   grantTrust: new EventEmitter(),
+  configurationChanged: new EventEmitter(),
+  /** Simulate a settings change. */
+  changeSettings(settings) {
+    Object.assign(this.settings, settings);
+    const keys = Object.keys(settings);
+    this.configurationChanged.fire({ affectsConfiguration: (section) => keys.some((k) => k === section || k.startsWith(`${section}.`)) });
+  },
   reset() {
     this.commands.clear();
     this.viewProviders.clear();
@@ -154,7 +161,11 @@ const vscode = {
     },
     showInputBox: (options, token) => answer("input", options.prompt, options, token),
     showQuickPick: (items, options, token) => answer("pick", items, options, token),
-    showInformationMessage: async (text) => void fake.messages.push(["info", text]),
+    showInformationMessage: async (text, ...choices) => {
+      fake.messages.push(["info", text]);
+      const next = choices.length ? fake.answers.shift() : undefined;
+      return next ? next("message", choices) : undefined;
+    },
     showWarningMessage: async (text) => void fake.messages.push(["warning", text]),
     showErrorMessage: async (text) => void fake.messages.push(["error", text]),
     showTextDocument: async (document) => ({ document }),
@@ -199,6 +210,7 @@ const vscode = {
       return fake.trusted;
     },
     onDidGrantWorkspaceTrust: fake.grantTrust.event,
+    onDidChangeConfiguration: fake.configurationChanged.event,
     asRelativePath(uri) {
       const p = typeof uri === "string" ? uri : uri.fsPath;
       return fake.workspaceFolder ? path.relative(fake.workspaceFolder, p) : p;
