@@ -4,7 +4,7 @@
 # Installs (idempotent, see scripts/install-e2e.sh): Node 24 and code-server from npm into
 # ~/.cache/elelem-vscode-e2e, chromium and libkrb5-dev from apt; npm ci; the daemon's .venv.
 # Fails loudly when anything cannot be installed: it never skips.
-# ELELEM_E2E_SCREENSHOT=path keeps the screenshot (default: images/screenshot.png).
+# The screenshot goes to test-results/screenshot.png (or ELELEM_E2E_SCREENSHOT); README uses images/.
 set -euo pipefail
 cd "$(dirname "$0")"
 HERE="$(pwd)"
@@ -34,11 +34,12 @@ trap cleanup EXIT
 
 mkdir -p "$WORK"/{ext,ud/User,ws,xdg-config,xdg-data}
 export XDG_CONFIG_HOME="$WORK/xdg-config" XDG_DATA_HOME="$WORK/xdg-data"
-printf 'print("hello")\n' > "$WORK/ws/hello.py"
+printf 'def greet(name):\n    """Say hello."""\n    return f"hello, {name}"\n\n\nprint(greet("elelem"))\n' > "$WORK/ws/hello.py"
 node -e 'console.log(JSON.stringify({
   "elelem.command": process.env.ELELEM_TEST_COMMAND,
   "elelem.provider": "stub",
   "workbench.startupEditor": "none",
+  "workbench.colorTheme": "Default Dark Modern",
   "workbench.tips.enabled": false,
   "telemetry.telemetryLevel": "off",
   "extensions.autoUpdate": false,
@@ -66,7 +67,7 @@ for _ in $(seq 1 120); do
 done
 curl -fsS "http://127.0.0.1:$PORT/healthz" >/dev/null || { cat "$WORK/code-server.log" >&2; echo "e2e.sh: FAILED: code-server never answered" >&2; exit 1; }
 
-SHOT="${ELELEM_E2E_SCREENSHOT:-$HERE/images/screenshot.png}"
+SHOT="${ELELEM_E2E_SCREENSHOT:-$HERE/test-results/screenshot.png}"
 mkdir -p "$(dirname "$SHOT")"
 if ! node test/e2e/chat.mjs "http://127.0.0.1:$PORT/?folder=$WORK/ws" "$SHOT"; then
   echo "--- code-server log (tail) ---" >&2; tail -40 "$WORK/code-server.log" >&2

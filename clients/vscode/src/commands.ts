@@ -68,7 +68,7 @@ async function askAboutSelection(chat: Chat): Promise<void> {
     ? selection.end.line
     : selection.end.line + 1;
   const where = `${vscode.workspace.asRelativePath(document.uri)}:${first}-${last}`;
-  const code = document.getText(selection);
+  const code = document.getText(selection).replace(/\r?\n$/, "");
   const fence = code.includes("```") ? "````" : "```";
   const text = `${question.trim() || "Explain this code."}\n\n${where}\n${fence}${document.languageId}\n${code}\n${fence}`;
   await openChat();

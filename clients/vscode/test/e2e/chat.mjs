@@ -80,16 +80,40 @@ async function main() {
     await page.goto(url);
     await page.waitForSelector(".monaco-workbench");
 
+    step("open hello.py");
+    await page.waitForTimeout(1500); // the workbench keeps restoring for a moment
+    await dismissDialogs(page);
+    await page.keyboard.press("Control+P");
+    await page.waitForSelector(".quick-input-widget input");
+    await page.keyboard.type("hello.py");
+    await page.locator('.quick-input-list .monaco-list-row[aria-label*="hello.py"]').first().waitFor();
+    await page.keyboard.press("Enter");
+    await page.waitForSelector(".monaco-editor .view-lines");
+
     step("run Elelem: Open Chat from the command palette");
     await page.waitForTimeout(2000); // the workbench keeps restoring for a moment
     await runCommand(page, "Elelem: Open Chat");
     const frame = await chatFrame(page);
 
+    step("Ask About Selection sends the selected code with its file and lines");
+    await page.click(".monaco-editor .view-lines");
+    await page.keyboard.press("Control+A");
+    await runCommand(page, "Elelem: Ask About Selection");
+    await page.waitForSelector(".quick-input-widget input");
+    await page.keyboard.type("!echo You asked about");
+    await page.keyboard.press("Enter");
+    await frame.waitForFunction(() =>
+      [...document.querySelectorAll(".turn.user")].some((u) => u.textContent.includes("hello.py:1-6")));
+    await frame.waitForFunction(() =>
+      [...document.querySelectorAll(".markdown pre code.language-python")].some((c) => c.textContent.includes("def greet")));
+    await frame.waitForSelector("#send:not([disabled])");
+
     step("send a prompt: the streamed reply renders as Markdown");
     await send(frame, '!echo Here is **Markdown** from the stub:\n\n```python\nprint("hello from elelem")\n```');
     await frame.waitForSelector(".markdown strong");
     check((await frame.textContent(".markdown strong")) === "Markdown", "bold text missing");
-    await frame.waitForSelector(".markdown pre code.language-python");
+    await frame.waitForFunction(() =>
+      [...document.querySelectorAll(".markdown pre code.language-python")].some((c) => c.textContent.includes("hello from elelem")));
     await frame.waitForSelector("#send:not([disabled])");
     const header = await frame.textContent("#status");
     check(/stub/.test(header), `the header shows no session: ${header}`);
@@ -111,7 +135,7 @@ async function main() {
     await frame.click("#stop");
     await frame.waitForSelector(".stop-reason.cancelled");
     await frame.waitForSelector("#send:not([disabled])");
-    const streamed = await frame.evaluate(() => document.querySelectorAll(".turn.assistant")[2]?.textContent ?? "");
+    const streamed = await frame.evaluate(() => [...document.querySelectorAll(".turn.assistant")].at(-1)?.textContent ?? "");
     check(!streamed.includes("tok299"), "the long turn was not stopped");
 
     step("slash-command completion");
@@ -120,6 +144,16 @@ async function main() {
     check((await frame.textContent("#completions li.selected .label")) === "/help", "completion");
     await frame.press("#input", "Escape");
     await frame.fill("#input", "");
+
+    step("widen the side bar for the screenshot");
+    const bar = await page.locator(".part.sidebar").boundingBox();
+    if (bar) {
+      const y = bar.y + bar.height / 2;
+      await page.mouse.move(bar.x + bar.width + 1, y);
+      await page.mouse.down();
+      await page.mouse.move(bar.x + bar.width + 200, y, { steps: 5 });
+      await page.mouse.up();
+    }
 
     step(`screenshot ${screenshot}`);
     await frame.evaluate(() => document.querySelector("#log").scrollTo(0, 1e6));
