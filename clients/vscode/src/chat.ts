@@ -151,7 +151,12 @@ export class Chat implements vscode.Disposable {
     if (this.busy) throw new Error("A turn is still running: press Stop first.");
     const daemon = await this.ensureDaemon();
     const loaded = await daemon.request<LoadedSession>(Method.sessionLoad, { sessionId });
-    this.session = loaded;
+    const old = this.session;
+    if (old && old.sessionId !== loaded.sessionId) {
+      await daemon
+        .request(Method.sessionClose, { sessionId: old.sessionId })
+        .catch((error) => this.log.warn(`session/close: ${errorText(error)}`));
+    }
     this.transcript.clear();
     this.view?.post({ type: "clear" });
     this.showSession(loaded);

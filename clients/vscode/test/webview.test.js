@@ -167,3 +167,19 @@ test("session header, stop reasons, a crash notice, then clear", async () => {
   await post({ type: "clear" });
   await page.waitForFunction(() => document.querySelector("#log").children.length === 0);
 });
+
+test("a loaded session's history is redrawn", async () => {
+  const { page, post } = await open();
+  await post({
+    type: "history",
+    messages: [
+      { role: "user", content: "what is 2+2?" },
+      { role: "assistant", content: "It is **4**." },
+      { role: "tool", content: '{"ok":true}' },
+    ],
+  });
+  await page.waitForSelector(".markdown strong");
+  assert.equal(await page.textContent(".turn.user"), "what is 2+2?");
+  assert.equal(await page.textContent(".markdown strong"), "4");
+  assert.equal(await page.textContent("pre.history-tool"), '{"ok":true}');
+});

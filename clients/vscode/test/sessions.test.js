@@ -1,0 +1,74 @@
+// Stored sessions and permission questions, against a scripted daemon (test/servers/):
+// the real daemon gains them with issue 8; extension.test.js covers the rest against it.
+"use strict";
+const test = require("node:test");
+const assert = require("node:assert/strict");
+const path = require("path");
+const { vscode, fake, activate, deactivate, waitFor, send } = require("./helpers");
+
+const SERVER = `${JSON.stringify(process.execPath)} ${JSON.stringify(path.join(__dirname, "servers/stored-daemon.js"))}`;
+
+function withChat(name, body) {
+  test(name, async () => {
+    const env = await activate({ "elelem.command": SERVER });
+    try {
+      await body(env);
+    } finally {
+      await deactivate(env.context);
+    }
+  });
+}
+
+withChat("initialize sends processId, clientInfo and capabilities.input.ask; stderr goes to the log", async ({ view }) => {
+  await send(view, "hello");
+  const line = fake.logLines.find((l) => l.includes("[daemon] initialize "));
+  const params = JSON.parse(line.slice(line.indexOf("{")));
+  assert.equal(params.processId, process.pid);
+  assert.equal(params.clientInfo.name, "elelem-vscode");
+  assert.equal(params.clientInfo.version, require("../package.json").version);
+  assert.deepEqual(params.capabilities, { input: { ask: true } });
+});
+
+withChat("Resume Last Session loads the most recent stored session and redraws it", async ({ view, chat }) => {
+  const from = view.posted.length;
+  await vscode.commands.executeCommand("elelem.resumeLastSession");
+  const history = await waitFor(view, { type: "history" }, { from });
+  assert.equal(chat.sessionId, "newest");
+  assert.deepEqual(history.messages.map((m) => m.role), ["user", "assistant"]);
+  assert.equal((await waitFor(view, { type: "session" }, { from })).sessionId, "newest");
+  assert.equal((await send(view, "more")).last.reply, "newest: more");
+});
+
+withChat("Open Session… lists stored sessions, newest first, and opens the pick", async ({ view, chat }) => {
+  await send(view, "hi");
+  const first = chat.sessionId;
+  fake.answers.push((kind, items) => items.find((i) => i.label === "Older talk"));
+  await vscode.commands.executeCommand("elelem.openSession");
+  const items = fake.asked[0].what;
+  assert.deepEqual(items.map((i) => i.label), ["Fix the parser", "Older talk"]);
+  assert.match(items[0].detail, /newest/);
+  await waitFor(view, { type: "history" });
+  assert.equal(chat.sessionId, "older");
+  const { closed } = await chat.daemon.request("session/list", {});
+  assert.deepEqual(closed, [first], "the session it replaced is closed");
+});
+
+withChat("Open Session… dismissed changes nothing", async ({ view, chat }) => {
+  await send(view, "hi");
+  const before = chat.sessionId;
+  await vscode.commands.executeCommand("elelem.openSession");
+  assert.equal(chat.sessionId, before);
+  assert.ok(!view.posted.some((m) => m.type === "history"));
+});
+
+withChat("a permission question offers allow, deny and always", async ({ view }) => {
+  fake.answers.push((kind, items) => items.find((i) => i.answer === "always"));
+  const { last, posted } = await send(view, "!permission");
+  const [asked] = fake.asked;
+  assert.equal(asked.kind, "pick");
+  assert.equal(asked.options.title, "Elelem wants to run execute");
+  assert.deepEqual(asked.what.map((i) => i.answer), ["allow", "deny", "always"]);
+  assert.match(asked.what[0].detail, /rm -rf build/);
+  assert.equal(last.reply, 'answer: {"text":"always"}');
+  assert.equal(posted.find((m) => m.type === "ask").kind, "permission");
+});
