@@ -83,6 +83,7 @@ class Client:
         self.on_ask = on_ask
         self.notifications: list[Message] = []  # every notification, in order
         self.errors: asyncio.Queue[RpcError] = asyncio.Queue()  # error responses without id
+        self.bad_frames: list[str] = []  # what on the daemon's stdout was not a message
         self.on_notification: Callable[[Message], Any] | None = None
         self._ids = itertools.count(1)
         self._pending: dict[Any, asyncio.Future[Any]] = {}
@@ -148,6 +149,14 @@ class Client:
         if params is not None:
             message["params"] = params
         return msg_id, future, message
+
+    async def send_as_is(self, message: Message) -> Any:
+        """Send a message dict unchecked (malformed on purpose) and await the response to
+        its `id`; an error response raises RpcError."""
+        future = asyncio.get_running_loop().create_future()
+        self._pending[message["id"]] = future
+        await self.send(message)
+        return await future
 
     async def request(self, method: str, params: Any = None) -> Any:
         """Send a request and return its result; an error response raises RpcError."""
@@ -234,9 +243,17 @@ class Client:
         try:
             while (frame := await self._reader.frame()) is not None:
                 if isinstance(frame, BadFrame):
+                    self.bad_frames.append(frame.message)
                     continue
-                with contextlib.suppress(ValueError):
-                    self._dispatch(json.loads(frame))
+                try:
+                    message = json.loads(frame)
+                except ValueError as exc:
+                    self.bad_frames.append(f"not JSON: {exc}")
+                    continue
+                if isinstance(message, dict):
+                    self._dispatch(message)
+                else:
+                    self.bad_frames.append(f"not an object: {message!r:.80}")
         finally:
             for future in self._pending.values():
                 if not future.done():
