@@ -46,10 +46,14 @@ class FrameReader:
         self._buffer = bytearray()
         self._eof = False
         self._quiet = False
+        self._skip_next = 0  # the bytes of a refused frame, skipped before the next one
         self.max_body = max_body
 
     async def frame(self) -> bytes | BadFrame | None:
         """The next body, a BadFrame, or None at the end of input."""
+        if self._skip_next:
+            await self._skip(self._skip_next)
+            self._skip_next = 0
         headers: list[bytes] = []
         while True:
             line = await self._line()
@@ -78,8 +82,8 @@ class FrameReader:
         if self._quiet:  # the body that follows is unreadable: skip it silently
             return BadFrame(f"bad header: {_preview(b' | '.join(headers))}")
         length = int(lengths[0])
-        if length > self.max_body:
-            await self._skip(length)
+        if length > self.max_body:  # answered now, skipped as it arrives
+            self._skip_next = length
             return BadFrame(f"message too large: {length} bytes (limit {self.max_body})")
         while len(self._buffer) < length:
             if not await self._fill():
