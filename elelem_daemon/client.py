@@ -43,11 +43,13 @@ class RpcError(Exception):
 class Turn:
     """A `session/turn` in flight: its notifications as they arrive, then its result."""
 
-    def __init__(self, client: Client, session_id: str, request_id: int) -> None:
+    def __init__(
+        self, client: Client, session_id: str, request_id: int, future: asyncio.Future[Any]
+    ) -> None:
         self.client = client
         self.session_id = session_id
         self.id = request_id
-        self.future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self.future = future
         self._queue: asyncio.Queue[Any] = asyncio.Queue()
 
     def _event(self, message: Message) -> None:
@@ -185,8 +187,7 @@ class Client:
         msg_id, future, message = self._start(
             "session/turn", {"sessionId": session_id, "text": text}
         )
-        turn = Turn(self, session_id, msg_id)
-        turn.future = future
+        turn = Turn(self, session_id, msg_id, future)
         self._turns[msg_id] = self._listeners[session_id] = turn
         await self.send(message)
         return turn

@@ -20,7 +20,6 @@ import logging
 import os
 import signal
 import sys
-import threading
 from collections.abc import Awaitable, Callable
 from concurrent.futures import Future
 from typing import Any, BinaryIO
@@ -36,6 +35,8 @@ from pygls.server import JsonRPCServer
 
 from .daemon import Daemon
 from .framing import BadFrame, FrameReader
+from .messages import is_id, shape_problem
+from .stdio import Stdout, stdin_chunks
 
 log = logging.getLogger(__name__)
 
@@ -89,35 +90,6 @@ def converter_factory() -> Any:
     return converter
 
 
-def _is_id(value: Any) -> bool:
-    return isinstance(value, str | int) and not isinstance(value, bool)
-
-
-def shape_problem(obj: dict[str, Any]) -> str | None:
-    """Why a decoded message is not a JSON-RPC 2.0 request, notification or response."""
-    if obj.get("jsonrpc") != "2.0":
-        return 'jsonrpc must be "2.0"'
-    if "id" in obj and not _is_id(obj["id"]):
-        return "id must be a string or an integer"
-    if "params" in obj and not isinstance(obj["params"], dict | list):
-        return "params must be an object or an array"
-    if "method" in obj:
-        return None if isinstance(obj["method"], str) else "method must be a string"
-    if "id" not in obj:
-        return "a message needs a method (request, notification) or an id (response)"
-    error = obj.get("error")
-    if "result" in obj and "error" not in obj:
-        return None
-    if (
-        isinstance(error, dict)
-        and isinstance(error.get("code"), int)
-        and isinstance(error.get("message"), str)
-        and "result" not in obj
-    ):
-        return None
-    return "a response needs a result or an error {code, message}"
-
-
 class ElelemProtocol(JsonRPCProtocol):
     """pygls' JSON-RPC protocol with a strict entry (`receive`) and errors with kinds."""
 
@@ -135,7 +107,7 @@ class ElelemProtocol(JsonRPCProtocol):
             )
             return True
         problem = shape_problem(obj)
-        msg_id = obj["id"] if _is_id(obj.get("id")) else None
+        msg_id = obj["id"] if is_id(obj.get("id")) else None
         if problem:
             if "method" not in obj and ("result" in obj or "error" in obj):
                 log.warning("ignoring a malformed response: %s", problem)  # never answered
@@ -152,7 +124,7 @@ class ElelemProtocol(JsonRPCProtocol):
             return True
         if obj.get("method") == "$/cancelRequest" and msg_id is None:
             params = obj.get("params")
-            if isinstance(params, dict) and _is_id(params.get("id")):
+            if isinstance(params, dict) and is_id(params.get("id")):
                 self._handle_cancel_notification(params["id"])
             else:
                 log.warning("$/cancelRequest without an id: %r", params)
@@ -216,28 +188,6 @@ class ElelemProtocol(JsonRPCProtocol):
             )
 
 
-class Stdout:
-    """The writer: one write and flush per message; a lost client stops the daemon."""
-
-    def __init__(self, stream: BinaryIO, lost: Callable[[], None]) -> None:
-        self.stream = stream
-        self.lost = lost
-        self.broken = False
-
-    def write(self, data: bytes) -> None:
-        if self.broken:
-            return
-        try:
-            self.stream.write(data)
-            self.stream.flush()
-        except (OSError, ValueError):
-            self.broken = True
-            self.lost()
-
-    def close(self) -> None:
-        pass
-
-
 class Connection:
     """The `editor.Peer` the daemon talks through."""
 
@@ -262,28 +212,6 @@ class Connection:
     def stop(self, code: int) -> None:
         if not self.stopped.done():
             self.stopped.set_result(code)
-
-
-def stdin_chunks(fd: int = 0) -> Callable[[], Awaitable[bytes]]:
-    """Read fd in a daemon thread (it never holds up the exit); b"" at the end."""
-    loop = asyncio.get_running_loop()
-    queue: asyncio.Queue[bytes] = asyncio.Queue()
-
-    def pump() -> None:
-        while True:
-            try:
-                chunk = os.read(fd, 65536)
-            except OSError:
-                chunk = b""
-            try:
-                loop.call_soon_threadsafe(queue.put_nowait, chunk)
-            except RuntimeError:  # the loop is closed
-                return
-            if not chunk:
-                return
-
-    threading.Thread(target=pump, name="elelem-stdin", daemon=True).start()
-    return queue.get
 
 
 async def read_loop(reader: FrameReader, protocol: ElelemProtocol) -> None:
