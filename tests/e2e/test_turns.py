@@ -190,3 +190,12 @@ async def test_a_cancelled_turn_withdraws_its_question(spawn) -> None:
     await client.cancel(session)
     assert (await within(turn.result()))["stopReason"] == "cancelled"
     await within(withdrawn.wait())  # the daemon sent $/cancelRequest for input/ask
+
+
+async def test_an_unknown_tool_shows_a_question_mark(client: Client, session: str) -> None:
+    seen: list[dict] = []
+    await within(client.turn(session, "!tool nosuch {}", on_event=seen.append))
+    doing = next(e["params"] for e in seen if e["method"] == "event/doing")
+    done = next(e["params"] for e in seen if e["method"] == "event/result")
+    assert doing["name"] == done["name"] == "nosuch?"
+    assert done["result"]["error"].startswith('unknown tool: "nosuch"')
