@@ -138,3 +138,11 @@ async def test_stdout_carries_only_protocol_messages(spawn, workdir: Path) -> No
     assert (await within(client.command(session, "/noise")))["output"] == "said"
     # every byte the client read parsed as a frame: anything else would be a BadFrame
     assert client.bad_frames == []
+
+
+async def test_the_daemon_exits_when_its_stdout_is_closed(client: Client) -> None:
+    pipe = client.process._transport.get_pipe_transport(1)  # type: ignore[attr-defined]
+    pipe.close()
+    await client.notify("session/list")  # a notification: nothing to answer
+    await client.send({"jsonrpc": "2.0", "id": 1, "method": "session/list"})
+    assert await within(client.process.wait(), 5) == 0
