@@ -217,9 +217,12 @@ class Daemon:
             me = asyncio.current_task()
             if me is not None and me.cancelling():  # $/cancelRequest: answer all the same
                 me.uncancel()
-            kept = len(conversation) > before  # nothing is kept if it never started
-            reply = conversation.last["content"] if kept else CANCELLED
-            stop = "cancelled"
+            if task.done() and not task.cancelled():  # it ended just before the cancel
+                reply, stop = task.result(), agent.stop_reason
+            else:
+                kept = len(conversation) > before  # nothing is kept if it never started
+                reply = conversation.last["content"] if kept else CANCELLED
+                stop = "cancelled"
         finally:
             live.done()
         result = {"reply": reply, "stopReason": stop, "turnId": turn_id}
