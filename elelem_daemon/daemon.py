@@ -18,7 +18,7 @@ from . import __version__
 from . import params as spec
 from .agent import CANCELLED
 from .editor import Asker, Events, Peer
-from .errors import ElelemError, SessionBusy, UnknownSession
+from .errors import ElelemError, InvalidParams, SessionBusy, UnknownSession
 
 log = logging.getLogger(__name__)
 WATCH_INTERVAL = 1.0
@@ -132,7 +132,7 @@ class Daemon:
         caps = p.get("capabilities", {})
         ask = caps.get("input", {}).get("ask") if isinstance(caps.get("input"), dict) else None
         if ask is not None and not isinstance(ask, bool):
-            raise spec.InvalidParams(
+            raise InvalidParams(
                 "capabilities.input.ask must be a boolean",
                 errors=["capabilities.input.ask: expected a boolean"],
             )
@@ -179,11 +179,12 @@ class Daemon:
         p = spec.check(params, spec.NEW)
         cwd = Path(p.get("cwd") or os.getcwd()).expanduser()
         if not cwd.is_dir():
-            raise spec.InvalidParams(
+            raise InvalidParams(
                 f"cwd is not a directory: {cwd}", errors=[f"cwd: not a directory: {cwd}"]
             )
-        provider = p.get("provider") or self.provider or default_provider()
-        model = p.get("model") or (self.model if provider == self.provider else None)
+        default = self.provider or default_provider()
+        provider = p.get("provider") or default
+        model = p.get("model") or (self.model if provider == default else None)
         events = Events(self.peer)
         asker = Asker(self.peer, events, self.ask)
         session = start(

@@ -38,6 +38,16 @@ async def test_the_cli_provider_and_model_are_the_default(spawn) -> None:
     assert (await within(client.new_session()))["model"] == "from-cli"
 
 
+async def test_without_a_provider_the_default_provider_takes_the_cli_model(
+    env: dict[str, str], workdir: Path
+) -> None:
+    async with await Client.spawn("--model", "m2", env=env, cwd=str(workdir)) as client:
+        result = await within(client.new_session())
+        assert (result["provider"], result["model"]) == ("stub", "m2")
+        other = await within(client.new_session(provider="stub", model="m3"))
+        assert other["model"] == "m3"
+
+
 async def test_an_untrusted_session_does_not_load_project_plugins(
     client: Client, workdir: Path
 ) -> None:
