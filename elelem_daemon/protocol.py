@@ -124,10 +124,12 @@ class ElelemProtocol(JsonRPCProtocol):
             return True
         if obj.get("method") == "$/cancelRequest" and msg_id is None:
             params = obj.get("params")
-            if isinstance(params, dict) and is_id(params.get("id")):
-                self._handle_cancel_notification(params["id"])
+            target = params.get("id") if isinstance(params, dict) else None
+            running = self._request_futures.get(target) if is_id(target) else None
+            if isinstance(running, asyncio.Future):  # a handler, not one of our own requests
+                self._handle_cancel_notification(target)
             else:
-                log.warning("$/cancelRequest without an id: %r", params)
+                log.info("$/cancelRequest for no running request: %r", params)
             return True
         try:
             self.handle_message(self.structure_message(obj))

@@ -199,3 +199,25 @@ async def test_an_unknown_tool_shows_a_question_mark(client: Client, session: st
     done = next(e["params"] for e in seen if e["method"] == "event/result")
     assert doing["name"] == done["name"] == "nosuch?"
     assert done["result"]["error"].startswith('unknown tool: "nosuch"')
+
+
+async def test_a_client_cannot_cancel_the_daemons_own_question(spawn) -> None:
+    client: Client | None = None
+
+    async def answer(params: dict) -> str:
+        assert client is not None
+        for ask_id in list(client._asks):  # "cancel" the input/ask itself: ignored
+            await client.notify("$/cancelRequest", {"id": ask_id})
+        await asyncio.sleep(0.1)
+        return "still yes"
+
+    client = await spawn(on_ask=answer)
+    await within(client.initialize())
+    session = (await within(client.new_session()))["sessionId"]
+    seen: list[dict] = []
+    result = await within(
+        client.turn(session, '!tool interview {"question": "ok?"}', on_event=seen.append)
+    )
+    assert result["stopReason"] == "end_turn"
+    done = next(e["params"] for e in seen if e["method"] == "event/result")
+    assert done["result"] == {"answer": "still yes", "ok": True}
