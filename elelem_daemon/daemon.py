@@ -93,7 +93,7 @@ class Daemon:
             "session/turn": self.turn,
             "session/command": self.command,
             "session/complete": self.complete,
-            "session/list": self.list,
+            "session/list": self.list_sessions,
             "session/close": self.close_session,
             "session/context": self.context,
         }
@@ -256,7 +256,7 @@ class Daemon:
             return {"items": [n for n in commands.names() if n.startswith(text)]}
         return {"items": commands.completions_for(name, partial.lstrip())}
 
-    async def list(self, params: Any) -> dict[str, Any]:
+    async def list_sessions(self, params: Any) -> dict[str, Any]:
         spec.check(params, spec.LIST)
         return {"sessions": [live.describe() for live in self.sessions.values()]}
 
