@@ -218,10 +218,13 @@ class Connection:
 
 async def read_loop(reader: FrameReader, protocol: ElelemProtocol) -> None:
     while (frame := await reader.frame()) is not None:
-        if isinstance(frame, BadFrame):
-            protocol.send_error(None, -32700, frame.message, "parse_error")
-        elif not protocol.receive(frame):
-            reader.resync(frame)
+        try:
+            if isinstance(frame, BadFrame):
+                protocol.send_error(None, -32700, frame.message, "parse_error")
+            elif not protocol.receive(frame):
+                reader.resync(frame)
+        except Exception:  # a bug must not end the daemon
+            log.exception("could not handle a message")
         await asyncio.sleep(0)  # let the handler start before the next message (a cancel)
 
 
@@ -275,8 +278,12 @@ async def run(
 
 
 def serve(provider: str | None = None, model: str | None = None) -> int:
-    """`elelem daemon`: stdout is the protocol's alone, so stray prints go to stderr."""
-    stdout = sys.stdout.buffer
+    """`elelem daemon`. stdout is the protocol's alone: the protocol writes to a private
+    copy of fd 1, and fd 1 itself (what a child process inherits) and `sys.stdout` (a
+    plugin's print) become stderr."""
+    sys.stdout.flush()
+    stdout = open(os.dup(1), "wb")  # lives as long as the process
+    os.dup2(2, 1)
     sys.stdout = sys.stderr
 
     async def main() -> None:

@@ -130,6 +130,9 @@ async def test_stdout_carries_only_protocol_messages(spawn, workdir: Path) -> No
         "    @plugin.command('noise', 'prints')\n"
         "    def noise(session, args):\n"
         "        print('noise in a command')\n"
+        "        import os, subprocess\n"
+        "        os.system('echo noise from a child')\n"
+        "        subprocess.run(['echo', 'noise from another'])\n"
         "        session.output.say('said')\n"
     )
     client = await spawn(stderr=asyncio.subprocess.DEVNULL)
