@@ -221,3 +221,36 @@ async def test_a_client_cannot_cancel_the_daemons_own_question(spawn) -> None:
     assert result["stopReason"] == "end_turn"
     done = next(e["params"] for e in seen if e["method"] == "event/result")
     assert done["result"] == {"answer": "still yes", "ok": True}
+
+
+PROVIDER_PLUGIN = """
+class Looping:
+    name = "looping"
+
+    def __init__(self, model=None):
+        self.model = model or "loop"
+
+    async def fetch(self, messages, tools):
+        yield {"type": "usage", "input_tokens": 10, "output_tokens": 2}
+        yield {"type": "saying", "text": "again"}
+        if self.model == "loop":
+            yield {"type": "doing", "id": "c1", "name": "nosuch", "arguments": {}}
+
+
+def register(plugin):
+    plugin.provider("looping", Looping)
+"""
+
+
+async def test_usage_is_summed_and_the_round_cap_ends_a_turn(client: Client, workdir) -> None:
+    plugins = workdir / ".agents" / "plugins"
+    plugins.mkdir(parents=True)
+    (plugins / "looping.py").write_text(PROVIDER_PLUGIN)
+    once = (await within(client.new_session(provider="looping", model="once")))["sessionId"]
+    result = await within(client.turn(once, "hi"))
+    assert result["usage"] == {"input_tokens": 10, "output_tokens": 2}
+    looping = (await within(client.new_session(provider="looping")))["sessionId"]
+    result = await within(client.turn(looping, "hi"), 30)
+    assert result["stopReason"] == "max_turn_requests"
+    assert result["reply"].endswith("[stopped: 100 rounds of tool calls]")
+    assert result["usage"] == {"input_tokens": 1000, "output_tokens": 200}
