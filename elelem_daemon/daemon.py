@@ -22,7 +22,7 @@ from .errors import ElelemError, InvalidParams, SessionBusy, UnknownSession
 
 log = logging.getLogger(__name__)
 WATCH_INTERVAL = 1.0
-CLOSE_GRACE = 0.9  # a cancelled turn gets this long to kill its tools on the way out
+CLOSE_GRACE = 0.6  # a cancelled turn gets this long to kill its tools (SIGTERM, then SIGKILL)
 
 
 class ShuttingDown(ElelemError):

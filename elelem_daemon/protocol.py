@@ -56,7 +56,7 @@ KINDS = {  # code -> data.kind, for errors raised by pygls itself
     -32603: "internal_error",
 }
 MAX_MESSAGE = 1000  # error messages are cut here (a 1 MB method name stays out of the reply)
-SETTLE = 0.3  # after the turns are cancelled, how long their responses get to go out
+SETTLE = 0.2  # then how long their responses get to go out: all within a second
 
 
 class Params(dict):  # type: ignore[type-arg]
