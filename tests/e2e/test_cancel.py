@@ -86,3 +86,27 @@ async def test_closing_a_session_cancels_its_turn(client: Client, session: str) 
     with pytest.raises(RpcError) as error:
         await within(client.turn(session, "!echo hi"))
     assert error.value.kind == "unknown_session"
+
+
+async def test_a_tool_that_ignores_sigterm_is_killed_and_eof_still_exits_in_a_second(
+    client: Client, session: str
+) -> None:
+    turn = await client.start_turn(
+        session, '!tool execute {"command": "trap \\"\\" TERM; sleep 30; echo never"}'
+    )
+    async for event in turn.events():
+        if event["method"] == "event/doing":
+            break
+    pids: set[int] = set()
+    for _ in range(200):
+        pids = descendants(client.process.pid)
+        if any(cmdline(pid).startswith("sleep 30") for pid in pids):
+            break
+        await asyncio.sleep(0.02)
+    assert any(cmdline(pid).startswith("sleep 30") for pid in pids)
+    started = time.monotonic()
+    assert client.process.stdin is not None
+    client.process.stdin.close()
+    assert await within(client.process.wait(), 5) == 0
+    assert time.monotonic() - started < 1.0
+    assert not [pid for pid in pids if running(pid)]
