@@ -1,4 +1,5 @@
-"""Shared fixtures. No test ever loads the user's own plugins: HOME is a temp dir."""
+"""Shared fixtures. No test sees the user's plugins or the repo's AGENTS.md: HOME and
+the working directory are temp dirs."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
     monkeypatch.setenv("XDG_STATE_HOME", str(home / ".local" / "state"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
     monkeypatch.delenv("ELELEM_PROVIDER", raising=False)
+    monkeypatch.chdir(home)  # no AGENTS.md from the repository in the system prompt
     return home
 
 
