@@ -21,12 +21,16 @@ async def test_the_plugins_md_example(tmp_path):
     session = start(core_registry(entry_points=False), "parrot", "ara", cwd=tmp_path)
 
     assert (await session.toolbox.run("wc", {"path": "notes.txt"})).to_dict() == {
-        "path": "notes.txt", "words": 3, "ok": True
+        "path": "notes.txt",
+        "words": 3,
+        "ok": True,
     }
     refused = await session.toolbox.run("execute", {"command": "sudo ls"})
     assert refused.to_dict() == {
-        "error": "Permission denied: execute", "name": "execute",
-        "args": {"command": "sudo ls"}, "ok": False,
+        "error": "Permission denied: execute",
+        "name": "execute",
+        "args": {"command": "sudo ls"},
+        "ok": False,
     }
     assert await session.command("/calls") == "1 tool calls"
     assert session.conversation[0]["content"] == "Answer in one sentence when you can."
