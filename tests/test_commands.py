@@ -93,3 +93,18 @@ async def test_a_failing_command_is_one_error_line(session):
 
     session.commands.register("boom", "", None, boom)
     assert await session.command("/boom") == "error: kaput"
+
+
+def test_complete_commands_arguments_and_files(tmp_path):
+    commands = Commands()
+    commands.register("provider", "", ["anthropic", "openai"], print)
+    commands.register("context", "", ["json"], print)
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "app.py").write_text("")
+    (tmp_path / "setup.py").write_text("")
+    assert commands.complete("/pro") == ["/provider"]
+    assert commands.complete("/") == ["/provider", "/context"]
+    assert commands.complete("/provider o") == ["openai"]
+    assert commands.complete("look at s", tmp_path) == ["setup.py", "src/"]
+    assert commands.complete("src/a", tmp_path) == ["src/app.py"]
+    assert commands.complete("nothing/x", tmp_path) == []
