@@ -247,14 +247,8 @@ class Daemon:
 
     async def complete(self, params: Any) -> dict[str, Any]:
         p = spec.check(params, spec.COMPLETE)
-        commands = self.live(p["sessionId"]).session.commands
-        text = p["text"]
-        if not text.startswith("/"):
-            return {"items": []}
-        name, space, partial = text[1:].partition(" ")
-        if not space:
-            return {"items": [n for n in commands.names() if n.startswith(text)]}
-        return {"items": commands.completions_for(name, partial.lstrip())}
+        session = self.live(p["sessionId"]).session
+        return {"items": session.commands.complete(p["text"], session.cwd)}
 
     async def list_sessions(self, params: Any) -> dict[str, Any]:
         spec.check(params, spec.LIST)

@@ -142,3 +142,13 @@ async def test_complete_command_names_and_arguments(client: Client, session: str
     assert await within(client.complete(session, "/context j")) == ["json"]
     assert await within(client.complete(session, "/provider ")) == ["stub"]
     assert await within(client.complete(session, "hello")) == []
+
+
+async def test_complete_file_names_under_the_session_cwd(
+    client: Client, session: str, workdir: Path
+) -> None:
+    (workdir / "src").mkdir()
+    (workdir / "src" / "main.py").write_text("")
+    (workdir / "setup.cfg").write_text("")
+    assert await within(client.complete(session, "read s")) == ["setup.cfg", "src/"]
+    assert await within(client.complete(session, "see src/ma")) == ["src/main.py"]
