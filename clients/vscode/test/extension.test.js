@@ -123,6 +123,12 @@ withChat("slash-command completion comes from the session's commands", async ({ 
   view.receive({ type: "complete", text: "/" });
   const all = await waitFor(view, (m) => m.type === "completions" && m.text === "/", { from });
   assert.ok(all.items.length >= 5);
+  view.receive({ type: "complete", text: "/context j" });
+  const args = await waitFor(view, (m) => m.type === "completions" && m.text === "/context j", { from });
+  assert.deepEqual(args.items, [{ label: "json" }]);
+  view.receive({ type: "complete", text: "/provider s" });
+  const providers = await waitFor(view, (m) => m.type === "completions" && m.text === "/provider s", { from });
+  assert.deepEqual(providers.items.map((i) => i.label), ["stub"]);
 });
 
 withChat("input/ask is answered with an input box", async ({ view }) => {

@@ -149,6 +149,14 @@ test("typing / asks for completions and Tab accepts one", async () => {
   assert.equal(await page.inputValue("#input"), "/help ");
   assert.equal(await page.isHidden("#completions"), true);
   assert.ok((await posted()).every((m) => m.type !== "send"));
+  await page.type("#input", "x");
+  await page.fill("#input", "/context j");
+  await page.type("#input", "s");
+  await post({ type: "completions", text: "/context js", items: [{ label: "json" }] });
+  await page.waitForSelector("#completions:not([hidden]) li.selected");
+  await page.press("#input", "Enter");
+  assert.equal(await page.inputValue("#input"), "/context json");
+  assert.ok((await posted()).every((m) => m.type !== "send"), "Enter picked the completion");
 });
 
 test("session header, stop reasons, a crash notice, then clear", async () => {
