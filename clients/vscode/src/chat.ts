@@ -193,11 +193,18 @@ export class Chat implements vscode.Disposable {
 
   private async command(session: SessionInfo, line: string): Promise<void> {
     this.show({ type: "command", line });
-    const result = await this.daemon!.request<{ output: string }>(Method.sessionCommand, {
+    const result = await this.daemon!.request<{ output: string; exit?: boolean }>(Method.sessionCommand, {
       sessionId: session.sessionId,
       line,
     });
     this.show({ type: "commandOutput", line, output: result.output ?? "" });
+    if (result.exit) {
+      // `/exit`: ending the session is the client's job.
+      this.session = undefined;
+      await this.daemon!.request(Method.sessionClose, { sessionId: session.sessionId });
+      this.show({ type: "say", kind: "info", text: "Session closed: your next message starts a new one." });
+      return;
+    }
     await this.refreshSession(session);
   }
 

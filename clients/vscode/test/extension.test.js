@@ -113,6 +113,24 @@ withChat("a slash command runs in the daemon and its output is shown", async ({ 
   assert.match(unknown.last.output, /nope/);
 });
 
+withChat("/exit closes the session; the next message starts another", async ({ view, chat }) => {
+  await send(view, "!echo one");
+  const first = chat.sessionId;
+  const { posted } = await send(view, "/exit");
+  assert.equal(chat.sessionId, undefined);
+  assert.match(posted.find((m) => m.type === "say").text, /Session closed/);
+  const next = await send(view, "!echo two");
+  assert.equal(next.last.reply, "two");
+  assert.notEqual(chat.sessionId, first);
+});
+
+withChat("/model switches the session's model and the header follows", async ({ view }) => {
+  await send(view, "!echo one");
+  const { posted } = await send(view, "/model other-model");
+  const session = posted.find((m) => m.type === "session");
+  assert.equal(session.model, "other-model");
+});
+
 withChat("slash-command completion comes from the session's commands", async ({ view }) => {
   await send(view, "!echo hi");
   const from = view.posted.length;
