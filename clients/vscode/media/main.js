@@ -138,7 +138,7 @@ const handlers = {
   say: (m) => notice(m.kind ?? "plain", m.text, m.kind === "markdown"),
   turnEnd(m) {
     const t = currentTurn(m.turnId);
-    if (!t.el.querySelector(".markdown") && m.reply && m.stopReason !== "cancelled") {
+    if (!t.el.querySelector(".markdown") && m.reply && m.stopReason !== "cancelled" && m.stopReason !== "error") {
       delta("saying", { turnId: m.turnId, text: m.reply });
     }
     const reason = STOP_REASONS[m.stopReason];

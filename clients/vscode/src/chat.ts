@@ -39,6 +39,7 @@ export class Chat implements vscode.Disposable {
   private view?: View;
   private readonly transcript = new Transcript();
   private busy = false;
+  private crashReported = false;
   private idle = Promise.resolve();
   private readonly completion: Completion;
 
@@ -94,6 +95,7 @@ export class Chat implements vscode.Disposable {
     let done = () => {};
     this.idle = new Promise((resolve) => (done = resolve));
     this.setBusy(true);
+    this.crashReported = false;
     try {
       const session = await this.ensureSession();
       if (text.startsWith("/")) await this.command(session, text);
@@ -293,6 +295,7 @@ export class Chat implements vscode.Disposable {
     this.daemon = undefined;
     this.session = undefined;
     const how = info.signal ? `signal ${info.signal}` : `code ${info.code}`;
+    this.crashReported = true;
     this.log.error(`the daemon exited unexpectedly (${how})`);
     this.show({ type: "daemonExited", code: info.code, signal: info.signal, stderr: info.stderr });
   }
@@ -303,7 +306,7 @@ export class Chat implements vscode.Disposable {
       this.show({ type: "error", text: "The session is gone: your next message starts a new one." });
       return;
     }
-    if (!this.daemon && !this.starting && this.transcript.last?.type === "daemonExited") return;
+    if (this.crashReported) return; // the request failed because the daemon died: said already
     this.log.error(errorText(error));
     this.show({ type: "error", text: errorText(error) });
   }

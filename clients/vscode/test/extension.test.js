@@ -208,6 +208,23 @@ withChat("deactivation shuts the daemon down", async ({ view, chat, context }) =
   void context;
 });
 
+withChat("a provider failure ends the turn with its error", async ({ view }) => {
+  const { last } = await send(view, "!fail the model is down");
+  assert.equal(last.stopReason, "error");
+  assert.equal(last.reply, "Error: the model is down");
+});
+
+withChat("after a crash, a daemon that cannot start again says why", async ({ view, chat }) => {
+  await send(view, "!echo one");
+  const from = view.posted.length;
+  process.kill(chat.daemonPid, "SIGKILL");
+  await waitFor(view, { type: "daemonExited" }, { from });
+  fake.settings["elelem.command"] = "/nonexistent/elelem daemon";
+  const { last } = await send(view, "!echo two");
+  assert.equal(last.type, "error");
+  assert.match(last.text, /Could not start the elelem daemon/);
+});
+
 withChat("Restart Daemon stops it; the next message starts a new one", async ({ view, chat }) => {
   await send(view, "!echo one");
   const pid = chat.daemonPid;

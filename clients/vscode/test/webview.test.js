@@ -191,3 +191,14 @@ test("a loaded session's history is redrawn", async () => {
   assert.equal(await page.textContent(".markdown strong"), "4");
   assert.equal(await page.textContent("pre.history-tool"), '{"ok":true}');
 });
+
+test("a failed turn shows its error once", async () => {
+  const { page, post } = await open();
+  await post(
+    { type: "user", text: "go" },
+    { type: "turnEnd", turnId: 1, reply: "Error: the model is down", stopReason: "error" },
+  );
+  await page.waitForSelector(".stop-reason.error");
+  assert.equal(await page.textContent(".stop-reason.error"), "Error: the model is down");
+  assert.equal(await page.locator(".markdown").count(), 0);
+});
