@@ -285,6 +285,11 @@ input.addEventListener("keydown", (event) => {
       return;
     }
   }
+  if (event.key === "Escape" && busy) {
+    event.preventDefault();
+    vscode.postMessage({ type: "stop" });
+    return;
+  }
   if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
     event.preventDefault();
     submit();

@@ -49,7 +49,7 @@ function html(webview: vscode.Webview, media: vscode.Uri, dist: vscode.Uri): str
 <main id="log" role="log" aria-live="polite"></main>
 <form id="prompt">
   <ul id="completions" role="listbox" hidden></ul>
-  <textarea id="input" rows="3" placeholder="Ask elelem… (Enter to send, Shift+Enter for a new line, / for commands)" aria-label="Prompt"></textarea>
+  <textarea id="input" rows="3" placeholder="Ask elelem… (Enter to send, Shift+Enter for a new line, / for commands, Esc to stop)" aria-label="Prompt"></textarea>
   <div id="buttons">
     <button type="submit" id="send" title="Send (Enter)">Send</button>
     <button type="button" id="stop" title="Stop the running turn" disabled>Stop</button>

@@ -126,6 +126,9 @@ test("Enter sends, Stop and New Session post their messages", async () => {
   await page.waitForSelector("#stop:not([disabled])");
   assert.equal(await page.isDisabled("#send"), true);
   await page.click("#stop");
+  await page.focus("#input");
+  await page.keyboard.press("Escape");
+  assert.equal((await posted()).filter((m) => m.type === "stop").length, 2, "Escape stops a busy turn");
   await page.click("#new");
   const types = (await posted()).map((m) => m.type);
   assert.ok(types.includes("stop") && types.includes("newSession"), types.join(","));

@@ -1,21 +1,11 @@
-// The extension against the real daemon (stub provider), through the fake vscode module.
+// Turns against the real daemon (stub provider), through the fake vscode module: streaming,
+// tool calls, Stop, slash commands and completion, input/ask, the editor commands.
 "use strict";
 const test = require("node:test");
 const assert = require("node:assert/strict");
 const fs = require("fs");
 const path = require("path");
-const { vscode, fake, activate, deactivate, waitFor, send, alive, until, workspace } = require("./helpers");
-
-const COMMANDS = [
-  "elelem.openChat",
-  "elelem.askAboutSelection",
-  "elelem.showContext",
-  "elelem.newSession",
-  "elelem.stop",
-  "elelem.restartDaemon",
-  "elelem.resumeLastSession",
-  "elelem.openSession",
-];
+const { vscode, fake, activate, deactivate, waitFor, send } = require("./helpers");
 
 /** Activate, run the body, always deactivate. */
 function withChat(name, body, settings, options) {
@@ -33,24 +23,6 @@ function withChat(name, body, settings, options) {
 }
 
 const types = (posted) => posted.map((m) => m.type);
-
-withChat("activation registers the commands and a chat view with a strict CSP", async ({ view }) => {
-  for (const id of COMMANDS) assert.ok(fake.commands.has(id), id);
-  const pkg = require("../package.json");
-  assert.deepEqual(pkg.contributes.commands.map((c) => c.command).sort(), [...COMMANDS].sort());
-  const html = view.webview.html;
-  const csp = /http-equiv="Content-Security-Policy" content="([^"]+)"/.exec(html)[1];
-  assert.match(csp, /default-src 'none'/);
-  const nonce = /script-src 'nonce-([^']+)'/.exec(csp)[1];
-  assert.ok(nonce.length >= 16);
-  const scripts = [...html.matchAll(/<script([^>]*)>/g)].map((m) => m[1]);
-  assert.equal(scripts.length, 1);
-  assert.ok(scripts[0].includes(`nonce="${nonce}"`));
-  assert.doesNotMatch(html, /https?:\/\//);
-  assert.equal(view.webview.options.enableScripts, true);
-  // nothing starts before the first message
-  assert.deepEqual(types(view.posted), ["clear", "busy"]);
-});
 
 withChat("a streamed turn reaches the webview as messages in order", async ({ view }) => {
   const { last, posted } = await send(view, "!stream 5");
@@ -172,100 +144,10 @@ withChat("input/ask with options is a quick pick; dismissing it answers nothing"
   assert.equal(r.posted.find((m) => m.type === "result").ok, false);
 });
 
-withChat("a daemon crash is reported and the next message restarts it", async ({ view, chat }) => {
-  await send(view, "!echo one");
-  const pid = chat.daemonPid;
-  assert.ok(alive(pid));
-  const from = view.posted.length;
-  process.kill(pid, "SIGKILL");
-  const exited = await waitFor(view, { type: "daemonExited" }, { from });
-  assert.equal(exited.signal, "SIGKILL");
-  const { last, posted } = await send(view, "!echo two");
-  assert.equal(last.reply, "two");
-  assert.notEqual(chat.daemonPid, pid);
-  assert.ok(posted.some((m) => m.type === "session"), "a new session");
-  assert.ok(fake.logLines.some((l) => /exited unexpectedly/.test(l)));
-});
-
-withChat("a crash during a turn ends the turn with one notice", async ({ view, chat }) => {
-  const from = view.posted.length;
-  view.receive({ type: "send", text: "!stream 300 20" });
-  await waitFor(view, { type: "saying" }, { from });
-  process.kill(chat.daemonPid, "SIGKILL");
-  await waitFor(view, { type: "daemonExited" }, { from });
-  await waitFor(view, { type: "busy", busy: false }, { from });
-  assert.equal(view.posted.slice(from).filter((m) => m.type === "error").length, 0);
-  assert.equal((await send(view, "!echo back")).last.reply, "back");
-});
-
-withChat("deactivation shuts the daemon down", async ({ view, chat, context }) => {
-  await send(view, "!echo hi");
-  const pid = chat.daemonPid;
-  const { extension } = require("./helpers");
-  await extension.deactivate();
-  await until(() => !alive(pid), 5000);
-  assert.ok(!view.posted.some((m) => m.type === "daemonExited"), "a shutdown is not a crash");
-  void context;
-});
-
 withChat("a provider failure ends the turn with its error", async ({ view }) => {
   const { last } = await send(view, "!fail the model is down");
   assert.equal(last.stopReason, "error");
   assert.equal(last.reply, "Error: the model is down");
-});
-
-withChat("after a crash, a daemon that cannot start again says why", async ({ view, chat }) => {
-  await send(view, "!echo one");
-  const from = view.posted.length;
-  process.kill(chat.daemonPid, "SIGKILL");
-  await waitFor(view, { type: "daemonExited" }, { from });
-  fake.settings["elelem.command"] = "/nonexistent/elelem daemon";
-  const { last } = await send(view, "!echo two");
-  assert.equal(last.type, "error");
-  assert.match(last.text, /Could not start the elelem daemon/);
-});
-
-withChat("Restart Daemon stops it; the next message starts a new one", async ({ view, chat }) => {
-  await send(view, "!echo one");
-  const pid = chat.daemonPid;
-  await vscode.commands.executeCommand("elelem.restartDaemon");
-  await until(() => !alive(pid), 5000);
-  assert.equal(chat.daemonPid, undefined);
-  assert.ok(!view.posted.some((m) => m.type === "daemonExited"));
-  assert.equal((await send(view, "!echo two")).last.reply, "two");
-  assert.notEqual(chat.daemonPid, pid);
-});
-
-withChat("changing elelem.command offers a restart that uses it", async ({ view, chat }) => {
-  await send(view, "!echo one");
-  const pid = chat.daemonPid;
-  fake.answers.push((kind, choices) => choices[0]);
-  fake.changeSettings({ "elelem.env": { ELELEM_LOG_LEVEL: "debug" } });
-  await until(() => !alive(pid), 5000);
-  assert.match(fake.messages[0][1], /command line or environment changed/);
-  fake.changeSettings({ "elelem.model": "other" }); // not the daemon's: no question
-  assert.equal(fake.messages.length, 1);
-  assert.equal((await send(view, "!echo two")).last.reply, "two");
-});
-
-withChat("New Session clears the panel and starts another session", async ({ view, chat }) => {
-  await send(view, "!echo hi");
-  const first = chat.sessionId;
-  const from = view.posted.length;
-  view.receive({ type: "newSession" });
-  const session = await waitFor(view, { type: "session" }, { from });
-  assert.notEqual(session.sessionId, first);
-  assert.ok(view.posted.slice(from).some((m) => m.type === "clear"));
-});
-
-withChat("a reopened view replays the transcript", async ({ view }) => {
-  await send(view, "!stream 3");
-  const from = view.posted.length;
-  view.receive({ type: "ready" });
-  await waitFor(view, { type: "busy" }, { from });
-  const replay = view.posted.slice(from);
-  assert.deepEqual(types(replay), ["clear", "session", "user", "thinking", "saying", "turnEnd", "busy"]);
-  assert.equal(replay.find((m) => m.type === "saying").text, "tok0 tok1 tok2 ");
 });
 
 withChat("Ask About Selection sends the question with the file, lines and code", async ({ view }) => {
@@ -299,53 +181,3 @@ withChat("Show Context opens what the model sees as Markdown", async ({ view }) 
   assert.match(document.content, /## user\n\n!echo remembered/);
   assert.match(document.content, /## assistant\n\nremembered/);
 });
-
-withChat("a command line that cannot start says which setting to fix", async ({ view }) => {
-  const { last } = await send(view, "hello");
-  assert.equal(last.type, "error");
-  assert.match(last.text, /Could not start the elelem daemon \(\/nonexistent\/elelem daemon\): .*ENOENT.*elelem\.command/);
-}, { "elelem.command": "/nonexistent/elelem daemon" });
-
-withChat("a daemon that exits at startup shows its stderr", async ({ view }) => {
-  const { last } = await send(view, "hello");
-  assert.equal(last.type, "error");
-  assert.match(last.text, /exited during startup:\nboom/);
-}, { "elelem.command": `${JSON.stringify(process.execPath)} -e "console.error('boom'); process.exit(3)"` });
-
-withChat("a bad setting is a clear error", async ({ view }) => {
-  const { last } = await send(view, "hello");
-  assert.equal(last.type, "error");
-  assert.match(last.text, /elelem.command: unterminated " quote/);
-}, { "elelem.command": 'python "-m elelem_daemon' });
-
-withChat("an unknown provider is reported", async ({ view }) => {
-  const { last } = await send(view, "hello");
-  assert.equal(last.type, "error");
-  assert.match(last.text, /nosuch/);
-}, { "elelem.provider": "nosuch" });
-
-// Workspace trust: a project plugin adds the /marker command only in a trusted workspace.
-function pluginWorkspace() {
-  const ws = workspace();
-  fs.mkdirSync(path.join(ws, ".agents/plugins"), { recursive: true });
-  fs.writeFileSync(
-    path.join(ws, ".agents/plugins/marker.py"),
-    'def register(plugin):\n    @plugin.command("marker", "project plugin loaded")\n    def marker(session, args):\n        session.output.say("marked")\n',
-  );
-  return ws;
-}
-
-withChat("a trusted workspace loads the project's plugins", async ({ view }) => {
-  const { posted } = await send(view, "!echo hi");
-  const session = posted.find((m) => m.type === "session");
-  assert.equal(session.trusted, true);
-  assert.ok(session.commands.some((c) => c.name === "marker"));
-}, {}, { workspace: pluginWorkspace(), trusted: true });
-
-withChat("an untrusted workspace tells the daemon, which skips project plugins", async ({ view }) => {
-  const { posted } = await send(view, "!echo hi");
-  const session = posted.find((m) => m.type === "session");
-  assert.equal(session.trusted, false);
-  assert.ok(!session.commands.some((c) => c.name === "marker"));
-  assert.match((await send(view, "/marker")).last.output, /unknown command/);
-}, {}, { workspace: pluginWorkspace(), trusted: false });
