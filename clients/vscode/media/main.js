@@ -16,6 +16,7 @@ let busy = false;
 let turn = null; // {id, el, last: {kind, el, text}}
 let tools = new Map();
 let completions = { items: [], index: 0 };
+let asking = null; // the tool card body a permission question went into
 
 function el(tag, className, text) {
   const node = document.createElement(tag);
@@ -157,10 +158,23 @@ const handlers = {
     add(el("pre", "command-output", m.output || "(no output)"));
   },
   ask(m) {
-    notice("ask", `Elelem asks: ${m.prompt}`);
+    // A permission question belongs to the tool call waiting for it: show it in its card.
+    const card = m.kind === "permission" && turn ? [...turn.el.querySelectorAll("details.tool.running")].at(-1) : null;
+    const node = el("div", "notice ask", `Elelem asks: ${m.prompt}`);
+    if (m.kind === "permission" && m.tool && !card) {
+      node.append(el("div", "label", `Tool: ${m.tool.name}`), el("pre", "arguments", JSON.stringify(m.tool.arguments ?? {}, null, 2)));
+    }
+    if (m.tool?.diff) node.append(el("pre", "diff", m.tool.diff));
+    asking = card ? card.querySelector(".body") : null;
+    if (card) card.open = true;
+    (asking ?? (turn ? turn.el : log)).append(node);
+    node.scrollIntoView({ block: "end" });
   },
   answer(m) {
-    notice("answer", m.text === null ? "No answer." : `You answered: ${m.text}`);
+    const node = el("div", "notice answer", m.text === null ? "No answer." : `You answered: ${m.text}`);
+    (asking ?? (turn ? turn.el : log)).append(node);
+    asking = null;
+    node.scrollIntoView({ block: "end" });
   },
   history(m) {
     for (const message of m.messages) {

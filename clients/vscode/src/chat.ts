@@ -152,7 +152,10 @@ export class Chat implements vscode.Disposable {
   async load(sessionId: string): Promise<void> {
     if (this.busy) throw new Error("A turn is still running: press Stop first.");
     const daemon = await this.ensureDaemon();
-    const loaded = await daemon.request<LoadedSession>(Method.sessionLoad, { sessionId });
+    const loaded = await daemon.request<LoadedSession>(Method.sessionLoad, {
+      sessionId,
+      trusted: vscode.workspace.isTrusted,
+    });
     const old = this.session;
     if (old && old.sessionId !== loaded.sessionId) {
       await daemon

@@ -26,6 +26,15 @@ function daemonCommand() {
   return `"${fs.existsSync(python) ? python : "python3"}" -m elelem_daemon`;
 }
 
+/**
+ * The daemon's environment for tests: its own state dir (stored sessions) and config dir,
+ * whose permissions file allows `execute` so tool-call tests need no approval.
+ */
+const HOME = fs.mkdtempSync(path.join(os.tmpdir(), "elelem-vscode-home-"));
+fs.mkdirSync(path.join(HOME, "config/elelem"), { recursive: true });
+fs.writeFileSync(path.join(HOME, "config/elelem/permissions"), "execute allow\n");
+const DAEMON_ENV = { ELELEM_STATE_DIR: path.join(HOME, "state"), XDG_CONFIG_HOME: path.join(HOME, "config") };
+
 /** A fresh workspace folder (so no stray .agents/plugins get loaded). */
 function workspace() {
   return fs.mkdtempSync(path.join(os.tmpdir(), "elelem-vscode-ws-"));
@@ -35,7 +44,7 @@ async function activate(settings = {}, options = {}) {
   fake.reset();
   fake.workspaceFolder = options.workspace ?? workspace();
   fake.trusted = options.trusted ?? true;
-  fake.settings = { "elelem.command": daemonCommand(), "elelem.provider": "stub", ...settings };
+  fake.settings = { "elelem.command": daemonCommand(), "elelem.provider": "stub", "elelem.env": DAEMON_ENV, ...settings };
   const context = {
     subscriptions: [],
     extensionUri: vscode.Uri.file(ROOT),
@@ -96,4 +105,4 @@ async function until(predicate, timeout = TIMEOUT) {
   }
 }
 
-module.exports = { vscode, fake, extension, activate, deactivate, waitFor, send, alive, until, workspace, daemonCommand, ROOT, REPO };
+module.exports = { DAEMON_ENV, vscode, fake, extension, activate, deactivate, waitFor, send, alive, until, workspace, daemonCommand, ROOT, REPO };

@@ -115,7 +115,7 @@ withChat("changing elelem.command offers a restart that uses it", async ({ view,
   await send(view, "!echo one");
   const pid = chat.daemonPid;
   fake.answers.push((kind, choices) => choices[0]);
-  fake.changeSettings({ "elelem.env": { ELELEM_LOG_LEVEL: "debug" } });
+  fake.changeSettings({ "elelem.env": { ...fake.settings["elelem.env"], ELELEM_LOG_LEVEL: "debug" } });
   await until(() => !alive(pid), 5000);
   assert.match(fake.messages[0][1], /command line or environment changed/);
   fake.changeSettings({ "elelem.model": "other" }); // not the daemon's: no question

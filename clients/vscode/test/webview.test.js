@@ -205,3 +205,37 @@ test("a failed turn shows its error once", async () => {
   assert.equal(await page.textContent(".stop-reason.error"), "Error: the model is down");
   assert.equal(await page.locator(".markdown").count(), 0);
 });
+
+test("a permission question shows the tool, its arguments and its diff", async () => {
+  const { page, post } = await open();
+  await post(
+    {
+      type: "ask",
+      kind: "permission",
+      prompt: "Allow write?",
+      tool: { name: "write", arguments: { path: "a.txt", content: "new" }, diff: "--- a/a.txt\n+++ b/a.txt\n-old\n+new\n" },
+    },
+    { type: "answer", text: "allow" },
+  );
+  await page.waitForSelector(".notice.answer");
+  assert.match(await page.textContent(".notice.ask"), /Elelem asks: Allow write\?Tool: write/);
+  assert.match(await page.textContent(".notice.ask pre.arguments"), /"path": "a.txt"/);
+  assert.equal(await page.textContent(".notice.ask pre.diff"), "--- a/a.txt\n+++ b/a.txt\n-old\n+new\n");
+  assert.equal(await page.textContent(".notice.answer"), "You answered: allow");
+});
+
+test("a permission question for a running tool goes into its card", async () => {
+  const { page, post } = await open();
+  await post(
+    { type: "user", text: "go" },
+    { type: "doing", turnId: 1, id: "c1", name: "execute", arguments: { command: "rm -rf build" } },
+    { type: "ask", kind: "permission", prompt: "Allow execute: rm -rf build?", tool: { name: "execute", arguments: { command: "rm -rf build" } } },
+  );
+  await page.waitForSelector("details.tool .notice.ask");
+  assert.equal(await page.getAttribute("details.tool", "open"), "");
+  assert.equal(await page.locator("details.tool .notice.ask pre").count(), 0, "the card shows the arguments already");
+  await post({ type: "answer", text: "deny" }, { type: "result", turnId: 1, id: "c1", name: "execute", ok: false, result: { error: "User denied permission: execute", ok: false } });
+  await page.waitForSelector("details.tool.error");
+  assert.equal(await page.textContent("details.tool .notice.answer"), "You answered: deny");
+  assert.match(await page.textContent("details.tool pre.result"), /User denied permission/);
+});

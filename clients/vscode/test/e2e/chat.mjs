@@ -61,6 +61,21 @@ async function runCommand(page, title) {
   throw new Error(`the command palette never offered ${title}`);
 }
 
+/** Wait for `done`; a daemon whose permission policy asks before `execute` shows a quick pick: allow. */
+async function approveIfAsked(page, done) {
+  const allow = page.locator('.quick-input-widget .monaco-list-row[aria-label*="Allow"]').first();
+  const deadline = Date.now() + STEP_TIMEOUT;
+  while (Date.now() < deadline) {
+    if (await done.count()) return;
+    if (await allow.isVisible().catch(() => false)) {
+      step("the daemon asks permission for execute: Allow");
+      await allow.click();
+    }
+    await page.waitForTimeout(200);
+  }
+  throw new Error("the tool call never completed");
+}
+
 async function send(frame, text) {
   await frame.waitForSelector("#send:not([disabled])", { timeout: STEP_TIMEOUT });
   await frame.fill("#input", text);
@@ -121,7 +136,7 @@ async function main() {
     step("a tool call renders with its arguments and result");
     await send(frame, '!tool execute {"command":"echo hi"}');
     const tool = frame.locator("details.tool.ok").first();
-    await tool.waitFor();
+    await approveIfAsked(page, tool);
     check((await tool.locator(".name").textContent()) === "execute", "tool name");
     check((await tool.locator(".args").textContent()).includes("echo hi"), "tool arguments");
     await tool.locator("summary").click();
