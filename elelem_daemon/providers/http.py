@@ -113,6 +113,18 @@ def error_detail(body: bytes) -> tuple[str, set[str]]:
     return str(message), codes
 
 
+def root_cause(exc: BaseException) -> str:
+    """The operating system's words (`Connection refused`) under httpx's wrapping."""
+    found, seen = str(exc), 0
+    while exc is not None and seen < 10:
+        if isinstance(exc, OSError) and isinstance(exc.errno, int) and exc.errno > 0:
+            found = os.strerror(exc.errno)
+        elif isinstance(exc, OSError) and exc.strerror:
+            found = exc.strerror
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return found
+
+
 class HTTPProvider:
     """Base class: subclasses set `name` and implement `request` and `decode`."""
 
@@ -208,7 +220,8 @@ class HTTPProvider:
                 f"{self.name}: {url} sent nothing for {timeout.read:g} s (ELELEM_READ_TIMEOUT)"
             )
         if isinstance(exc, httpx.ConnectError):
-            return Failure(f"{self.name}: cannot connect to {url}: {exc}{hint}", retryable=True)
+            reason = root_cause(exc)
+            return Failure(f"{self.name}: cannot connect to {url}: {reason}{hint}", retryable=True)
         if isinstance(exc, httpx.TransportError):
             reason = str(exc) or type(exc).__name__
             return Failure(f"{self.name}: the stream from {url} broke off: {reason}", True)

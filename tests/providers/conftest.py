@@ -91,13 +91,9 @@ def point(monkeypatch: pytest.MonkeyPatch, name: str, url: str) -> None:
         monkeypatch.setenv("OLLAMA_HOST", url)
 
 
-@pytest.fixture
-def provider(
-    request: pytest.FixtureRequest, server: ReplayServer, monkeypatch: pytest.MonkeyPatch
-) -> Any:
-    """The provider named by the test's `provider_name` parameter, built by its factory."""
-    name = request.param
-    point(monkeypatch, name, server.url)
+def make(name: str, url: str, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """Provider NAME built by its factory, talking to URL; its backoff waits are recorded."""
+    point(monkeypatch, name, url)
     built = REGISTRY.build_provider(name)
     built.waits = []
 
@@ -106,6 +102,14 @@ def provider(
 
     built.sleep = sleep
     return built
+
+
+@pytest.fixture
+def provider(
+    request: pytest.FixtureRequest, server: ReplayServer, monkeypatch: pytest.MonkeyPatch
+) -> Any:
+    """The provider named by the test's indirect `provider` parameter."""
+    return make(request.param, server.url, monkeypatch)
 
 
 async def collect(provider: Any, messages: list[dict[str, Any]] | None = None) -> list[dict]:

@@ -89,9 +89,17 @@ class ReplayServer:
         self.replies.extend(replies)
 
     def stop(self) -> None:
-        self._loop.call_soon_threadsafe(self._server.close)
+        async def shutdown() -> None:
+            self._server.close()
+            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+        asyncio.run_coroutine_threadsafe(shutdown(), self._loop).result(10)
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(10)
+        self._loop.close()
 
     # -- the thread -------------------------------------------------------------
     def _run(self) -> None:
@@ -148,7 +156,10 @@ class ReplayServer:
             elif isinstance(step, Sleep):
                 await asyncio.sleep(step.seconds)
             elif isinstance(step, Gate):
-                await asyncio.get_running_loop().run_in_executor(None, step.event.wait, 30)
+                for _ in range(3000):  # 30 s at most
+                    if step.event.is_set():
+                        break
+                    await asyncio.sleep(0.01)
             elif isinstance(step, Cut):
                 return False  # _serve closes the socket; the body never finishes
             elif isinstance(step, Hang):

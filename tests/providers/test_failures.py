@@ -1,0 +1,354 @@
+"""Every failure becomes one clear error naming the provider; retries only before any event."""
+
+from __future__ import annotations
+
+import socket
+
+import pytest
+
+from elelem_daemon.errors import ProviderError
+
+from .conftest import PROMPT, README_TOOL, make, stream
+from .replay import Cut, Reply, Sleep, json_reply
+
+ALL = ["anthropic", "openai", "ollama"]
+PATH = {"anthropic": "/v1/messages", "openai": "/v1/chat/completions", "ollama": "/api/chat"}
+FIRST = {  # one saying event, in each wire format
+    "anthropic": b'event: message_start\ndata: {"type":"message_start","message":{"id":"m",'
+    b'"usage":{"input_tokens":1,"output_tokens":1}}}\n\nevent: content_block_start\n'
+    b'data: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}'
+    b'\n\nevent: content_block_delta\ndata: {"type":"content_block_delta","index":0,'
+    b'"delta":{"type":"text_delta","text":"Let me look."}}\n\n',
+    "openai": b'data: {"choices":[{"index":0,"delta":{"content":"Let me look."}}]}\n\n',
+    "ollama": b'{"message":{"role":"assistant","content":"Let me look."},"done":false}\n',
+}
+ERROR_BODY = {
+    "anthropic": (
+        401,
+        {
+            "type": "error",
+            "error": {"type": "authentication_error", "message": "invalid x-api-key"},
+            "request_id": "req_011",
+        },
+    ),
+    "openai": (
+        401,
+        {
+            "error": {
+                "message": "Incorrect API key provided.",
+                "type": "invalid_request_error",
+                "param": None,
+                "code": "invalid_api_key",
+            }
+        },
+    ),
+    "ollama": (404, {"error": 'model "gpt-oss:latest" not found, try pulling it first'}),
+}
+ERROR_TEXT = {
+    "anthropic": "anthropic 401: invalid x-api-key",
+    "openai": "openai 401: Incorrect API key provided.",
+    "ollama": 'ollama 404: model "gpt-oss:latest" not found, try pulling it first '
+    "(run: ollama pull gpt-oss:latest)",
+}
+
+
+async def failure(provider) -> tuple[list[dict], str]:
+    events = []
+    with pytest.raises(ProviderError) as caught:
+        async for event in provider.fetch(PROMPT, [README_TOOL]):
+            events.append(event)
+    return events, str(caught.value)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.parametrize("provider", ALL, indirect=True)
+async def test_non_2xx_names_provider_status_and_message(provider, server):
+    status, payload = ERROR_BODY[provider.name]
+    server.queue(json_reply(status, payload))
+    assert await failure(provider) == ([], ERROR_TEXT[provider.name])
+    assert len(server.requests) == 1  # not retried
+
+
+@pytest.mark.parametrize("name", ALL)
+async def test_turn_ends_with_error_reply(name, server, monkeypatch, tmp_path):
+    from .conftest import session_for
+
+    session, out = session_for(name, server, monkeypatch, tmp_path)
+    status, payload = ERROR_BODY[name]
+    server.queue(json_reply(status, payload))
+    reply = await session.turn("hi")
+    assert reply == f"Error: {ERROR_TEXT[name]}"
+    assert session.agent.stop_reason == "error"
+    assert session.conversation[-1] == {"role": "assistant", "content": reply}
+    assert ("say", (ERROR_TEXT[name], "error")) in out.events
+
+
+@pytest.mark.parametrize("provider", ["openai"], indirect=True)
+async def test_body_that_is_not_json_is_quoted(provider, server):
+    server.queue(Reply([b"<html>Bad gateway</html>"], 404, content_type="text/html"))
+    server.queue(Reply([], 404))
+    assert await failure(provider) == ([], "openai 404: <html>Bad gateway</html>")
+    assert await failure(provider) == ([], "openai 404: Not Found")
+
+
+@pytest.mark.parametrize("name", ALL)
+async def test_refused_connection_names_the_url_after_retries(name, monkeypatch):
+    url = f"http://127.0.0.1:{free_port()}"
+    provider = make(name, url, monkeypatch)
+    events, text = await failure(provider)
+    assert text.startswith(f"{name}: cannot connect to {url}{PATH[name]}: ")
+    assert "Connection refused" in text or "Errno 111" in text
+    if name == "ollama":
+        assert text.endswith("(is Ollama running? Start it with: ollama serve)")
+    assert len(provider.waits) == 2  # ELELEM_RETRIES default
+
+
+async def test_connect_timeout_names_the_url(monkeypatch):
+    monkeypatch.setenv("ELELEM_CONNECT_TIMEOUT", "0.3")
+    monkeypatch.setenv("ELELEM_RETRIES", "0")
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(0)  # never accepts: once the backlog is full, connecting hangs
+    port = listener.getsockname()[1]
+    fillers = []
+    for _ in range(3):
+        filler = socket.socket()
+        filler.setblocking(False)
+        try:
+            filler.connect(("127.0.0.1", port))
+        except BlockingIOError:
+            pass
+        fillers.append(filler)
+    try:
+        provider = make("openai", f"http://127.0.0.1:{port}", monkeypatch)
+        _, text = await failure(provider)
+    finally:
+        for s in [listener, *fillers]:
+            s.close()
+    assert text == (
+        f"openai: cannot connect to http://127.0.0.1:{port}/v1/chat/completions: "
+        "no answer within 0.3 s (ELELEM_CONNECT_TIMEOUT)"
+    )
+
+
+@pytest.mark.parametrize("name", ALL)
+async def test_read_timeout_names_the_url(name, server, monkeypatch):
+    monkeypatch.setenv("ELELEM_READ_TIMEOUT", "0.3")
+    provider = make(name, server.url, monkeypatch)
+    server.queue(Reply([FIRST[name], Sleep(10)]))
+    events, text = await failure(provider)
+    assert events == [{"type": "saying", "text": "Let me look."}]
+    assert text == f"{name}: {server.url}{PATH[name]} sent nothing for 0.3 s (ELELEM_READ_TIMEOUT)"
+
+
+@pytest.mark.parametrize("provider", ["anthropic"], indirect=True)
+async def test_529_retried_after_retry_after(provider, server):
+    overloaded = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+    server.queue(json_reply(529, overloaded, {"retry-after": "3"}), stream("anthropic_text.sse"))
+    events = await provider_events(provider)
+    assert provider.waits == [3.0]
+    assert [e["text"] for e in events if e["type"] == "saying"] == ["The README", " says: # Demo"]
+    assert len(server.requests) == 2
+    assert server.requests[0].body == server.requests[1].body
+
+
+@pytest.mark.parametrize("provider", ["openai"], indirect=True)
+async def test_429_retry_after_ms_and_http_date(provider, server):
+    limited = {"error": {"message": "Rate limit reached", "code": "rate_limit_exceeded"}}
+    server.queue(
+        json_reply(429, limited, {"retry-after-ms": "1500"}),
+        json_reply(429, limited, {"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}),
+        stream("openai_text.sse"),
+    )
+    await provider_events(provider)
+    assert provider.waits == [1.5, 0.0]  # a date in the past means: now
+
+
+@pytest.mark.parametrize("provider", ["ollama"], indirect=True)
+async def test_backoff_is_exponential_capped_and_gives_up(provider, server):
+    for _ in range(3):
+        server.queue(json_reply(500, {"error": "boom"}))
+    assert await failure(provider) == ([], "ollama 500: boom")
+    assert len(server.requests) == 3
+    first, second = provider.waits
+    assert 0.5 <= first <= 1.0 and 1.0 <= second <= 2.0
+
+
+@pytest.mark.parametrize("provider", ["openai"], indirect=True)
+async def test_quota_is_not_retried(provider, server):
+    quota = {
+        "error": {
+            "message": "You exceeded your current quota",
+            "type": "insufficient_quota",
+            "code": "insufficient_quota",
+        }
+    }
+    server.queue(json_reply(429, quota))
+    assert await failure(provider) == ([], "openai 429: You exceeded your current quota")
+    assert provider.waits == []
+
+
+@pytest.mark.parametrize("provider", ["anthropic"], indirect=True)
+async def test_spend_limit_is_not_retried(provider, server):
+    spend = {
+        "type": "error",
+        "error": {
+            "type": "rate_limit_error",
+            "message": "Spend limit",
+            "details": {"error_code": "enforced_spend_limit_reached"},
+        },
+    }
+    server.queue(json_reply(429, spend))
+    assert await failure(provider) == ([], "anthropic 429: Spend limit")
+
+
+async def test_retry_after_beyond_the_cap_fails_at_once(server, monkeypatch):
+    monkeypatch.setenv("ELELEM_RETRY_MAX_DELAY", "10")
+    provider = make("openai", server.url, monkeypatch)
+    server.queue(json_reply(503, {"error": {"message": "busy"}}, {"retry-after": "120"}))
+    assert await failure(provider) == ([], "openai 503: busy (retry after 120 s)")
+    assert provider.waits == []
+
+
+async def test_retries_setting(server, monkeypatch):
+    monkeypatch.setenv("ELELEM_RETRIES", "0")
+    provider = make("openai", server.url, monkeypatch)
+    server.queue(json_reply(503, {"error": {"message": "busy"}}))
+    assert await failure(provider) == ([], "openai 503: busy")
+    assert len(server.requests) == 1
+
+
+@pytest.mark.parametrize("provider", ["anthropic"], indirect=True)
+async def test_stream_error_before_any_event_is_retried(provider, server):
+    start = FIRST["anthropic"].split(b"\n\n")[0] + b"\n\n"
+    error = (
+        b'event: error\ndata: {"type":"error","error":{"type":"overloaded_error",'
+        b'"message":"Overloaded"}}\n\n'
+    )
+    server.queue(Reply([start, error]), stream("anthropic_text.sse"))
+    events = await provider_events(provider)
+    assert len(server.requests) == 2 and len(provider.waits) == 1
+    assert events[0] == {"type": "saying", "text": "The README"}
+
+
+@pytest.mark.parametrize("provider", ["anthropic"], indirect=True)
+async def test_stream_error_after_an_event_is_not_retried(provider, server):
+    error = (
+        b'event: error\ndata: {"type":"error","error":{"type":"overloaded_error",'
+        b'"message":"Overloaded"}}\n\n'
+    )
+    server.queue(Reply([FIRST["anthropic"], error]))
+    events, text = await failure(provider)
+    assert events == [{"type": "saying", "text": "Let me look."}]
+    assert text == "anthropic overloaded_error: Overloaded"
+    assert len(server.requests) == 1
+
+
+@pytest.mark.parametrize("provider", ALL, indirect=True)
+async def test_cut_stream_after_an_event(provider, server):
+    server.queue(Reply([FIRST[provider.name], Cut()]))
+    events, text = await failure(provider)
+    assert events == [{"type": "saying", "text": "Let me look."}]
+    assert text.startswith(
+        f"{provider.name}: the stream from {server.url}{PATH[provider.name]} broke off: "
+    )
+    assert len(server.requests) == 1
+
+
+@pytest.mark.parametrize("provider", ALL, indirect=True)
+async def test_cut_stream_before_any_event_is_retried(provider, server):
+    text_stream = {
+        "anthropic": "anthropic_text.sse",
+        "openai": "openai_text.sse",
+        "ollama": "ollama_text.ndjson",
+    }[provider.name]
+    server.queue(Reply([Cut()]), stream(text_stream))
+    events = await provider_events(provider)
+    assert events[0] == {"type": "saying", "text": "The README"}
+    assert len(server.requests) == 2
+
+
+ENDED = {
+    "anthropic": "anthropic: the stream ended before message_stop",
+    "openai": "openai: the stream ended before finish_reason or [DONE]",
+    "ollama": 'ollama: the stream ended before "done": true',
+}
+
+
+@pytest.mark.parametrize("provider", ALL, indirect=True)
+async def test_stream_that_ends_early(provider, server):
+    """Closed cleanly (no length, connection: close) but without the API's last word."""
+    server.queue(Reply([FIRST[provider.name]], chunked=False))
+    assert await failure(provider) == (
+        [{"type": "saying", "text": "Let me look."}],
+        ENDED[provider.name],
+    )
+
+
+MALFORMED = {
+    "anthropic": (
+        b'event: content_block_delta\ndata: {"type":"content_block_delta",\n\n',
+        'anthropic: malformed stream data: \'{"type":"content_block_delta",\'',
+    ),
+    "openai": (b"data: {not json}\n\n", "openai: malformed stream data: '{not json}'"),
+    "ollama": (
+        b'{"message":{"content":\n',
+        'ollama: malformed NDJSON line: \'{"message":{"content":\'',
+    ),
+}
+
+
+@pytest.mark.parametrize("provider", ALL, indirect=True)
+async def test_malformed_line(provider, server):
+    data, text = MALFORMED[provider.name]
+    server.queue(Reply([FIRST[provider.name], data]))
+    assert await failure(provider) == ([{"type": "saying", "text": "Let me look."}], text)
+
+
+MID_STREAM = {
+    "openai": (
+        b'data: {"error":{"message":"upstream overloaded","code":502}}\n\n',
+        "openai: upstream overloaded",
+    ),
+    "ollama": (
+        b'{"error":"an error was encountered while running the model"}\n',
+        "ollama: an error was encountered while running the model",
+    ),
+}
+
+
+@pytest.mark.parametrize("provider", ["openai", "ollama"], indirect=True)
+async def test_error_inside_the_stream(provider, server):
+    data, text = MID_STREAM[provider.name]
+    server.queue(Reply([FIRST[provider.name], data]))
+    assert await failure(provider) == ([{"type": "saying", "text": "Let me look."}], text)
+
+
+@pytest.mark.parametrize("provider", ["openai"], indirect=True)
+async def test_openrouter_finish_reason_error(provider, server):
+    data = (
+        b'data: {"choices":[{"index":0,"delta":{"content":""},"finish_reason":"error"}],'
+        b'"error":{"code":502,"message":"Provider returned error"}}\n\n'
+    )
+    server.queue(Reply([FIRST["openai"], data]))
+    assert (await failure(provider))[1] == "openai: Provider returned error"
+
+
+@pytest.mark.parametrize("provider", ["anthropic"], indirect=True)
+async def test_unexpected_shape_is_an_error_not_a_crash(provider, server):
+    data = (
+        b'event: content_block_delta\ndata: {"type":"content_block_delta","index":7,'
+        b'"delta":{"type":"text_delta","text":"x"}}\n\n'
+    )
+    server.queue(Reply([FIRST["anthropic"], data]))
+    _, text = await failure(provider)
+    assert text == "anthropic: unexpected stream data (KeyError: 7)"
+
+
+async def provider_events(provider) -> list[dict]:
+    return [e async for e in provider.fetch(PROMPT, [README_TOOL])]
