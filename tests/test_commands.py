@@ -60,8 +60,8 @@ async def test_provider_and_model(session):
     assert session.provider.model == "tiny"
     out = await session.command("/provider nosuch")
     assert (
-        out
-        == 'error: unknown provider: "nosuch". Available: anthropic, ollama, openai, stub. Run: pip install elelem-nosuch'
+        out == 'error: unknown provider: "nosuch". Available: anthropic, ollama, openai, stub. '
+        "Run: pip install elelem-nosuch"
     )
     assert session.provider_name == "stub"
 
