@@ -17,6 +17,7 @@ that message's `tool_use` blocks, as the API requires when a turn continues afte
 from __future__ import annotations
 
 import json
+import logging
 import os
 from collections.abc import AsyncIterator
 from typing import Any
@@ -28,6 +29,7 @@ from .calls import doing
 from .http import Failure, HTTPProvider
 from .sse import sse_events
 
+log = logging.getLogger(__name__)
 DEFAULT_MODEL = "claude-opus-4-5"
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 VERSION = "2023-06-01"
@@ -64,6 +66,8 @@ class AnthropicProvider(HTTPProvider):
         base = base_url or os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL
         self.url = base.rstrip("/") + "/v1/messages"
         self.max_tokens = max_tokens or whole("ANTHROPIC_MAX_TOKENS", 16000)
+        if self.max_tokens < 1:
+            raise ProviderError("ANTHROPIC_MAX_TOKENS must be at least 1")
         budget = (
             whole("ANTHROPIC_THINKING_BUDGET", 0) if thinking_budget is None else thinking_budget
         )
@@ -132,6 +136,8 @@ class AnthropicProvider(HTTPProvider):
                     yield doing(block["id"], block["name"], block["partial"])
             elif kind == "message_delta":
                 usage.update(counts(event.get("usage")))
+                if (event.get("delta") or {}).get("stop_reason") == "max_tokens":
+                    log.warning("anthropic: the reply hit max_tokens (ANTHROPIC_MAX_TOKENS)")
             elif kind == "message_stop":
                 break
             elif kind == "error":

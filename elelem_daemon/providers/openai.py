@@ -17,6 +17,7 @@ Settings (environment):
 from __future__ import annotations
 
 import json
+import logging
 import os
 from collections.abc import AsyncIterator
 from typing import Any
@@ -28,6 +29,7 @@ from .calls import doing
 from .http import RETRY_STATUS, Failure, HTTPProvider
 from .sse import sse_events
 
+log = logging.getLogger(__name__)
 DEFAULT_MODEL = "gpt-4o"
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
@@ -111,6 +113,8 @@ class OpenAIProvider(HTTPProvider):
                     raise stream_error(chunk)
                 if choice.get("finish_reason") and not finished:
                     finished = True
+                    if choice["finish_reason"] == "length":
+                        log.warning("openai: the reply hit the model's token limit")
                     for event in doings(calls):
                         yield event
         else:

@@ -352,3 +352,66 @@ async def test_unexpected_shape_is_an_error_not_a_crash(provider, server):
 
 async def provider_events(provider) -> list[dict]:
     return [e async for e in provider.fetch(PROMPT, [README_TOOL])]
+
+
+async def test_unknown_host_names_the_url(monkeypatch):
+    """DNS failure text (built from the resolver's error as httpx wraps it; no DNS in tests)."""
+    import httpx
+
+    provider = make("openai", "http://no-such-host.invalid", monkeypatch)
+    try:
+        try:
+            raise socket.gaierror(-2, "Name or service not known")
+        except OSError as cause:
+            raise httpx.ConnectError("[Errno -2] Name or service not known") from cause
+    except httpx.ConnectError as exc:
+        failure = provider.transport_failure(exc, "http://no-such-host.invalid/v1/chat/completions")
+    assert str(failure) == (
+        "openai: cannot connect to http://no-such-host.invalid/v1/chat/completions: "
+        "Name or service not known"
+    )
+    assert failure.retryable
+
+
+@pytest.mark.parametrize(
+    "name, body, warning",
+    [
+        (
+            "anthropic",
+            b'event: message_delta\ndata: {"type":"message_delta","delta":'
+            b'{"stop_reason":"max_tokens"},"usage":{"output_tokens":9}}\n\n'
+            b'event: message_stop\ndata: {"type":"message_stop"}\n\n',
+            "anthropic: the reply hit max_tokens (ANTHROPIC_MAX_TOKENS)",
+        ),
+        (
+            "openai",
+            b'data: {"choices":[{"index":0,"delta":{},"finish_reason":"length"}]}\n\n',
+            "openai: the reply hit the model's token limit",
+        ),
+    ],
+)
+async def test_a_reply_cut_by_the_token_limit_is_logged(
+    name, body, warning, server, monkeypatch, caplog
+):
+    provider = make(name, server.url, monkeypatch)
+    server.queue(Reply([FIRST[name], body]))
+    events = [e async for e in provider.fetch(PROMPT, [README_TOOL])]
+    assert events[0] == {"type": "saying", "text": "Let me look."}
+    assert warning in caplog.text
+
+
+async def test_injected_client(server):
+    import httpx
+
+    from elelem_daemon.providers.openai import OpenAIProvider
+
+    from .conftest import stream
+
+    client = httpx.AsyncClient(timeout=httpx.Timeout(5.0))
+    provider = OpenAIProvider(model="m", client=client, base_url=f"{server.url}/v1")
+    assert provider.client is client
+    server.queue(stream("openai_text.sse"))
+    assert [e["type"] async for e in provider.fetch(PROMPT, [])] == ["saying", "saying", "usage"]
+    assert "tools" not in server.requests[0].json and "tool_choice" not in server.requests[0].json
+    await provider.aclose()
+    assert client.is_closed
