@@ -10,7 +10,7 @@ import pytest
 
 from .conftest import CANARY, session_for, stream
 from .replay import Reply, json_reply
-from .test_failures import FIRST
+from .samples import FIRST
 
 KEY = CANARY.encode()
 

@@ -10,7 +10,7 @@ import pytest
 
 from .conftest import session_for, stream
 from .replay import Hang, Reply
-from .test_failures import FIRST
+from .samples import FIRST
 
 BAD_CALL = {
     "anthropic": (
