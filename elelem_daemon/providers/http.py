@@ -94,23 +94,28 @@ def retry_after(headers: httpx.Headers) -> float | None:
 
 
 def error_detail(body: bytes) -> tuple[str, set[str]]:
-    """The API's own message and its error codes, from any of the three error shapes."""
+    """The API's own message (one line, clipped) and its error codes, from any of the
+    three error shapes."""
     text = body.decode("utf-8", errors="replace").strip()
     try:
         payload = json.loads(text)
     except ValueError:
-        return text[:300], set()
+        return one_line(text), set()
     if not isinstance(payload, dict):
-        return text[:300], set()
+        return one_line(text), set()
     error = payload.get("error", payload)
     if isinstance(error, str):
-        return error, set()
+        return one_line(error), set()
     if not isinstance(error, dict):
-        return text[:300], set()
+        return one_line(text), set()
     details = error.get("details") if isinstance(error.get("details"), dict) else {}
     codes = {str(c) for c in (error.get("code"), error.get("type"), details.get("error_code")) if c}
-    message = error.get("message") or text[:300]
-    return str(message), codes
+    return one_line(str(error.get("message") or text)), codes
+
+
+def one_line(text: str, limit: int = 300) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def root_cause(exc: BaseException) -> str:

@@ -172,7 +172,11 @@ def stream_error(chunk: dict[str, Any]) -> Failure:
 
 
 def encode(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The agent's history in Chat Completions shape; tool calls as JSON-string arguments."""
+    """The agent's history in Chat Completions shape; tool calls as JSON-string arguments.
+
+    An assistant message with only tool calls gets `content: ""`, not null: OpenAI takes
+    both, llama-cpp-python's server rejects null.
+    """
     out: list[dict[str, Any]] = []
     for message in messages:
         role, content = message["role"], message.get("content")
@@ -188,7 +192,7 @@ def encode(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
             out.append(
                 {
                     "role": "assistant",
-                    "content": content or None,
+                    "content": "" if content is None else str(content),
                     "tool_calls": [
                         {
                             "id": c["id"],

@@ -238,3 +238,13 @@ async def test_injected_client(server):
     assert "tools" not in server.requests[0].json and "tool_choice" not in server.requests[0].json
     await provider.aclose()
     assert client.is_closed
+
+
+@pytest.mark.parametrize("provider", ["openai"], indirect=True)
+async def test_long_multi_line_error_is_one_clipped_line(provider, server):
+    message = "7 validation errors:\n" + "\n".join(f"  {{'loc': {n}}}" for n in range(40))
+    server.queue(json_reply(400, {"error": {"message": message}}))
+    _, text = await failure(provider)
+    assert "\n" not in text
+    assert text.startswith("openai 400: 7 validation errors: {'loc': 0} {'loc': 1}")
+    assert text.endswith("...") and len(text) == len("openai 400: ") + 303

@@ -168,7 +168,7 @@ async def test_openai_turn(server, monkeypatch, project):
     ]
 
 
-async def test_openai_several_calls_content_null(server, monkeypatch, project):
+async def test_openai_several_calls_content_empty(server, monkeypatch, project):
     monkeypatch.setenv("OPENAI_STREAM_USAGE", "0")
     session, out = session_for("openai", server, monkeypatch, project)
     server.queue(stream("openai_reasoning_tools.sse", 3), stream("openai_text.sse"))
@@ -177,7 +177,7 @@ async def test_openai_several_calls_content_null(server, monkeypatch, project):
     assert server.requests[1].json["messages"][2:] == [
         {
             "role": "assistant",
-            "content": None,
+            "content": "",
             "tool_calls": [
                 {
                     "id": "call_a",
