@@ -1,0 +1,69 @@
+"""Peer: the same cold-start and stream-throughput work through an agent built on the
+official ACP Python SDK (`servers/peer_agent.py`), side by side with the daemon.
+
+The ratio is daemon / peer: below 1 is a faster start, above 1 a faster stream.
+"""
+
+from __future__ import annotations
+
+import time
+
+from ..context import Context
+from ..table import Row
+from ..wire import Conn
+from .coldstart import side_by_side
+from .throughput import counter, daemon_rate
+
+
+async def acp_initialize(conn: Conn) -> object:
+    return await conn.request("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
+
+
+async def peer_rate(ctx: Context, count: int) -> float:
+    conn = await ctx.peer()
+    try:
+        await acp_initialize(conn)
+        session = await conn.request("session/new", {"cwd": str(ctx.home), "mcpServers": []})
+        seen = counter(conn, "session/update")
+        start = time.perf_counter()
+        result = await conn.request(
+            "session/prompt",
+            {"sessionId": session["sessionId"], "prompt": [{"type": "text", "text": str(count)}]},
+            timeout=600,
+        )
+        elapsed = time.perf_counter() - start
+    finally:
+        await conn.close()
+    if result.get("stopReason") != "end_turn" or seen[0] != count:
+        raise RuntimeError(f"peer stream: {seen[0]} of {count} updates, {result}")
+    return count / elapsed
+
+
+async def run(ctx: Context) -> list[Row]:
+    daemon_ms, peer_ms, runs = await side_by_side(ctx, ctx.peer, acp_initialize)
+    count, rates = ctx.n(100_000, 5_000), ctx.n(3, 1)
+    daemon, peer = [], []
+    for _ in range(rates):
+        daemon.append(await daemon_rate(ctx, count))
+        peer.append(await peer_rate(ctx, count))
+    note = "baseline: ACP SDK agent"
+    return [
+        Row(
+            "peer: cold start",
+            daemon_ms,
+            "ms",
+            peer_ms,
+            target="faster than the peer (< 1×)",
+            ok=daemon_ms < peer_ms,
+            note=f"median of {runs}; {note}",
+        ),
+        Row(
+            "peer: stream throughput",
+            max(daemon),
+            "ev/s",
+            max(peer),
+            target="faster than the peer (> 1×)",
+            ok=max(daemon) > max(peer),
+            note=f"{count:,} deltas, best of {rates}; {note}",
+        ),
+    ]

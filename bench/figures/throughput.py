@@ -1,0 +1,79 @@
+"""Stream throughput: one turn whose provider streams N `saying` deltas, read by a client.
+
+The daemon runs the stub provider's `!stream N` turn; the baseline is the raw framed
+writer (`servers/echo.py`, `bench/stream`), which writes the same `event/saying`
+messages with one `write` + `flush` each. Both are read by the same client; the rate
+is N over the time from sending the request to its response. Best of the runs.
+"""
+
+from __future__ import annotations
+
+import time
+
+from ..context import Context, initialize, open_session
+from ..table import Row
+from ..wire import Conn
+
+TARGET = 0.6
+
+
+def counter(conn: Conn, method: str) -> list[int]:
+    seen = [0]
+
+    def count(params: dict) -> None:
+        seen[0] += 1
+
+    conn.on_notify[method] = count
+    return seen
+
+
+async def daemon_rate(ctx: Context, count: int) -> float:
+    conn = await ctx.daemon()
+    try:
+        await initialize(conn)
+        session = await open_session(conn, ctx.home)
+        seen = counter(conn, "event/saying")
+        start = time.perf_counter()
+        result = await conn.request(
+            "session/turn", {"sessionId": session, "text": f"!stream {count}"}, timeout=600
+        )
+        elapsed = time.perf_counter() - start
+    finally:
+        await conn.close()
+    if result.get("stopReason") != "end_turn" or seen[0] != count:
+        raise RuntimeError(f"daemon stream: {seen[0]} of {count} deltas, {result}")
+    return count / elapsed
+
+
+async def raw_rate(ctx: Context, count: int) -> float:
+    conn = await ctx.echo()
+    try:
+        await initialize(conn)
+        seen = counter(conn, "event/saying")
+        start = time.perf_counter()
+        await conn.request("bench/stream", {"sessionId": "s", "count": count}, timeout=600)
+        elapsed = time.perf_counter() - start
+    finally:
+        await conn.close()
+    if seen[0] != count:
+        raise RuntimeError(f"raw writer: {seen[0]} of {count} messages")
+    return count / elapsed
+
+
+async def run(ctx: Context) -> list[Row]:
+    count, runs = ctx.n(100_000, 5_000), ctx.n(3, 1)
+    daemon, raw = [], []
+    for _ in range(runs):
+        daemon.append(await daemon_rate(ctx, count))
+        raw.append(await raw_rate(ctx, count))
+    return [
+        Row(
+            "stream throughput",
+            max(daemon),
+            "ev/s",
+            max(raw),
+            target=f"≥ {TARGET}× raw",
+            ok=max(daemon) / max(raw) >= TARGET,
+            note=f"{count:,} deltas, best of {runs}; baseline: raw framed writer",
+        )
+    ]
