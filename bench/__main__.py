@@ -35,6 +35,11 @@ def parser() -> argparse.ArgumentParser:
         action="store_true",
         help="also record the table in bench/README.md (full runs only)",
     )
+    cli.add_argument(
+        "--daemon-python",
+        default=sys.executable,
+        help="the interpreter whose `elelem daemon` is measured (default: this one)",
+    )
     cli.add_argument("--strict", action="store_true", help="exit 2 when a target does not hold")
     return cli
 
@@ -83,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 1
-    ctx = Context(quick=options.quick)
+    ctx = Context(quick=options.quick, daemon_python=options.daemon_python)
     try:
         rows, crashed = asyncio.run(measure(ctx, names))
     finally:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 import tempfile
 from dataclasses import dataclass, field
@@ -34,6 +33,7 @@ SCRUBBED = (
 class Context:
     quick: bool = False
     python: str = sys.executable
+    daemon_python: str = sys.executable  # another checkout's venv: compare its daemon
     home: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="bench-home-")))
 
     def n(self, full: int, quick: int) -> int:
@@ -58,12 +58,10 @@ class Context:
 
     def daemon_argv(self) -> list[str]:
         """`elelem daemon` from this interpreter's environment (or `-m` without the script)."""
-        script = Path(self.python).parent / "elelem"
-        if not script.exists() and (found := shutil.which("elelem")):
-            script = Path(found)
+        script = Path(self.daemon_python).parent / "elelem"
         if script.exists():
             return [str(script), "daemon"]
-        return [self.python, "-m", "elelem_daemon", "daemon"]
+        return [self.daemon_python, "-m", "elelem_daemon", "daemon"]
 
     async def daemon(self, **env: str) -> Conn:
         conn = await Conn.spawn(self.daemon_argv(), env=self.env(**env), cwd=str(self.home))

@@ -11,12 +11,16 @@ import time
 from ..context import Context
 from ..table import Row
 from ..wire import Conn
-from .coldstart import side_by_side
+from . import coldstart
 from .throughput import counter, daemon_rate
 
 
 async def acp_initialize(conn: Conn) -> object:
     return await conn.request("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
+
+
+async def acp_new_session(conn: Conn) -> object:
+    return await conn.request("session/new", {"cwd": "/", "mcpServers": []})
 
 
 async def peer_rate(ctx: Context, count: int) -> float:
@@ -40,7 +44,10 @@ async def peer_rate(ctx: Context, count: int) -> float:
 
 
 async def run(ctx: Context) -> list[Row]:
-    daemon_ms, peer_ms, runs = await side_by_side(ctx, ctx.peer, acp_initialize)
+    peer_server = coldstart.Server(ctx.peer, acp_initialize, acp_new_session)
+    (daemon_ms, _), (peer_ms, _), runs = await coldstart.side_by_side(
+        ctx, coldstart.daemon(ctx), peer_server
+    )
     count, rates = ctx.n(100_000, 5_000), ctx.n(3, 1)
     daemon, peer = [], []
     for _ in range(rates):
