@@ -30,6 +30,7 @@ async def run(ctx: Context) -> list[Row]:
     conn = await ctx.daemon()
     try:
         await initialize(conn)
+        await conn.request("session/list", {})  # a first request: everything is loaded
         idle = await settled_mb(conn)
         for _ in range(sessions):
             await open_session(conn, ctx.home)
