@@ -77,10 +77,10 @@ class Context:
         return await Conn.spawn(argv, framing="ndjson", env=self.env(), cwd=str(self.home))
 
 
-async def initialize(conn: Conn) -> Any:
+async def initialize(conn: Conn, **capabilities: Any) -> Any:
     return await conn.request(
         "initialize",
-        {"processId": os.getpid(), "clientInfo": {"name": "bench"}, "capabilities": {}},
+        {"processId": os.getpid(), "clientInfo": {"name": "bench"}, "capabilities": capabilities},
     )
 
 
