@@ -9,6 +9,7 @@ linear growth means the 100k time is about 10× the 10k time.
 from __future__ import annotations
 
 import gc
+import json
 import time
 from pathlib import Path
 
@@ -47,6 +48,23 @@ def build_ms(size: int, cwd: Path, box: Toolbox, repeats: int) -> float:
     return min(times)
 
 
+def wire_ms(size: int, cwd: Path, box: Toolbox, repeats: int) -> float | None:
+    """The `openai` provider's request for the same fetch, JSON-encoded as httpx sends it."""
+    try:
+        from elelem_daemon.providers.openai import OpenAIProvider
+    except ImportError:  # the real providers are not in this build (issue 4)
+        return None
+    provider = OpenAIProvider("bench", base_url="http://127.0.0.1:9/v1", api_key="bench")
+    messages, tools = transcript(size, cwd).messages(), box.definitions()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        _, _, body = provider.request(messages, tools)
+        json.dumps(body).encode()
+        times.append((time.perf_counter() - start) * 1000)
+    return min(times)
+
+
 async def run(ctx: Context) -> list[Row]:
     box = toolbox()
     sizes = (1_000, 10_000, 100_000)
@@ -64,6 +82,17 @@ async def run(ctx: Context) -> list[Row]:
             target="linear (≤ 1.5)",
             ok=growth <= 1.5,
             note=f"1k→10k: {(ms[mid] / ms[small]) / (mid / small):.2f}; 1.00 is linear",
+        )
+    )
+    wire = wire_ms(10_000, ctx.home, box, repeats)
+    rows.append(
+        Row(
+            "openai request body, 10,000 kept",
+            wire,
+            "ms",
+            note="provider.request + JSON, as sent (informative)"
+            if wire is not None
+            else "not measured: no `openai` provider in this build (issue 4)",
         )
     )
     return rows
