@@ -93,6 +93,8 @@ def converter_factory() -> Any:
 class ElelemProtocol(JsonRPCProtocol):
     """pygls' JSON-RPC protocol with a strict entry (`receive`) and errors with kinds."""
 
+    _encode: Callable[[Any], str] | None = None
+
     def receive(self, body: bytes) -> bool:
         """Handle one frame's body; False if it was not JSON (the caller may resync)."""
         try:
@@ -150,6 +152,18 @@ class ElelemProtocol(JsonRPCProtocol):
 
     def notify(self, method: str, params: Any | None = None) -> None:
         self._send_data({"jsonrpc": "2.0", "method": method, "params": params})
+
+    def _send_data(self, data: Any) -> None:
+        """One frame, from a reused compact encoder (pygls builds one per message and
+        logs every body). ASCII JSON, so the header counts bytes and characters alike."""
+        if not data or self.writer is None:
+            return
+        if self._encode is None:
+            self._encode = json.JSONEncoder(
+                separators=(",", ":"), default=self._serialize_message
+            ).encode
+        body = self._encode(data).encode()
+        self.writer.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
 
     def _send_response(
         self, msg_id: Any, result: Any | None = None, error: Any | None = None
