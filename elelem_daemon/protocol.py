@@ -275,7 +275,8 @@ async def run(
     server = JsonRPCServer(ElelemProtocol, converter_factory)
     protocol: ElelemProtocol = server.protocol  # type: ignore[assignment]
     peer = Connection(protocol, stopped)
-    protocol.set_writer(Stdout(stdout or sys.stdout.buffer, lambda: peer.stop(0)))
+    writer = Stdout(stdout or sys.stdout.buffer, lambda: peer.stop(0))
+    protocol.set_writer(writer)
     daemon = Daemon(peer, provider, model)
     register(server, daemon)
     for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
@@ -288,6 +289,7 @@ async def run(
     pending = [f for f in protocol._request_futures.values() if isinstance(f, asyncio.Future)]
     if pending:
         await asyncio.wait(pending, timeout=SETTLE)
+    writer.flush()
     return code
 
 
