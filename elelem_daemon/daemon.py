@@ -23,29 +23,6 @@ from .errors import ElelemError, InvalidParams, SessionBusy, UnknownSession
 log = logging.getLogger(__name__)
 WATCH_INTERVAL = 1.0
 CLOSE_GRACE = 0.6  # a cancelled turn gets this long to kill its tools (SIGTERM, then SIGKILL)
-MAX_COALESCE_MS = 1000  # the slowest render rate a client may ask for (events.coalesceMs)
-
-
-def render_interval(capabilities: dict[str, Any]) -> float:
-    """`capabilities.events.coalesceMs` (0 to 1000 ms; absent or null is 0) in seconds."""
-    events = capabilities.get("events")
-    if events is None:
-        return 0.0
-    if not isinstance(events, dict):
-        raise InvalidParams(
-            "capabilities.events must be an object",
-            errors=["capabilities.events: expected an object"],
-        )
-    ms = events.get("coalesceMs")
-    if ms is None:
-        return 0.0
-    if isinstance(ms, bool) or not isinstance(ms, int | float) or not 0 <= ms <= MAX_COALESCE_MS:
-        raise InvalidParams(
-            f"capabilities.events.coalesceMs must be a number of milliseconds from 0 to "
-            f"{MAX_COALESCE_MS}, got {ms!r}",
-            errors=[f"capabilities.events.coalesceMs: expected 0 to {MAX_COALESCE_MS}"],
-        )
-    return ms / 1000
 
 
 class ShuttingDown(ElelemError):
@@ -161,7 +138,7 @@ class Daemon:
                 "capabilities.input.ask must be a boolean",
                 errors=["capabilities.input.ask: expected a boolean"],
             )
-        interval = render_interval(caps)
+        interval = spec.render_interval(caps)
         self.ask, self.initialized, self.interval = bool(ask), True, interval
         for live in self.sessions.values():
             live.session.input.enabled = self.ask
