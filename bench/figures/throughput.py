@@ -99,6 +99,6 @@ async def run(ctx: Context) -> list[Row]:
             coalesced,
             "ev/s",
             max(raw),
-            note=f"capabilities.events.coalesceMs: {notes:,} notifications for {count:,} deltas",
+            note=f"capabilities.events.coalesceMs: {count:,} deltas in {notes:,} notification(s)",
         ),
     ]
