@@ -87,6 +87,22 @@ def converter_factory() -> Any:
     return converter
 
 
+def compact_encoder(default: Callable[[Any], Any]) -> Callable[[Any], str]:
+    """Compact ASCII JSON from one C encoder built once (`json.dumps` builds one per call).
+
+    No circular-reference bookkeeping: the daemon's messages are trees, and a reused
+    marker table could keep stale entries after a failed encode.
+    """
+    from json.encoder import c_make_encoder, encode_basestring_ascii
+
+    if c_make_encoder is None:  # an interpreter without the C accelerator
+        return json.JSONEncoder(separators=(",", ":"), default=default).encode
+    encoder = c_make_encoder(
+        None, default, encode_basestring_ascii, None, ":", ",", False, False, True
+    )
+    return lambda obj: "".join(encoder(obj, 0))
+
+
 class ElelemProtocol(JsonRPCProtocol):
     """pygls' JSON-RPC protocol with a strict entry (`receive`) and errors with kinds."""
 
@@ -156,9 +172,7 @@ class ElelemProtocol(JsonRPCProtocol):
         if not data or self.writer is None:
             return
         if self._encode is None:
-            self._encode = json.JSONEncoder(
-                separators=(",", ":"), default=self._serialize_message
-            ).encode
+            self._encode = compact_encoder(self._serialize_message)
         body = self._encode(data).encode()
         self.writer.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
 
