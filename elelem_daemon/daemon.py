@@ -189,7 +189,7 @@ class Daemon:
         default = self.provider or default_provider()
         provider = p.get("provider") or default
         model = p.get("model") or (self.model if provider == default else None)
-        events = Events(self.peer, self.interval)
+        events = Events(self.peer)
         asker = Asker(self.peer, events, self.ask)
         session = start(
             self.registry,
@@ -201,6 +201,7 @@ class Daemon:
             project=p.get("trusted", True),
         )
         events.session_id = session.id
+        events.interval = self.interval
         self.sessions[session.id] = Live(session, events)
         return {
             **self.sessions[session.id].describe(),
