@@ -34,6 +34,7 @@ from .daemon import Daemon
 from .framing import BadFrame, FrameReader
 from .messages import is_id, shape_problem
 from .stdio import Connection, Stdout
+from .stdio import serve as serve  # the entry is stdio.serve; this name stays for old imports
 
 log = logging.getLogger(__name__)
 
