@@ -23,6 +23,7 @@ local thinking_rows = {}
 ---@field think_mark integer?
 ---@field header integer? extmark on the running turn's `## elelem` line
 ---@field said boolean text was streamed since the turn began or the last tool call
+---@field listed boolean the last lines are tool lines
 ---@field calls table<string, integer> tool call id -> extmark on its line
 ---@field queue {kind: string, text: string}[]
 ---@field scheduled boolean
@@ -122,8 +123,10 @@ function Chat:stream(kind, text)
       if self.empty then
         self.empty = false
       else
-        api.nvim_buf_set_lines(buf, -1, -1, false, { "" })
+        -- after tool lines (a Markdown list), a blank line starts a new paragraph
+        api.nvim_buf_set_lines(buf, -1, -1, false, self.listed and { "", "" } or { "" })
       end
+      self.listed = false
       self.mode, self.block, self.think_mark = kind, api.nvim_buf_line_count(buf) - 1, nil
     end
     local count = api.nvim_buf_line_count(buf)
@@ -188,7 +191,7 @@ function Chat:user(text)
   vim.list_extend(lines, { "", "## elelem" })
   local row = self:lines(lines) + #lines - 1
   self.header = api.nvim_buf_set_extmark(self:buffer(), ns, row, 0, {})
-  self.said, self.calls = false, {}
+  self.said, self.calls, self.listed = false, {}, false
 end
 
 ---@param value any
@@ -221,7 +224,7 @@ function Chat:doing(params)
   local buf = self:buffer()
   api.nvim_buf_set_extmark(buf, ns, row, 0, { end_col = 2 + #name, hl_group = "ElelemTool" })
   self.calls[tostring(params.id)] = api.nvim_buf_set_extmark(buf, ns_tool, row, 0, {})
-  self.said = false
+  self.said, self.listed = false, true
 end
 
 --- Its result: ` ✓` or ` ✗ error` at the end of the call's line.
@@ -271,7 +274,7 @@ function Chat:finish(result)
       api.nvim_buf_set_extmark(self:buffer(), ns, row, 0, { virt_text = { { "  " .. summary, "ElelemDim" } } })
     end
   end
-  self.header, self.mode = nil, nil
+  self.header, self.mode, self.listed = nil, nil, false
 end
 
 --- Something the agent printed (`event/say`).

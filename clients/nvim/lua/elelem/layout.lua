@@ -44,6 +44,7 @@ local function open_chat(buf)
     foldtext = "v:lua.require'elelem.chat'.foldtext()",
     foldlevel = config.options.thinking.folded and 0 or 99,
     foldenable = true,
+    foldminlines = 0,
     winfixwidth = vertical,
     winfixheight = not vertical,
   })
