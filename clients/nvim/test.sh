@@ -31,6 +31,7 @@ unset ELELEM_PROVIDER ANTHROPIC_API_KEY OPENAI_API_KEY 2>/dev/null || true
 
 arch="$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-gnu)"
 cd "$here"
-LUA_PATH="/usr/share/lua/5.1/?.lua;/usr/share/lua/5.1/?/init.lua;;" \
+[ $# -gt 0 ] || set -- spec/
+LUA_PATH="$here/?.lua;/usr/share/lua/5.1/?.lua;/usr/share/lua/5.1/?/init.lua;;" \
 LUA_CPATH="/usr/lib/$arch/lua/5.1/?.so;;" \
-  timeout 900 "$nvim" -l "$(command -v busted)" "$@" spec/
+  timeout 900 "$nvim" -l "$(command -v busted)" "$@"

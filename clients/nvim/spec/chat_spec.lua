@@ -3,6 +3,8 @@
 local H = require("spec.helpers")
 
 describe("the chat", function()
+  teardown(H.shutdown)
+
   before_each(function()
     H.setup()
     H.reset()

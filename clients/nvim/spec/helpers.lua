@@ -7,6 +7,7 @@ H.tmp = assert(os.getenv("ELELEM_TEST_TMP"), "run the specs with clients/nvim/te
 H.project = H.tmp .. "/project"
 
 vim.opt.rtp:prepend(H.root)
+vim.cmd("filetype on")
 vim.cmd.runtime("plugin/elelem.lua")
 vim.fn.mkdir(H.project, "p")
 vim.fn.writefile({ "# A project", "", "It has a readme." }, H.project .. "/README.md")
@@ -85,6 +86,12 @@ function H.record()
   return seen, function()
     daemon.handlers.notification = original
   end
+end
+
+--- Stops this file's daemon. busted loads each spec file with fresh modules (insulation),
+--- so every file must stop the daemon its modules started: use as `teardown(H.shutdown)`.
+function H.shutdown()
+  require("elelem.daemon").shutdown()
 end
 
 --- A fresh tab session and an empty notification log.

@@ -39,6 +39,7 @@ local S = {
   generation = 0,
   stopping = false,
   exited_generation = 0, -- set from the fast exit callback, for `shutdown()`'s wait
+  handled_generation = 0, -- the last exit handled in the loop
   ---@type {code: integer, signal: integer}?
   last_exit = nil,
 }
@@ -119,9 +120,10 @@ end
 ---@param code integer
 ---@param signal integer
 local function on_exit(gen, code, signal)
-  if gen ~= S.generation then
+  if gen ~= S.generation or S.handled_generation >= gen then
     return
   end
+  S.handled_generation = gen
   local expected = S.stopping
   S.rpc, S.info, S.stopping = nil, nil, false
   S.state = expected and "stopped" or "dead"
@@ -184,6 +186,7 @@ function M.start()
     server_request = serve,
     on_exit = function(code, signal)
       S.exited_generation = math.max(S.exited_generation, gen)
+      S.exit_status = { code = code, signal = signal }
       vim.schedule(function()
         on_exit(gen, code, signal)
       end)
@@ -292,6 +295,8 @@ function M.shutdown(timeout)
   end, 10)
   if not ended then
     rpc.terminate()
+  else
+    on_exit(gen, S.exit_status.code, S.exit_status.signal) -- now, not after we return
   end
   return ended
 end

@@ -101,6 +101,20 @@ function M.context()
   return M.open("/context")
 end
 
+--- `path` relative to `dir` when it is inside it (the agent's tools resolve paths there).
+---@param path string
+---@param dir string
+---@return string
+local function relative(path, dir)
+  path = vim.fs.normalize(vim.fn.fnamemodify(path, ":p"))
+  dir = vim.fs.normalize(vim.fn.fnamemodify(dir, ":p"))
+  local prefix = dir:sub(-1) == "/" and dir or dir .. "/"
+  if vim.startswith(path, prefix) then
+    return path:sub(#prefix + 1)
+  end
+  return vim.fn.fnamemodify(path, ":~")
+end
+
 --- Sends lines `line1`..`line2` of buffer `buf` as context, with `prompt` (or puts them in
 --- the prompt area to be asked about when there is no prompt).
 ---@param line1 integer
@@ -110,7 +124,7 @@ end
 function M.selection(line1, line2, prompt, buf)
   buf = buf or vim.api.nvim_get_current_buf()
   local name = vim.api.nvim_buf_get_name(buf)
-  local path = name == "" and "[No Name]" or vim.fn.fnamemodify(name, ":.")
+  local path = name == "" and "[No Name]" or relative(name, config.cwd())
   local lines = vim.api.nvim_buf_get_lines(buf, line1 - 1, line2, false)
   local longest = 2
   for _, line in ipairs(lines) do
