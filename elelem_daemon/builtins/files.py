@@ -61,5 +61,9 @@ def register(plugin: Plugin) -> None:
             }
         data = text.replace(args["old"], args["new"], 1).encode("utf-8")
         path.write_bytes(data)
-        return {"bytes": len(data), "path": args["path"], "replaced": args["old"],
-                "with": args["new"]}
+        return {
+            "bytes": len(data),
+            "path": args["path"],
+            "replaced": args["old"],
+            "with": args["new"],
+        }
