@@ -96,6 +96,31 @@ describe("the chat", function()
     assert.are.equal(-3, input.omnifunc(1, ""))
   end)
 
+  it("completes a command's argument from the daemon", function()
+    H.turn("!echo hi")
+    local got
+    require("elelem.input").arguments(H.session():input(), "/context j", function(start, items)
+      got = { start = start, items = items }
+    end)
+    H.wait(function()
+      return got ~= nil
+    end, "session/complete")
+    assert.are.same({ start = 10, items = { "json" } }, got)
+  end)
+
+  it("closes the chat on /exit", function()
+    vim.cmd("Elelem !echo hi")
+    H.idle()
+    local s = H.session()
+    local old = s.id
+    vim.cmd("Elelem /exit")
+    H.wait(function()
+      return s.id ~= old
+    end, "the session to end")
+    assert.is_nil(require("elelem.layout").find(s.chat:buffer()))
+    assert.is_false(s.busy)
+  end)
+
   it("sends the prompt area with <CR> and empties it", function()
     vim.cmd("Elelem")
     local s = H.session()

@@ -49,6 +49,15 @@ end
 input.commands = function()
   return session.current():commands()
 end
+input.request = function(text, cb)
+  local s = session.current()
+  if not s.id then
+    return cb({})
+  end
+  daemon.request("session/complete", { sessionId = s.id, text = text }, function(err, result)
+    cb(not err and result and result.items or {})
+  end)
+end
 
 --- Configures the plugin; see `:help elelem-setup`. Raises on a bad option.
 ---@param opts elelem.Config?

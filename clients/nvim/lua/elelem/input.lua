@@ -1,5 +1,6 @@
 --- The prompt area under a chat: a small Markdown buffer. `<CR>` (normal mode) or `<C-s>`
---- (both modes) sends it; `/` lines complete command names with `<Tab>` or `<C-x><C-o>`.
+--- (both modes) sends it. In a `/` line `<Tab>` completes the command name (also
+--- `<C-x><C-o>`) from the session's commands, then its argument from `session/complete`.
 local M = {}
 
 local api = vim.api
@@ -45,9 +46,19 @@ function M.create(name, actions)
     local before = api.nvim_get_current_line():sub(1, api.nvim_win_get_cursor(0)[2])
     if vim.fn.pumvisible() == 1 then
       return "<C-n>"
+    elseif before:match("^/%S*$") then
+      return "<C-x><C-o>"
+    elseif before:match("^/%S+%s") then
+      M.arguments(buf, before, function(start, items)
+        local now = api.nvim_get_current_line():sub(1, api.nvim_win_get_cursor(0)[2])
+        if #items > 0 and api.nvim_get_current_buf() == buf and vim.fn.mode() == "i" and now == before then
+          vim.fn.complete(start, items)
+        end
+      end)
+      return ""
     end
-    return before:match("^/%S*$") and "<C-x><C-o>" or "<Tab>"
-  end, { buffer = buf, expr = true, desc = "elelem: complete a command" })
+    return "<Tab>"
+  end, { buffer = buf, expr = true, desc = "elelem: complete a command or its argument" })
   return buf
 end
 
@@ -86,6 +97,24 @@ function M.matches(commands, prefix)
     return a.word < b.word
   end)
   return items
+end
+
+--- Asks the daemon for `text`'s completions (`session/complete`); set by `init`.
+---@type fun(text: string, cb: fun(items: string[]))
+M.request = function(_, cb)
+  cb({})
+end
+
+--- Completions of the argument being typed after `/name `: `done(start_column, items)`,
+--- with the 1-based column where the argument starts (for `complete()`).
+---@param _buf integer
+---@param before string the line up to the cursor
+---@param done fun(start: integer, items: string[])
+function M.arguments(_buf, before, done)
+  local head = before:match("^/%S+%s+")
+  M.request(before, function(items)
+    done(#head + 1, items)
+  end)
 end
 
 --- 'omnifunc' of prompt buffers: completes `/name` at the start of a line.

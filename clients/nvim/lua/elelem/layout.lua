@@ -43,6 +43,8 @@ local function open_chat(buf)
     foldexpr = "v:lua.require'elelem.chat'.foldexpr(v:lnum)",
     foldtext = "v:lua.require'elelem.chat'.foldtext()",
     foldlevel = config.options.thinking.folded and 0 or 99,
+    conceallevel = 2,
+    concealcursor = "",
     foldenable = true,
     foldminlines = 0,
     winfixwidth = vertical,

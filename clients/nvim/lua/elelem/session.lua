@@ -202,6 +202,10 @@ function Session:command(line, epoch)
     end
     self.busy = false
     self.chat:output(tostring(result.output or ""))
+    if result.exit then -- /exit: this session is over
+      self:reset()
+      return layout.close({ self.chat:buffer(), self:input() })
+    end
     self:refresh()
     self:update() -- /provider and /model change what the winbar shows
   end)
