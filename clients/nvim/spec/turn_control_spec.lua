@@ -87,3 +87,44 @@ describe("a running turn", function()
     assert.matches("✗ the user gave no answer\n%? ok%? → %(no answer%)", H.text())
   end)
 end)
+
+describe("a permission question", function()
+  local select = vim.ui.select
+
+  before_each(function()
+    H.setup()
+    H.reset()
+  end)
+
+  after_each(function()
+    vim.ui.select = select
+  end)
+
+  it("names the tool, shows its diff and offers allow / deny / always", function()
+    H.turn("!echo hi") -- a session with a chat
+    local offered
+    vim.ui.select = function(items, opts, done)
+      offered = { items = items, prompt = opts.prompt, kind = opts.kind }
+      vim.schedule(function()
+        done("always")
+      end)
+    end
+    local answer
+    coroutine.wrap(function() -- as vim.lsp.rpc runs server requests
+      answer = require("elelem.ask").answer({
+        sessionId = H.session().id,
+        kind = "permission",
+        prompt = "Allow write?",
+        tool = { name = "write", arguments = { path = "a.txt" }, diff = "--- a.txt\n+++ a.txt\n+hello\n" },
+        options = { "allow", "deny", "always" },
+      })
+    end)()
+    H.wait(function()
+      return answer ~= nil
+    end, "the answer")
+    assert.are.same({ text = "always" }, answer)
+    assert.are.same({ items = { "allow", "deny", "always" }, prompt = 'Allow write({"path":"a.txt"})?',
+      kind = "elelem.permission" }, offered)
+    assert.matches("```diff\n%-%-%- a%.txt\n%+%+%+ a%.txt\n%+hello\n```\n%? Allow write%? → always$", H.text())
+  end)
+end)

@@ -3,7 +3,10 @@
 --- gives server requests, so it yields until the user answers and never blocks the editor.
 local M = {}
 
---- Shows questions and answers in the asking session's chat (set by `elelem.init`).
+--- Shows a question (a permission's diff) and its answer in the asking session's chat
+--- (both set by `elelem.init`).
+---@type fun(params: table)
+M.on_question = function() end
 ---@type fun(params: table, answer: string?)
 M.on_answer = function() end
 
@@ -40,6 +43,7 @@ end
 function M.answer(params)
   local co, main = coroutine.running()
   local answered, answer, yielded = false, nil, false
+  M.on_question(params)
   M.show(params, function(text)
     if answered then
       return

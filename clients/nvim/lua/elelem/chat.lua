@@ -4,15 +4,14 @@
 --- thinking, the streamed reply and one `+ name(args)` line per tool call that gains ` ✓` or
 --- ` ✗ error` when its result comes. Stream deltas are queued and written once per loop tick;
 --- every other write flushes the queue first, so the buffer always follows event order.
+local thinking = require("elelem.thinking")
+
 local M = {}
 
 local api = vim.api
 local ns = api.nvim_create_namespace("elelem.chat")
 local ns_think = api.nvim_create_namespace("elelem.thinking")
 local ns_tool = api.nvim_create_namespace("elelem.tools")
-
----@type table<integer, table<integer, true>> buffer -> set of 0-based thinking rows (for folds)
-local thinking_rows = {}
 
 ---@class elelem.Chat
 ---@field name string
@@ -48,13 +47,7 @@ function Chat:buffer()
   vim.bo[buf].modifiable = false
   vim.b[buf].elelem_chat = true
   self.buf, self.empty, self.mode, self.calls = buf, true, nil, {}
-  thinking_rows[buf] = {}
-  api.nvim_create_autocmd("BufWipeout", {
-    buffer = buf,
-    callback = function()
-      thinking_rows[buf] = nil
-    end,
-  })
+  thinking.track(buf)
   return buf
 end
 
@@ -133,9 +126,7 @@ function Chat:stream(kind, text)
     local parts = split(text)
     local last_row = count - 1 + #parts - 1
     if kind == "thinking" then
-      for row = self.block, last_row do
-        thinking_rows[buf][row] = true -- before the change, so folds see it
-      end
+      thinking.mark(buf, self.block, last_row) -- before the change, so folds see it
     end
     parts[1] = (api.nvim_buf_get_lines(buf, count - 1, count, false)[1] or "") .. parts[1]
     api.nvim_buf_set_lines(buf, count - 1, count, false, parts)
@@ -335,7 +326,7 @@ function Chat:clear()
   for _, space in ipairs({ ns, ns_think, ns_tool }) do
     api.nvim_buf_clear_namespace(buf, space, 0, -1)
   end
-  thinking_rows[buf] = {}
+  thinking.track(buf)
   self.empty, self.mode, self.header, self.calls, self.said = true, nil, nil, {}, false
 end
 
@@ -344,22 +335,6 @@ end
 function Chat:text()
   self:flush()
   return api.nvim_buf_get_lines(self:buffer(), 0, -1, false)
-end
-
---- 'foldexpr' of chat windows: thinking blocks fold.
----@param lnum integer
----@return string
-function M.foldexpr(lnum)
-  local rows = thinking_rows[api.nvim_get_current_buf()]
-  return (rows and rows[lnum - 1]) and "1" or "0"
-end
-
---- 'foldtext' of chat windows.
----@return string
-function M.foldtext()
-  local first = api.nvim_buf_get_lines(0, vim.v.foldstart - 1, vim.v.foldstart, false)[1] or ""
-  local count = vim.v.foldend - vim.v.foldstart + 1
-  return ("▸ thinking (%d line%s): %s"):format(count, count == 1 and "" or "s", first)
 end
 
 return M

@@ -3,6 +3,7 @@
 local ask = require("elelem.ask")
 local config = require("elelem.config")
 local daemon = require("elelem.daemon")
+local events = require("elelem.events")
 local input = require("elelem.input")
 local log = require("elelem.log")
 local session = require("elelem.session")
@@ -36,9 +37,16 @@ vim.api.nvim_create_autocmd("TabClosed", { group = group, callback = session.pru
 vim.api.nvim_create_autocmd("ColorScheme", { group = group, callback = highlights })
 highlights()
 
-daemon.handlers.notification = session.on_notification
-daemon.handlers.exit = session.on_daemon_exit
+daemon.handlers.notification = events.on_notification
+daemon.handlers.exit = events.on_daemon_exit
 daemon.handlers.request["input/ask"] = ask.answer
+ask.on_question = function(params)
+  local s = session.find(params.sessionId)
+  local diff = type(params.tool) == "table" and params.tool.diff
+  if s and type(diff) == "string" and diff ~= "" then
+    s.chat:lines(vim.list_extend(vim.list_extend({ "```diff" }, vim.split(diff:gsub("\n$", ""), "\n")), { "```" }))
+  end
+end
 ask.on_answer = function(params, answer)
   local s = session.find(params.sessionId)
   if s then

@@ -40,8 +40,8 @@ local function open_chat(buf)
   set(win, COMMON)
   set(win, {
     foldmethod = "expr",
-    foldexpr = "v:lua.require'elelem.chat'.foldexpr(v:lnum)",
-    foldtext = "v:lua.require'elelem.chat'.foldtext()",
+    foldexpr = "v:lua.require'elelem.thinking'.foldexpr(v:lnum)",
+    foldtext = "v:lua.require'elelem.thinking'.foldtext()",
     foldlevel = config.options.thinking.folded and 0 or 99,
     conceallevel = 2,
     concealcursor = "",

@@ -260,43 +260,9 @@ function Session:commands()
   return self.info and self.info.commands or {}
 end
 
---- Routes a daemon notification to its session's chat.
----@param method string
----@param params table
-function M.on_notification(method, params)
-  local session = type(params) == "table" and by_id[params.sessionId]
-  if not session then
-    return
-  end
-  local c = session.chat
-  if method == "event/saying" then
-    c:push("saying", tostring(params.text or ""))
-  elseif method == "event/thinking" then
-    c:push("thinking", tostring(params.text or ""))
-  elseif method == "event/doing" then
-    c:doing(params)
-  elseif method == "event/result" then
-    c:result(params)
-  elseif method == "event/say" then
-    c:say(params)
-  end
-end
-
---- The daemon is gone: every session must be created again on its next prompt.
----@param expected boolean
-function M.on_daemon_exit(expected)
+--- Forgets every daemon session id (the daemon is gone).
+function M.forget()
   by_id = {}
-  for tab, session in pairs(M.sessions) do
-    if not api.nvim_tabpage_is_valid(tab) then
-      M.sessions[tab] = nil
-    elseif session.id then
-      session.id, session.info, session.creating = nil, nil, nil
-      if not expected then
-        session.chat:notice("(the daemon stopped: the next prompt starts a new session)")
-      end
-      session:refresh()
-    end
-  end
 end
 
 --- Drops the sessions of closed tabs.
