@@ -33,7 +33,12 @@ vim.api.nvim_create_autocmd("VimLeavePre", {
     daemon.shutdown()
   end,
 })
-vim.api.nvim_create_autocmd("TabClosed", { group = group, callback = session.prune })
+vim.api.nvim_create_autocmd("TabClosed", {
+  group = group,
+  callback = function()
+    vim.schedule(session.prune) -- a closing tab of several windows is still valid here
+  end,
+})
 vim.api.nvim_create_autocmd("ColorScheme", { group = group, callback = highlights })
 highlights()
 

@@ -10,6 +10,7 @@ M.level = "warn"
 local handler = nil
 
 local path = vim.fs.joinpath(vim.fn.stdpath("log") --[[@as string]], "elelem.log")
+local made = false
 
 --- Where the log file is.
 ---@return string
@@ -33,6 +34,10 @@ local function write(level, fmt, ...)
   local message = select("#", ...) > 0 and fmt:format(...) or fmt
   if handler then
     return handler(level, message)
+  end
+  if not made then
+    made = true
+    vim.fn.mkdir(vim.fs.dirname(path), "p")
   end
   local file = io.open(path, "a")
   if file then
