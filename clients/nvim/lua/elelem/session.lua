@@ -71,10 +71,36 @@ function Session:input()
   return self.prompt
 end
 
+--- Keys of the chat buffer: `q` closes, `<C-c>` cancels, `i`/`a`/`o` go to the prompt.
+---@param buf integer
+function Session:keymaps(buf)
+  if vim.b[buf].elelem_keys then
+    return
+  end
+  vim.b[buf].elelem_keys = true
+  local function map(lhs, fn, desc)
+    vim.keymap.set("n", lhs, fn, { buffer = buf, desc = "elelem: " .. desc, nowait = true })
+  end
+  map("q", function()
+    layout.close({ buf, self:input() })
+  end, "close the chat")
+  map("<C-c>", function()
+    self:cancel()
+  end, "cancel the turn")
+  for _, key in ipairs({ "i", "a", "o" }) do
+    map(key, function()
+      self:show("input")
+      vim.cmd.startinsert({ bang = true })
+    end, "write in the prompt area")
+  end
+end
+
 --- Opens the chat windows in this tab, focusing `focus`.
 ---@param focus "input"|"chat"|nil
 function Session:show(focus)
-  layout.open(self.chat:buffer(), self:input(), focus)
+  local buf = self.chat:buffer()
+  self:keymaps(buf)
+  layout.open(buf, self:input(), focus)
   self:refresh()
 end
 
