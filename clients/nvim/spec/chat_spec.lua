@@ -64,6 +64,19 @@ describe("the chat", function()
     assert.matches('\n%+ nosuch%?%({}%) ✗ unknown tool: "nosuch"', H.text())
   end)
 
+  it("shows the diff a write or edit result carries, once", function()
+    local c = require("elelem.chat").new("diffs")
+    c:user("write it")
+    c:doing({ id = "1", name = "write", arguments = { path = "a.txt" } })
+    c:result({ id = "1", name = "write", ok = true, result = { diff = "--- a.txt\n+++ a.txt\n+hi\n", ok = true } })
+    c:doing({ id = "2", name = "edit", arguments = { path = "a.txt" } })
+    c:diff("-hi\n+ho") -- previewed when permission was asked
+    c:result({ id = "2", name = "edit", ok = true, result = { diff = "-hi\n+ho", ok = true } })
+    assert.are.same({ '+ write({"path":"a.txt"}) ✓', "```diff", "--- a.txt", "+++ a.txt", "+hi", "```",
+      '+ edit({"path":"a.txt"}) ✓', "```diff", "-hi", "+ho", "```" }, vim.list_slice(c:text(), 6))
+    vim.api.nvim_buf_delete(c:buffer(), { force = true })
+  end)
+
   it("sends / lines as session commands and shows their output", function()
     H.turn("/help")
     local lines = H.lines()

@@ -23,6 +23,7 @@ local ns_tool = api.nvim_create_namespace("elelem.tools")
 ---@field header integer? extmark on the running turn's `## elelem` line
 ---@field said boolean text was streamed since the turn began or the last tool call
 ---@field listed boolean the last lines are tool lines
+---@field previewed boolean the running tool call's diff is shown already
 ---@field calls table<string, integer> tool call id -> extmark on its line
 ---@field queue {kind: string, text: string}[]
 ---@field scheduled boolean
@@ -215,7 +216,7 @@ function Chat:doing(params)
   local buf = self:buffer()
   api.nvim_buf_set_extmark(buf, ns, row, 0, { end_col = 2 + #name, hl_group = "ElelemTool" })
   self.calls[tostring(params.id)] = api.nvim_buf_set_extmark(buf, ns_tool, row, 0, {})
-  self.said, self.listed = false, true
+  self.said, self.listed, self.previewed = false, true, false
 end
 
 --- Its result: ` ✓` or ` ✗ error` at the end of the call's line.
@@ -237,6 +238,20 @@ function Chat:result(params)
     local hl = params.ok and "ElelemToolOk" or "ElelemToolError"
     api.nvim_buf_set_extmark(buf, ns, row, #line, { end_col = #line + #suffix, hl_group = hl })
   end)
+  local diff = type(params.result) == "table" and params.result.diff
+  if type(diff) == "string" and diff ~= "" and not self.previewed then
+    self:diff(diff) -- what a write or edit changed
+  end
+end
+
+--- A unified diff as a fenced `diff` block (a permission's preview, a write's result).
+---@param diff string
+function Chat:diff(diff)
+  local lines = { "```diff" }
+  vim.list_extend(lines, split((diff:gsub("\n$", ""))))
+  table.insert(lines, "```")
+  self:lines(lines)
+  self.previewed = true
 end
 
 --- Ends the turn: what the stream did not show, and a dim summary beside the heading.

@@ -49,7 +49,7 @@ ask.on_question = function(params)
   local s = session.find(params.sessionId)
   local diff = type(params.tool) == "table" and params.tool.diff
   if s and type(diff) == "string" and diff ~= "" then
-    s.chat:lines(vim.list_extend(vim.list_extend({ "```diff" }, vim.split(diff:gsub("\n$", ""), "\n")), { "```" }))
+    s.chat:diff(diff)
   end
 end
 ask.on_answer = function(params, answer)
