@@ -109,7 +109,7 @@ describe("the chat", function()
     assert.are.equal(-3, input.omnifunc(1, ""))
   end)
 
-  it("completes a command's argument from the daemon", function()
+  it("completes a command's argument and file names from the daemon", function()
     H.turn("!echo hi")
     local got
     require("elelem.input").arguments(H.session():input(), "/context j", function(start, items)
@@ -119,6 +119,14 @@ describe("the chat", function()
       return got ~= nil
     end, "session/complete")
     assert.are.same({ start = 10, items = { "json" } }, got)
+    got = nil
+    require("elelem.input").arguments(H.session():input(), "look at REA", function(start, items)
+      got = { start = start, items = items }
+    end)
+    H.wait(function()
+      return got ~= nil
+    end, "session/complete")
+    assert.are.same({ start = 9, items = { "README.md" } }, got)
   end)
 
   it("closes the chat on /exit", function()

@@ -43,6 +43,20 @@ describe("context", function()
     assert.is_false(s.busy)
   end)
 
+  it("/shell runs in the session's directory and leaves its transcript in the prompt area", function()
+    H.turn("!echo hi")
+    vim.cmd("Elelem /shell pwd; echo from-the-shell")
+    local s = H.session()
+    H.wait(function()
+      return table.concat(vim.api.nvim_buf_get_lines(s:input(), 0, -1, false), "\n"):find("from-the-shell", 1, true) ~= nil
+    end, "the transcript")
+    local prompt = vim.api.nvim_buf_get_lines(s:input(), 0, -1, false)
+    assert.are.same({ "", "", "Shell session:", "", "```", "$ pwd; echo from-the-shell",
+      vim.uv.fs_realpath(H.project), "from-the-shell", "```" }, prompt)
+    assert.are.equal(s:input(), vim.api.nvim_get_current_buf())
+    assert.is_false(s.busy)
+  end)
+
   it(":ElelemContext shows what the model sees", function()
     H.turn("!echo remembered")
     vim.cmd("ElelemContext")

@@ -79,6 +79,23 @@ describe("a running turn", function()
     assert.are.equal("blue", answers[1].params.result.answer)
   end)
 
+  it("closes its question when the turn is cancelled", function()
+    local late
+    vim.ui.input = function(_, done)
+      late = done -- the user never answers
+    end
+    vim.cmd('Elelem !tool interview {"question":"still there?"}')
+    H.wait(function()
+      return late ~= nil
+    end, "the question")
+    vim.cmd("ElelemCancel")
+    H.idle()
+    local text = H.text()
+    assert.matches("%? still there%? → %(dismissed: the turn ended%)\n%[cancelled%]$", text)
+    late("too late")
+    assert.are.equal(text, H.text())
+  end)
+
   it("answers nothing when the user dismisses the question", function()
     vim.ui.input = function(_, done)
       done(nil) -- at once, before the handler could wait

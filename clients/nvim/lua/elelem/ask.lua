@@ -7,7 +7,7 @@ local M = {}
 --- (both set by `elelem.init`).
 ---@type fun(params: table)
 M.on_question = function() end
----@type fun(params: table, answer: string?)
+---@type fun(params: table, answer: string?, dismissed: boolean?)
 M.on_answer = function() end
 
 ---@param params table
@@ -37,28 +37,56 @@ function M.show(params, done)
   end
 end
 
+---@type table<string, fun(answer: string?, dismissed: boolean?)> session id -> its open question
+local open = {}
+
+--- Gives up the open question of a session whose turn has ended (the daemon ignores late
+--- answers): the built-in command-line prompt is closed; another UI's answer is ignored.
+---@param session_id string
+function M.dismiss(session_id)
+  local finish = open[session_id]
+  if not finish then
+    return
+  end
+  finish(nil, true)
+  if vim.fn.getcmdtype() == "@" then -- vim.ui.input's input() is waiting
+    vim.api.nvim_feedkeys(vim.keycode("<C-c>"), "n", false)
+  end
+end
+
 --- The `input/ask` handler: returns `{text}` or `vim.NIL` (no answer).
 ---@param params table
 ---@return table|userdata
 function M.answer(params)
   local co, main = coroutine.running()
   local answered, answer, yielded = false, nil, false
-  M.on_question(params)
-  M.show(params, function(text)
+  local id = params.sessionId
+  local function finish(text, dismissed)
     if answered then
       return
     end
     answered, answer = true, text
-    M.on_answer(params, text)
+    if open[id] == finish then
+      open[id] = nil
+    end
+    M.on_answer(params, text, dismissed)
     if yielded then
       vim.schedule(function()
         coroutine.resume(co)
       end)
     end
+  end
+  if id then
+    open[id] = finish
+  end
+  M.on_question(params)
+  M.show(params, function(text)
+    finish(text)
   end)
   if not answered then
     if main or not co then
-      return vim.NIL -- no coroutine to wait in (Neovim < 0.10 style dispatch): no answer
+      finish(nil, true)
+      return vim.NIL -- no coroutine to wait in: no answer
     end
     yielded = true
     coroutine.yield()

@@ -52,11 +52,12 @@ ask.on_question = function(params)
     s.chat:diff(diff)
   end
 end
-ask.on_answer = function(params, answer)
+ask.on_answer = function(params, answer, dismissed)
   local s = session.find(params.sessionId)
   if s then
     local question = params.prompt or (params.tool and params.tool.name) or "?"
-    s.chat:notice(("? %s → %s"):format(question, answer == nil and "(no answer)" or answer))
+    local shown = dismissed and "(dismissed: the turn ended)" or answer == nil and "(no answer)" or answer
+    s.chat:notice(("? %s → %s"):format(question, shown))
   end
 end
 input.commands = function()

@@ -1,6 +1,7 @@
 --- The prompt area under a chat: a small Markdown buffer. `<CR>` (normal mode) or `<C-s>`
---- (both modes) sends it. In a `/` line `<Tab>` completes the command name (also
---- `<C-x><C-o>`) from the session's commands, then its argument from `session/complete`.
+--- (both modes) sends it. `<Tab>` completes: in a `/` line the command name (also
+--- `<C-x><C-o>`) from the session's commands, then its argument from `session/complete`;
+--- elsewhere the word before the cursor as a file name under the session's directory.
 local M = {}
 
 local api = vim.api
@@ -48,7 +49,7 @@ function M.create(name, actions)
       return "<C-n>"
     elseif before:match("^/%S*$") then
       return "<C-x><C-o>"
-    elseif before:match("^/%S+%s") then
+    elseif before:match("%S$") or before:match("^/%S+%s+$") then
       M.arguments(buf, before, function(start, items)
         local now = api.nvim_get_current_line():sub(1, api.nvim_win_get_cursor(0)[2])
         if #items > 0 and api.nvim_get_current_buf() == buf and vim.fn.mode() == "i" and now == before then
@@ -105,13 +106,14 @@ M.request = function(_, cb)
   cb({})
 end
 
---- Completions of the argument being typed after `/name `: `done(start_column, items)`,
---- with the 1-based column where the argument starts (for `complete()`).
+--- Completions from the daemon for the text before the cursor: a command's argument
+--- after `/name `, else a file name for the last word. Calls `done(start_column, items)`
+--- with the 1-based column where the completed word starts (for `complete()`).
 ---@param _buf integer
 ---@param before string the line up to the cursor
 ---@param done fun(start: integer, items: string[])
 function M.arguments(_buf, before, done)
-  local head = before:match("^/%S+%s+")
+  local head = before:match("^/%S+%s+") or before:match("^.*%s") or ""
   M.request(before, function(items)
     done(#head + 1, items)
   end)

@@ -1,6 +1,7 @@
 --- One daemon session per tab: its chat, its prompt area, and the requests that drive them.
 --- A session is created on the daemon lazily (the first prompt), and again after the daemon
 --- has died or `:ElelemNew`.
+local ask = require("elelem.ask")
 local chat = require("elelem.chat")
 local config = require("elelem.config")
 local daemon = require("elelem.daemon")
@@ -170,6 +171,10 @@ end
 ---@return boolean ok
 ---@return string? reason
 function Session:send(text)
+  local shell = text:match("^/shell%s*(.*)$")
+  if shell and (text == "/shell" or text:match("^/shell%s")) then
+    return self:shell(shell)
+  end
   if self.busy then
     local reason = "elelem: a turn is running; wait for it or :ElelemCancel"
     vim.notify(reason, vim.log.levels.WARN)
@@ -205,7 +210,9 @@ end
 ---@param text string
 ---@param epoch integer
 function Session:turn(text, epoch)
-  daemon.request("session/turn", { sessionId = self.id, text = text }, function(err, result)
+  local id = self.id
+  daemon.request("session/turn", { sessionId = id, text = text }, function(err, result)
+    ask.dismiss(id) -- a question cannot outlive its turn
     if epoch ~= self.epoch then
       return
     elseif err then
@@ -235,6 +242,55 @@ function Session:command(line, epoch)
     self:refresh()
     self:update() -- /provider and /model change what the winbar shows
   end)
+end
+
+--- `/shell [command]` is the client's: a terminal in the session's directory. When it
+--- ends, its transcript waits in the prompt area (the protocol cannot add a message
+--- without a turn), to be sent with a question.
+---@param command string
+---@return boolean
+function Session:shell(command)
+  local cwd = self.info and self.info.cwd or config.cwd()
+  local argv = command ~= "" and { vim.o.shell, vim.o.shellcmdflag, command } or { vim.o.shell }
+  vim.cmd("botright new")
+  local buf = api.nvim_get_current_buf()
+  local opts = {
+    cwd = cwd,
+    on_exit = function()
+      vim.schedule(function()
+        self:transcript(buf, command)
+      end)
+    end,
+  }
+  if vim.fn.has("nvim-0.11") == 1 then
+    opts.term = true
+    vim.fn.jobstart(argv, opts)
+  else
+    vim.fn.termopen(argv, opts)
+  end
+  if #api.nvim_list_uis() > 0 then
+    vim.cmd.startinsert()
+  end
+  return true
+end
+
+---@param buf integer the ended terminal
+---@param command string
+function Session:transcript(buf, command)
+  if not api.nvim_buf_is_valid(buf) then
+    return
+  end
+  local lines = api.nvim_buf_get_lines(buf, 0, -1, false)
+  while #lines > 0 and (vim.trim(lines[#lines]) == "" or lines[#lines]:match("^%[Process exited %d+%]$")) do
+    table.remove(lines)
+  end
+  api.nvim_buf_delete(buf, { force = true })
+  if command ~= "" then
+    table.insert(lines, 1, "$ " .. command)
+  end
+  self:show("input")
+  input.fill(self:input(), table.concat({ "", "", "Shell session:", "", "```", table.concat(lines, "\n"), "```" }, "\n"))
+  api.nvim_win_set_cursor(0, { 1, 0 })
 end
 
 --- Re-reads provider and model from `session/list`.
@@ -283,7 +339,9 @@ end
 --- The command names this session knows, for completion.
 ---@return {name: string, description: string?}[]
 function Session:commands()
-  return self.info and self.info.commands or {}
+  local commands = vim.deepcopy(self.info and self.info.commands or {})
+  table.insert(commands, { name = "shell", description = "Start interactive shell (a terminal here)" })
+  return commands
 end
 
 --- Forgets every daemon session id (the daemon is gone).
