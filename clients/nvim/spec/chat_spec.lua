@@ -187,6 +187,23 @@ describe("the chat", function()
     assert.is_false(vim.api.nvim_buf_is_valid(second.chat.buf))
   end)
 
+  it("shows a provider failure and the turn's Error: reply", function()
+    H.turn("!fail the model is down")
+    local lines = H.lines()
+    assert.are.same({ "error: the model is down", "Error: the model is down" }, vim.list_slice(lines, #lines - 1))
+    local buf = H.session().chat:buffer()
+    local ns = vim.api.nvim_get_namespaces()["elelem.chat"]
+    local marks = vim.api.nvim_buf_get_extmarks(buf, ns, { #lines - 1, 0 }, { #lines - 1, -1 }, { details = true })
+    assert.are.equal("ElelemError", marks[1][4].hl_group)
+    local summary = vim.tbl_filter(function(mark)
+      return mark[4].virt_text ~= nil
+    end, vim.api.nvim_buf_get_extmarks(buf, ns, { 4, 0 }, { 4, -1 }, { details = true }))
+    assert.are.equal("## elelem", lines[5])
+    assert.are.equal("  error", summary[1][4].virt_text[1][1])
+    H.turn("!echo still working")
+    assert.matches("\nstill working$", H.text())
+  end)
+
   it("reports an unknown provider in the chat", function()
     H.setup({ provider = "nosuch" })
     H.turn("!echo hi")

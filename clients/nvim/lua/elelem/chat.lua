@@ -286,8 +286,12 @@ end
 --- Something the agent printed (`event/say`).
 ---@param params {text: string, kind: string?}
 function Chat:say(params)
+  local text = tostring(params.text or "")
+  if params.kind == "error" and not text:lower():match("^error") then
+    text = "error: " .. text -- as the terminal prints it
+  end
   local hl = ({ error = "ElelemError", info = "ElelemDim" })[params.kind or "plain"]
-  self:lines(split(tostring(params.text or "")), hl)
+  self:lines(split(text), hl)
 end
 
 --- A line that is not part of the conversation (errors of the client, notices).
