@@ -63,7 +63,7 @@ idle() { # waits until no turn runs: the winbar says "working…" while one does
 }
 cd "$tmp/project"
 HOME="$tmp/home" XDG_STATE_HOME="$tmp/xdg" XDG_DATA_HOME="$tmp/xdg" XDG_CONFIG_HOME="$tmp/xdg" \
-  tmux -L "$sock" -f /dev/null new-session -d -s shot -x 120 -y 34 \
+  tmux -L "$sock" -f /dev/null new-session -d -s shot -x 120 -y 40 \
   "TERM=tmux-256color $nvim -u $tmp/init.lua calc.py"
 tmux -L "$sock" set -g default-terminal tmux-256color
 tmux -L "$sock" set -ga terminal-overrides ",*:Tc"
