@@ -4,6 +4,7 @@ local config = require("elelem.config")
 local daemon = require("elelem.daemon")
 local errors = require("elelem.errors")
 local session = require("elelem.session")
+local trust = require("elelem.trust")
 
 local M = {}
 
@@ -13,18 +14,18 @@ local function notify(message, level)
   vim.notify("elelem: " .. message, level or vim.log.levels.INFO)
 end
 
---- Stored sessions (most recent first, as the daemon sends them), minus the tab's own.
+--- Stored sessions that are not open in this daemon (open ones belong to a tab already),
+--- most recently updated first, as the daemon sends them.
 ---@param params table
 ---@param cb fun(entries: table[])
 local function stored(params, cb)
-  local own = session.current().id
   daemon.request("session/list", params, function(err, result)
     if err then
       return notify("cannot list sessions: " .. errors.message(err), vim.log.levels.ERROR)
     end
     local entries = {}
     for _, entry in ipairs(result.sessions or {}) do
-      if entry.stored and entry.sessionId ~= own then
+      if entry.stored and not entry.open then
         table.insert(entries, entry)
       end
     end
@@ -39,7 +40,11 @@ function M.load(entry)
   if s.busy then
     return notify("a turn is running; wait for it or :ElelemCancel", vim.log.levels.WARN)
   end
-  daemon.request("session/load", { sessionId = entry.sessionId }, function(err, result)
+  local params = { sessionId = entry.sessionId }
+  if entry.cwd then
+    params.trusted = trust.decide(entry.cwd)
+  end
+  daemon.request("session/load", params, function(err, result)
     if err then
       return notify("cannot load the session: " .. errors.message(err), vim.log.levels.ERROR)
     end
@@ -47,7 +52,7 @@ function M.load(entry)
     s:adopt(result)
     s:show("input")
     s.chat:history(result.messages or {})
-    s.chat:notice(("(resumed %s)"):format(entry.title or entry.sessionId))
+    s.chat:notice(("(resumed: %s)"):format(result.title or entry.title or entry.sessionId))
     s:refresh()
   end)
 end

@@ -301,7 +301,7 @@ function Session:update()
       return
     end
     for _, entry in ipairs(result.sessions or {}) do
-      if entry.sessionId == id and not entry.stored then
+      if entry.sessionId == id and entry.open ~= false then
         self.info.provider, self.info.model = entry.provider, entry.model
       end
     end
