@@ -117,6 +117,19 @@ describe("a permission question", function()
     vim.ui.select = select
   end)
 
+  it("names the tool without a prompt of its own", function()
+    local offered
+    vim.ui.select = function(items, opts, done)
+      offered = opts.prompt
+      done(nil)
+    end
+    coroutine.wrap(function()
+      require("elelem.ask").answer({ kind = "permission", tool = { name = "execute", arguments = { command = "ls" } },
+        options = { "allow", "deny", "always" } })
+    end)()
+    assert.are.equal('Allow execute({"command":"ls"})?', offered)
+  end)
+
   it("names the tool, shows its diff and offers allow / deny / always", function()
     H.turn("!echo hi") -- a session with a chat
     local offered
@@ -140,8 +153,8 @@ describe("a permission question", function()
       return answer ~= nil
     end, "the answer")
     assert.are.same({ text = "always" }, answer)
-    assert.are.same({ items = { "allow", "deny", "always" }, prompt = 'Allow write({"path":"a.txt"})?',
-      kind = "elelem.permission" }, offered)
+    assert.are.same({ items = { "allow", "deny", "always" }, prompt = "Allow write?", kind = "elelem.permission" },
+      offered)
     assert.matches("```diff\n%-%-%- a%.txt\n%+%+%+ a%.txt\n%+hello\n```\n%? Allow write%? → always$", H.text())
   end)
 end)

@@ -13,11 +13,14 @@ M.on_answer = function() end
 ---@param params table
 ---@return string
 local function prompt_of(params)
+  if type(params.prompt) == "string" and params.prompt ~= "" then
+    return params.prompt
+  end
   if params.kind == "permission" and type(params.tool) == "table" then
     local args = vim.json.encode(params.tool.arguments or vim.empty_dict())
     return ("Allow %s(%s)?"):format(params.tool.name or "?", args)
   end
-  return tostring(params.prompt or "elelem asks:")
+  return "elelem asks:"
 end
 
 --- Asks through `vim.ui` and calls `done(answer)` (nil when dismissed).
