@@ -110,7 +110,7 @@ describe("the chat", function()
   end)
 
   it("completes a command's argument and file names from the daemon", function()
-    H.turn("!echo hi")
+    assert.is_nil(H.session().id) -- the first <Tab> may come before any prompt
     local got
     require("elelem.input").arguments(H.session():input(), "/context j", function(start, items)
       got = { start = start, items = items }

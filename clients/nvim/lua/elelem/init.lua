@@ -65,11 +65,13 @@ input.commands = function()
 end
 input.request = function(text, cb)
   local s = session.current()
-  if not s.id then
-    return cb({})
-  end
-  daemon.request("session/complete", { sessionId = s.id, text = text }, function(err, result)
-    cb(not err and result and result.items or {})
+  s:ensure(function(failed)
+    if failed then
+      return cb({})
+    end
+    daemon.request("session/complete", { sessionId = s.id, text = text }, function(err, result)
+      cb(not err and result and result.items or {})
+    end)
   end)
 end
 
