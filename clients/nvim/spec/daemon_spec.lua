@@ -72,6 +72,13 @@ describe("the daemon", function()
     assert.are.same({}, H.notified("daemon exited"))
     H.turn("!echo and again")
     assert.matches("\nand again$", H.text())
+    -- a prompt sent while the daemon stops waits for the next one
+    pid = H.children()[1]
+    vim.cmd("ElelemRestart")
+    vim.cmd("Elelem !echo right after the restart")
+    H.idle()
+    assert.matches("\nright after the restart$", H.text())
+    assert.is_false(alive(pid))
   end)
 
   it("gives a clear error when its command cannot start", function()

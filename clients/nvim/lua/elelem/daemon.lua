@@ -19,6 +19,7 @@ M.handlers = {
   --- Server-to-client requests by method; each runs inside a coroutine and may yield.
   ---@type table<string, fun(params: table): any>
   request = {},
+  --- The daemon is gone, or going (`expected`: stopped on purpose): forget its sessions.
   ---@type fun(expected: boolean)
   exit = function() end,
 }
@@ -28,7 +29,7 @@ M.handlers = {
 local S = {
   ---@type vim.lsp.rpc.PublicClient?
   rpc = nil,
-  ---@type "stopped"|"starting"|"ready"|"dead"
+  ---@type "stopped"|"starting"|"ready"|"stopping"|"dead"
   state = "stopped",
   ---@type table? the initialize result
   info = nil,
@@ -44,7 +45,8 @@ local S = {
   last_exit = nil,
 }
 
---- "stopped", "starting", "ready" or "dead" (exited unexpectedly; restarts on demand).
+--- "stopped", "starting", "ready", "stopping" (requests wait for the next daemon) or "dead"
+--- (exited unexpectedly; restarts on demand).
 ---@return string
 function M.state()
   return S.state
@@ -129,12 +131,22 @@ local function on_exit(gen, code, signal)
   S.state = expected and "stopped" or "dead"
   S.last_exit = { code = code, signal = signal }
   local err = errors.exited(code, signal)
-  fail_all(err)
+  if expected then -- what waited for the stop goes to the next daemon
+    local queue = S.queue
+    S.queue = {}
+    fail_all(err)
+    S.queue = queue
+  else
+    fail_all(err)
+  end
   if not expected then
     log.warn("daemon: %s", err.message)
     vim.notify(("elelem: %s. It restarts on the next command."):format(err.message), vim.log.levels.WARN)
   end
   M.handlers.exit(expected)
+  if #S.queue > 0 then
+    M.start()
+  end
 end
 
 ---@param gen integer
@@ -256,7 +268,8 @@ function M.stop()
   if not rpc then
     return
   end
-  S.stopping = true
+  S.stopping, S.state = true, "stopping"
+  M.handlers.exit(true) -- its sessions are gone for what comes next
   local ok = rpc.request("shutdown", nil, function()
     rpc.notify("exit", nil)
   end)
