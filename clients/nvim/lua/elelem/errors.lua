@@ -48,9 +48,13 @@ end
 ---@param signal integer?
 ---@return elelem.Error
 function M.exited(code, signal)
-  local how = (signal and signal ~= 0) and ("signal " .. signal) or ("code " .. tostring(code))
-  return { code = M.codes.daemon_exited, message = "the daemon exited (" .. how .. ")",
-    data = { kind = "daemon_exited" } }
+  local message = "the daemon is not running"
+  if signal and signal ~= 0 then
+    message = ("the daemon exited (signal %d)"):format(signal)
+  elseif code then
+    message = ("the daemon exited (code %d)"):format(code)
+  end
+  return { code = M.codes.daemon_exited, message = message, data = { kind = "daemon_exited" } }
 end
 
 return M
