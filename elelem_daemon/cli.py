@@ -50,7 +50,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     setup(options.log_level)
     if options.command == "daemon":
-        from .protocol import serve
+        from .stdio import serve
 
         return serve(provider=options.provider, model=options.model)
     try:
