@@ -79,19 +79,25 @@ class Recorder:
         self.writer.close()
 
 
-def record(session: Any, store: Store, stored: Stored | None = None) -> Recorder:
-    """Attach a Recorder to the session; with `stored`, continue that session first."""
-    if stored is None:
+def record(session: Any, store: Store | None, stored: Stored | None = None) -> Recorder | None:
+    """Attach a Recorder to the session; with `stored`, continue that session first.
+
+    Without a store, a stored session's messages are restored and nothing is written.
+    """
+    recorder = None
+    if store is not None and stored is None:
         recorder = Recorder(session, store.writer(session.id))
-    else:
-        session.id = stored.id
+    elif store is not None and stored is not None:
         writer = store.writer(stored.id).open()  # locked: now read what is really there
         stored = store.load(stored.id)
         recorder = Recorder(session, writer, stored)
+    if stored is not None:
+        session.id = stored.id
         for message in stored.messages:
             session.conversation.add(message["role"], message["content"])
-    session.conversation.listeners.append(recorder.on)
-    session.recorder = recorder
+    if recorder is not None:
+        session.conversation.listeners.append(recorder.on)
+        session.recorder = recorder
     last = session.conversation.last
     if last is not None and last["role"] == "user":
         session.conversation.add("assistant", INTERRUPTED)

@@ -156,7 +156,8 @@ def start(
     into a child of `registry`, so each working directory gets its own. Input and
     Output default to the null forms, or in the `terminal` to a plugin's factories
     and then the terminal's own. With a `store`, the session is saved as it goes;
-    with `stored` too, it continues that stored session (its id and messages).
+    with `stored`, it continues that stored session (its id and messages), saving
+    the new messages to the same file if `store` is given too.
     """
     from .io import Input, NullOutput, Output
     from .plugins import project_registry
@@ -175,7 +176,7 @@ def start(
     agent = Agent(built, output=output, cwd=cwd)
     session = Session(agent, input, commands, registry, cwd, provider, model)
     session.project = project
-    if store is not None:
+    if store is not None or stored is not None:
         from .recorder import record
 
         record(session, store, stored)
@@ -185,7 +186,7 @@ def start(
 
 def resume(
     registry: Registry,
-    store: Store,
+    store: Store | None,
     stored: Stored,
     provider: str | None = None,
     model: str | None = None,
