@@ -33,7 +33,8 @@ def unified(before: str | None, after: str, name: str) -> str:
         for line in lines
     )
     if len(text) > DIFF_CAP:
-        text = f"{text[:DIFF_CAP]}\n[... diff truncated: {len(text) - DIFF_CAP} more characters]\n"
+        cut = text.rfind("\n", 0, DIFF_CAP) + 1 or DIFF_CAP  # whole lines only
+        text = f"{text[:cut]}[... diff truncated: {len(text) - cut} more characters]\n"
     return text
 
 
