@@ -28,14 +28,25 @@ def parser() -> argparse.ArgumentParser:
         cmd.add_argument("-m", "--model", help="model name, overriding the provider's default")
         cmd.add_argument("--log-level", help="debug, info, warning or error")
         if name != "daemon":
-            cmd.add_argument("--no-project-plugins", action="store_true",
-                             help="do not load .agents/plugins from this project")
+            cmd.add_argument(
+                "--no-project-plugins",
+                action="store_true",
+                help="do not load .agents/plugins from this project",
+            )
         if name != "daemon":
-            cmd.add_argument("--no-save", action="store_true",
-                             help="do not store this session (see `elelem sessions`)")
+            cmd.add_argument(
+                "--no-save",
+                action="store_true",
+                help="do not store this session (see `elelem sessions`)",
+            )
         if name == "chat":
-            cmd.add_argument("--resume", nargs="?", const="", metavar="ID",
-                             help="continue a stored session (default: the latest in this folder)")
+            cmd.add_argument(
+                "--resume",
+                nargs="?",
+                const="",
+                metavar="ID",
+                help="continue a stored session (default: the latest in this folder)",
+            )
         if name == "ask":
             cmd.add_argument("prompt", nargs="+")
     stored = sub.add_parser("sessions", help="list stored sessions, most recent first")
@@ -90,11 +101,17 @@ async def terminal(options: argparse.Namespace) -> int:
         common = dict(output=output, project=not options.no_project_plugins, terminal=True)
         if resuming:
             stored = pick(Store(), options.resume, Path.cwd())
-            session = resume(core_registry(), store, stored, options.provider,
-                             options.model, **common)
+            session = resume(
+                core_registry(), store, stored, options.provider, options.model, **common
+            )
         else:
-            session = start(core_registry(), options.provider or default_provider(),
-                            options.model, store=store, **common)
+            session = start(
+                core_registry(),
+                options.provider or default_provider(),
+                options.model,
+                store=store,
+                **common,
+            )
     except ElelemError as exc:
         print(f"elelem: {exc}", file=sys.stderr)
         return 1

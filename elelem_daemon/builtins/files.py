@@ -29,8 +29,7 @@ def unified(before: str | None, after: str, name: str) -> str:
         name,
     )
     text = "".join(
-        line if line.endswith("\n") else f"{line}\n\\ No newline at end of file\n"
-        for line in lines
+        line if line.endswith("\n") else f"{line}\n\\ No newline at end of file\n" for line in lines
     )
     if len(text) > DIFF_CAP:
         cut = text.rfind("\n", 0, DIFF_CAP) + 1 or DIFF_CAP  # whole lines only
