@@ -72,7 +72,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if options.command == "sessions":
         return stored_sessions(options)
     if options.command == "daemon":
-        from .server import serve
+        from .protocol import serve
 
         return serve(provider=options.provider, model=options.model)
     try:
