@@ -74,9 +74,12 @@ async def test_list_and_close(client: Client) -> None:
     listed = {s["sessionId"]: s for s in await within(client.list_sessions())}
     assert set(listed) == {a, b}
     assert listed[a]["turns"] == 1 and listed[a]["busy"] is False
-    assert set(listed[a]) == {"sessionId", "cwd", "provider", "model", "busy", "turns"}
+    common = {"sessionId", "cwd", "provider", "model", "busy", "turns", "open", "stored"}
+    assert set(listed[b]) == common  # no message yet: not stored
+    assert set(listed[a]) == common | {"title", "created", "updatedAt"}
     assert await within(client.request("session/close", {"sessionId": a})) == {}
-    assert [s["sessionId"] for s in await within(client.list_sessions())] == [b]
+    listed = await within(client.list_sessions())
+    assert [(s["sessionId"], s["open"]) for s in listed] == [(b, True), (a, False)]
     with pytest.raises(RpcError) as error:
         await within(client.close_session(a))
     assert error.value.kind == "unknown_session"
