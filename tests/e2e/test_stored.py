@@ -43,7 +43,7 @@ async def test_a_daemon_killed_mid_turn_keeps_every_completed_turn(spawn, workdi
     (entry,) = await within(second.list_sessions())
     assert entry["sessionId"] == session and entry["cwd"] == str(workdir.resolve())
     assert (entry["open"], entry["stored"], entry["title"]) == (False, True, "!echo one")
-    loaded = await within(second.request("session/load", {"sessionId": session}))
+    loaded = await within(second.load_session(session))
     assert loaded["sessionId"] == session and loaded["title"] == "!echo one"
     assert (loaded["provider"], loaded["model"], loaded["turns"]) == ("stub", "stub", 0)
     assert {"read", "execute"} <= {t["name"] for t in loaded["tools"]}
@@ -98,12 +98,12 @@ async def test_list_filters_by_cwd_and_delete_removes(spawn, env, tmp_path, work
     for session in (here, there):
         await within(client.turn(session, f"!echo {session}"))
     await within(client.close_session(there))
-    mine = await within(client.request("session/list", {"cwd": str(workdir)}))
-    assert [s["sessionId"] for s in mine["sessions"]] == [here]
-    theirs = await within(client.request("session/list", {"cwd": str(tmp_path)}))
-    assert [(s["sessionId"], s["open"]) for s in theirs["sessions"]] == [(there, False)]
+    mine = await within(client.list_sessions(str(workdir)))
+    assert [s["sessionId"] for s in mine] == [here]
+    theirs = await within(client.list_sessions(str(tmp_path)))
+    assert [(s["sessionId"], s["open"]) for s in theirs] == [(there, False)]
 
-    assert await within(client.request("session/delete", {"sessionId": there})) == {}
+    await within(client.delete_session(there))
     assert await within(client.request("session/delete", {"sessionId": here})) == {}  # open
     assert await within(client.list_sessions()) == []
     with pytest.raises(RpcError) as error:
