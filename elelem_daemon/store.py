@@ -196,10 +196,15 @@ class Store:
         return stored[0] if stored else None
 
     def delete(self, session_id: str) -> None:
+        """Remove a stored session; not one that a process has open (SessionLocked)."""
+        writer = self.writer(session_id)
+        if not writer.path.is_file():
+            raise UnknownSession(f"no stored session {session_id!r}")
+        writer.open()  # takes the lock, or raises SessionLocked
         try:
-            self.path(session_id).unlink()
-        except FileNotFoundError:
-            raise UnknownSession(f"no stored session {session_id!r}") from None
+            writer.path.unlink()
+        finally:
+            writer.close()
 
     def writer(self, session_id: str) -> Writer:
         return Writer(self.path(session_id))

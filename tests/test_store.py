@@ -179,10 +179,14 @@ async def test_a_session_open_in_one_place_cannot_be_resumed_in_another(registry
     await first.turn("!echo x")
     with pytest.raises(SessionLocked, match="already open"):
         resume(registry, store, store.load(first.id), plugin_files=False)
+    with pytest.raises(SessionLocked, match="already open"):
+        store.delete(first.id)
     first.close()
     second = resume(registry, store, store.load(first.id), plugin_files=False)
     assert second.id == first.id and len(second.conversation) == 2
     second.close()
+    store.delete(first.id)
+    assert store.list() == []
 
 
 async def test_resume_uses_the_stored_cwd_provider_and_model_unless_told(registry, isolated):

@@ -84,6 +84,9 @@ async def test_load_errors_and_loading_an_open_session(spawn, tmp_path) -> None:
     with pytest.raises(RpcError) as error:
         await within(other.request("session/load", {"sessionId": session}))
     assert (error.value.code, error.value.kind) == (-32002, "session_locked")
+    with pytest.raises(RpcError) as error:
+        await within(other.delete_session(session))
+    assert error.value.kind == "session_locked"
     await within(client.close_session(session))
     moved = await within(
         other.request("session/load", {"sessionId": session, "model": "m2", "trusted": False})
