@@ -9,29 +9,27 @@ from pathlib import Path
 from typing import Any
 
 from .errors import UnknownSession
-from .store import Stored
 
 
 def listing(daemon: Any, cwd: str | None = None) -> list[dict[str, Any]]:
-    """Open sessions first (newest first), then stored ones, most recently updated first."""
+    """The open sessions (as created), then every stored one, most recently updated first.
+
+    A session both open and stored is listed twice: as open, and as stored with
+    `open: true` (carrying its current provider and model).
+    """
     where = Path(cwd).expanduser().resolve() if cwd is not None else None
-    stored = {s.id: s for s in daemon.store.list(where)}
-    entries = []
-    for session_id, live in reversed(daemon.sessions.items()):
-        if where is not None and live.session.cwd != where:
-            continue
-        entry = {**live.describe(), "open": True, "stored": session_id in stored}
-        if session_id in stored:
-            entry.update(_dates(stored[session_id]))
+    entries = [
+        live.describe()
+        for live in daemon.sessions.values()
+        if where is None or live.session.cwd == where
+    ]
+    for stored in daemon.store.list(where):
+        entry = {**stored.summary(), "open": stored.id in daemon.sessions}
+        if entry["open"]:
+            session = daemon.sessions[stored.id].session
+            entry.update(provider=session.provider_name, model=session.model)
         entries.append(entry)
-    for session_id, saved in stored.items():
-        if session_id not in daemon.sessions:
-            entries.append({**saved.summary(), "open": False})
     return entries
-
-
-def _dates(stored: Stored) -> dict[str, Any]:
-    return {"title": stored.title, "created": stored.created, "updatedAt": stored.updated}
 
 
 def load(daemon: Any, params: dict[str, Any]) -> dict[str, Any]:

@@ -58,8 +58,9 @@ async def test_a_daemon_killed_mid_turn_keeps_every_completed_turn(spawn, workdi
     assert (await within(second.turn(session, "!echo three")))["reply"] == "three"
     context = await within(second.context(session))
     assert [m["content"] for m in context[1:]][-2:] == ["!echo three", "three"]
-    (entry,) = await within(second.list_sessions())
-    assert (entry["open"], entry["stored"], entry["turns"]) == (True, True, 1)
+    live, stored = await within(second.list_sessions())  # open, and stored
+    assert (live["sessionId"], live["turns"], "stored" in live) == (session, 1, False)
+    assert (stored["sessionId"], stored["open"], stored["stored"]) == (session, True, True)
 
 
 async def test_load_errors_and_loading_an_open_session(spawn, tmp_path) -> None:
@@ -78,7 +79,7 @@ async def test_load_errors_and_loading_an_open_session(spawn, tmp_path) -> None:
     again = await within(client.request("session/load", {"sessionId": session}))
     assert again["sessionId"] == session and again["turns"] == 1
     assert again["messages"][-1] == {"role": "assistant", "content": "hi"}
-    assert len(await within(client.list_sessions())) == 1
+    assert len([s for s in await within(client.list_sessions()) if not s.get("stored")]) == 1
 
     other = await opened(spawn)
     with pytest.raises(RpcError) as error:
@@ -101,10 +102,16 @@ async def test_list_filters_by_cwd_and_delete_removes(spawn, env, tmp_path, work
     for session in (here, there):
         await within(client.turn(session, f"!echo {session}"))
     await within(client.close_session(there))
+    await within(client.command(here, "/model m9"))
     mine = await within(client.list_sessions(str(workdir)))
-    assert [s["sessionId"] for s in mine] == [here]
+    assert [(s["sessionId"], s.get("open"), s["model"]) for s in mine] == [
+        (here, None, "m9"),  # open
+        (here, True, "m9"),  # stored, carrying what the open session uses now
+    ]
     theirs = await within(client.list_sessions(str(tmp_path)))
     assert [(s["sessionId"], s["open"]) for s in theirs] == [(there, False)]
+    everything = await within(client.list_sessions())
+    assert [s["sessionId"] for s in everything] == [here, there, here]  # there: saved last
 
     await within(client.delete_session(there))
     assert await within(client.request("session/delete", {"sessionId": here})) == {}  # open
