@@ -41,7 +41,9 @@ def choose(store: Store, read: Any = input) -> Stored:
         print(answer, flush=True)  # piped: show what was read, as the REPL does
     if not answer:
         raise UnknownSession("no session picked")
-    if answer.isdigit() and 1 <= int(answer) <= len(stored):
+    if answer.isdigit() and len(answer) <= 3:  # a number from the list; ids are longer
+        if not 1 <= int(answer) <= len(stored):
+            raise UnknownSession(f"no session number {answer}: pick 1-{len(stored)} or an id")
         return store.load(stored[int(answer) - 1].id)
     return store.load(store.find(answer))
 

@@ -135,6 +135,10 @@ def test_pick_lists_every_session_numbered_and_resumes_the_choice(env, project, 
     assert "  2. user: !echo first" in run.stdout
     by_id = elelem(env, project, "chat", "--pick", stdin=f"{lines[0].split()[1]}\n/context\n")
     assert "  2. user: !echo second" in by_id.stdout
-    for answer, error in (("", "no session picked"), ("9", "no stored session '9'")):
+    for answer, error in (
+        ("", "no session picked"),
+        ("9", "no session number 9: pick 1-2 or an id"),
+        ("zzzz", "no stored session 'zzzz'"),
+    ):
         bad = elelem(env, project, "chat", "--pick", stdin=f"{answer}\n")
         assert (bad.returncode, bad.stderr.strip()) == (1, f"elelem: {error}")
