@@ -118,6 +118,7 @@ def test_a_corrupt_middle_line_is_skipped_and_a_file_without_metadata_is_not_lis
     )
     (store.root / "torn.jsonl").write_text('{"type":"sess')
     (store.root / "nohead.jsonl").write_text(json.dumps(message) + "\n")
+    (store.root / "array.jsonl").write_text("[1, 2]\n")
     assert [m["content"] for m in store.load("abc").messages] == ["hi"]
     assert "line 2 skipped" in caplog.text
     assert [s.id for s in store.list()] == ["abc"]
