@@ -75,7 +75,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if options.command == "sessions":
         return stored_sessions(options)
     if options.command == "daemon":
-        from .protocol import serve
+        from .stdio import serve
 
         return serve(provider=options.provider, model=options.model)
     try:
