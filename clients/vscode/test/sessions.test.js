@@ -1,5 +1,5 @@
-// Stored sessions and permission questions, against a scripted daemon (test/servers/):
-// the real daemon gains them with issue 8; extension.test.js covers the rest against it.
+// Against a scripted daemon (test/servers/): the initialize params, and stored sessions and
+// permission questions with fixed data. stored.test.js runs the same against the real daemon.
 "use strict";
 const test = require("node:test");
 const assert = require("node:assert/strict");
