@@ -16,11 +16,13 @@ def resolve(session: Any, path: str) -> Path:
 
 def register(plugin: Plugin) -> None:
     @plugin.tool("read", "Read file", {"path": PATH}, ["path"], ["open"])
-    def read(session: Any, args: dict[str, Any]) -> dict[str, Any]:
+    async def read(session: Any, args: dict[str, Any]) -> dict[str, Any]:
         path = resolve(session, args["path"])
-        if not path.is_file():
+        try:
+            content = await session.files.read_text(path, errors="replace")
+        except FileNotFoundError:
             return {"error": "not found", "path": args["path"]}
-        return {"content": path.read_text(encoding="utf-8", errors="replace"), "path": args["path"]}
+        return {"content": content, "path": args["path"]}
 
     @plugin.tool(
         "write",
@@ -29,12 +31,10 @@ def register(plugin: Plugin) -> None:
         ["path", "content"],
         ["write<|channel|>"],
     )
-    def write(session: Any, args: dict[str, Any]) -> dict[str, Any]:
+    async def write(session: Any, args: dict[str, Any]) -> dict[str, Any]:
         path = resolve(session, args["path"])
-        path.parent.mkdir(parents=True, exist_ok=True)
-        data = args["content"].encode("utf-8")
-        path.write_bytes(data)
-        return {"bytes": len(data), "path": args["path"]}
+        written = await session.files.write_text(path, args["content"])
+        return {"bytes": written, "path": args["path"]}
 
     @plugin.tool(
         "edit",
@@ -46,11 +46,12 @@ def register(plugin: Plugin) -> None:
         },
         ["path", "old", "new"],
     )
-    def edit(session: Any, args: dict[str, Any]) -> dict[str, Any]:
+    async def edit(session: Any, args: dict[str, Any]) -> dict[str, Any]:
         path = resolve(session, args["path"])
-        if not path.is_file():
+        try:
+            text = await session.files.read_text(path)
+        except FileNotFoundError:
             return {"error": "not found", "path": args["path"]}
-        text = path.read_text(encoding="utf-8")
         count = text.count(args["old"]) if args["old"] else 0
         if count == 0:
             return {"error": "text not found", "path": args["path"]}
@@ -59,7 +60,6 @@ def register(plugin: Plugin) -> None:
                 "error": f"text occurs {count} times; include more context so it occurs once",
                 "path": args["path"],
             }
-        data = text.replace(args["old"], args["new"], 1).encode("utf-8")
-        path.write_bytes(data)
-        return {"bytes": len(data), "path": args["path"], "replaced": args["old"],
+        written = await session.files.write_text(path, text.replace(args["old"], args["new"], 1))
+        return {"bytes": written, "path": args["path"], "replaced": args["old"],
                 "with": args["new"]}
