@@ -1,0 +1,130 @@
+"""Drive the real `elelem daemon --acp` with the official Python ACP client.
+
+`Editor` is the client side: it records every `session/update`, answers permission
+requests from a script, and serves files from memory like an editor's buffers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+acp = pytest.importorskip("acp", reason="pip install -e '.[test]' installs agent-client-protocol")
+
+from acp.schema import (  # noqa: E402
+    AllowedOutcome,
+    ClientCapabilities,
+    DeniedOutcome,
+    FileSystemCapabilities,
+    Implementation,
+    ReadTextFileResponse,
+    RequestPermissionResponse,
+    WriteTextFileResponse,
+)
+
+TIMEOUT = 20
+
+
+class Editor:
+    def __init__(self) -> None:
+        self.updates: list[tuple[str, Any]] = []
+        self.permissions: list[dict[str, Any]] = []
+        self.answers: list[str | None] = []  # optionIds to pick in turn; None = cancelled
+        self.buffers: dict[str, str] = {}
+        self.writes: list[tuple[str, str]] = []
+        self.seen = asyncio.Event()
+        self.asked = asyncio.Event()
+
+    async def session_update(self, session_id: str, update: Any, **_: Any) -> None:
+        self.updates.append((session_id, update))
+        self.seen.set()
+
+    async def request_permission(
+        self, options: list[Any], session_id: str, tool_call: Any, **_: Any
+    ) -> RequestPermissionResponse:
+        self.permissions.append(
+            {"sessionId": session_id, "toolCall": tool_call, "options": options}
+        )
+        self.asked.set()
+        answer = self.answers.pop(0) if self.answers else None
+        if answer is None:
+            return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
+        return RequestPermissionResponse(
+            outcome=AllowedOutcome(outcome="selected", option_id=answer)
+        )
+
+    async def read_text_file(
+        self,
+        path: str,
+        session_id: str,
+        line: int | None = None,
+        limit: int | None = None,
+        **_: Any,
+    ) -> ReadTextFileResponse:
+        if path not in self.buffers:
+            raise acp.RequestError(-32002, "Resource not found", {"uri": path})
+        return ReadTextFileResponse(content=self.buffers[path])
+
+    async def write_text_file(
+        self, content: str, path: str, session_id: str, **_: Any
+    ) -> WriteTextFileResponse:
+        self.writes.append((path, content))
+        self.buffers[path] = content
+        return WriteTextFileResponse()
+
+    def kinds(self, session_id: str | None = None) -> list[str]:
+        return [u.session_update for s, u in self.updates if session_id in (None, s)]
+
+    def of(self, kind: str) -> list[Any]:
+        return [u for _, u in self.updates if u.session_update == kind]
+
+    def said(self, kind: str = "agent_message_chunk") -> str:
+        return "".join(u.content.text for u in self.of(kind))
+
+    async def until(self, check: Callable[[], bool]) -> None:
+        async with asyncio.timeout(TIMEOUT):
+            while not check():
+                self.seen.clear()
+                await self.seen.wait()
+
+
+def environment(home: Path) -> dict[str, str]:
+    env = {key: value for key, value in os.environ.items() if not key.startswith("ELELEM_")}
+    env["HOME"] = str(home)  # no user plugins
+    return env
+
+
+@asynccontextmanager
+async def daemon(
+    tmp_path: Path, editor: Editor, fs: bool = False
+) -> AsyncIterator[tuple[Any, Any]]:
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    async with acp.spawn_agent_process(
+        editor,
+        sys.executable,
+        "-m",
+        "elelem_daemon",
+        "daemon",
+        "--acp",
+        env=environment(home),
+        cwd=tmp_path,
+        transport_kwargs={"stderr": None},
+    ) as (conn, process):
+        capabilities = ClientCapabilities(
+            fs=FileSystemCapabilities(read_text_file=fs, write_text_file=fs)
+        )
+        async with asyncio.timeout(TIMEOUT):
+            await conn.initialize(
+                protocol_version=acp.PROTOCOL_VERSION,
+                client_capabilities=capabilities,
+                client_info=Implementation(name="pytest", version="1"),
+            )
+        yield conn, process
