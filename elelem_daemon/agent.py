@@ -117,7 +117,9 @@ class Agent:
         self, content: str, calls: list[dict[str, Any]], kept: Message
     ) -> list[Message]:
         """Run each call in order; the traffic lives only for this turn."""
-        wire = [{"id": c["id"], "name": c["name"], "arguments": c.get("arguments", {})} for c in calls]
+        wire = [
+            {"id": c["id"], "name": c["name"], "arguments": c.get("arguments", {})} for c in calls
+        ]
         traffic: list[Message] = [
             {"role": "assistant", "content": content, "tool_calls": wire, **kept}
         ]
@@ -127,8 +129,12 @@ class Agent:
             result = await self.run(call, event.get("error"))
             self.output.result(shown, result)
             traffic.append(
-                {"role": "tool", "tool_call_id": call["id"], "name": call["name"],
-                 "content": result.to_json()}
+                {
+                    "role": "tool",
+                    "tool_call_id": call["id"],
+                    "name": call["name"],
+                    "content": result.to_json(),
+                }
             )
         return traffic
 

@@ -26,11 +26,17 @@ def parser() -> argparse.ArgumentParser:
         cmd.add_argument("-m", "--model", help="model name, overriding the provider's default")
         cmd.add_argument("--log-level", help="debug, info, warning or error")
         if name == "daemon":
-            cmd.add_argument("--acp", action="store_true",
-                             help="speak the Agent Client Protocol (Zed, codecompanion, avante)")
+            cmd.add_argument(
+                "--acp",
+                action="store_true",
+                help="speak the Agent Client Protocol (Zed, codecompanion.nvim, avante.nvim)",
+            )
         else:
-            cmd.add_argument("--no-project-plugins", action="store_true",
-                             help="do not load .agents/plugins from this project")
+            cmd.add_argument(
+                "--no-project-plugins",
+                action="store_true",
+                help="do not load .agents/plugins from this project",
+            )
         if name == "ask":
             cmd.add_argument("prompt", nargs="+")
     sub.add_parser("help", help="show this help")
@@ -77,8 +83,12 @@ async def terminal(options: argparse.Namespace) -> int:
         output = Output(stream=sys.stderr, color=False)
     try:
         session = start(
-            core_registry(), options.provider or default_provider(), options.model,
-            output=output, project=not options.no_project_plugins, terminal=True,
+            core_registry(),
+            options.provider or default_provider(),
+            options.model,
+            output=output,
+            project=not options.no_project_plugins,
+            terminal=True,
         )
     except ElelemError as exc:
         print(f"elelem: {exc}", file=sys.stderr)

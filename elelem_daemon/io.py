@@ -145,6 +145,7 @@ class Input(NullInput):
 
     def _read(self, prompt: str) -> str | None:
         if self.stream is sys.stdin and sys.stdin.isatty():
+            self._complete_with_readline()
             try:
                 return input(prompt)
             except EOFError:
@@ -155,3 +156,21 @@ class Input(NullInput):
         line = line.rstrip("\n")
         print(f"{prompt}{line}", flush=True)  # piped input is not echoed: show what was read
         return line
+
+    def _complete_with_readline(self) -> None:
+        """Tab completes commands, their arguments and file names (see Commands.complete)."""
+        try:
+            import readline
+        except ImportError:
+            return
+        if self.commands is None or readline.get_completer() is not None:
+            return
+
+        def completer(text: str, state: int) -> str | None:
+            line = readline.get_line_buffer()[: readline.get_endidx()]
+            matches = self.commands.complete(line)
+            return matches[state] if state < len(matches) else None
+
+        readline.set_completer_delims(" ")
+        readline.set_completer(completer)
+        readline.parse_and_bind("tab: complete")

@@ -60,8 +60,13 @@ def _guarded(
 
 def load_builtins(registry: Registry) -> Registry:
     for module in BUILTINS:
-        _guarded(registry, module.rsplit(".", 1)[-1], "builtin", module,
-                 lambda m=module: importlib.import_module(m))
+        _guarded(
+            registry,
+            module.rsplit(".", 1)[-1],
+            "builtin",
+            module,
+            lambda m=module: importlib.import_module(m),
+        )
     return registry
 
 

@@ -159,11 +159,10 @@ def start(
     built = registry.build_provider(provider, model=model)
     commands = Commands()
     if output is None:
-        output = (registry.factory("output") or (Output if terminal else NullOutput))()
+        output = (registry.factory("output") or Output)() if terminal else NullOutput()
     if input is None:
-        input = (registry.factory("input") or (Input if terminal else NullInput))(
-            commands=commands
-        )
+        input = (registry.factory("input") or Input) if terminal else NullInput
+        input = input(commands=commands)
     agent = Agent(built, output=output, cwd=cwd)
     session = Session(agent, input, commands, registry, cwd, provider, model)
     session.project = project

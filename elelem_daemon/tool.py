@@ -101,7 +101,7 @@ class Tool:
             self._validator = Draft202012Validator(self.schema)
         messages: list[str] = []
         for error in self._validator.iter_errors(args):
-            messages.extend(_messages(error))
+            messages.extend(m for m in _messages(error) if m not in messages)
         return messages
 
 

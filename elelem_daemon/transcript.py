@@ -17,7 +17,9 @@ class SystemPrompt:
     reads AGENTS.md every time, so an edit is seen on the very next fetch.
     """
 
-    def __init__(self, template: str | Callable[[Path], str] | None = None, cwd: Path | None = None):
+    def __init__(
+        self, template: str | Callable[[Path], str] | None = None, cwd: Path | None = None
+    ):
         self.template = template or DEFAULT_TEMPLATE
         self.cwd = Path(cwd or Path.cwd())
 

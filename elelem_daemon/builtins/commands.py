@@ -21,9 +21,7 @@ def preview(message: dict[str, Any]) -> str:
 def context_text(session: Any, args: str | None) -> str:
     messages = session.context
     if not args:
-        return "\n".join(
-            f"  {n}. {m['role']}: {preview(m)}" for n, m in enumerate(messages, 1)
-        )
+        return "\n".join(f"  {n}. {m['role']}: {preview(m)}" for n, m in enumerate(messages, 1))
     if args == "json":
         return json.dumps(messages, indent=2, ensure_ascii=False)
     if args.isdigit() and 1 <= int(args) <= len(messages):

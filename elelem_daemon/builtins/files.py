@@ -61,5 +61,9 @@ def register(plugin: Plugin) -> None:
                 "path": args["path"],
             }
         written = await session.files.write_text(path, text.replace(args["old"], args["new"], 1))
-        return {"bytes": written, "path": args["path"], "replaced": args["old"],
-                "with": args["new"]}
+        return {
+            "bytes": written,
+            "path": args["path"],
+            "replaced": args["old"],
+            "with": args["new"],
+        }

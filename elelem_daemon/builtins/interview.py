@@ -13,8 +13,11 @@ def register(plugin: Plugin) -> None:
         "Ask the user a question and wait for the answer",
         {
             "question": {"type": "string", "description": "What to ask"},
-            "options": {"type": "array", "items": {"type": "string"},
-                        "description": "Answers to choose from, if any"},
+            "options": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "Answers to choose from, if any",
+            },
         },
         ["question"],
     )

@@ -49,8 +49,11 @@ class Capped:
 
     def text(self) -> str:
         marker = f"\n[... {self.dropped} bytes truncated ...]\n" if self.dropped else ""
-        return (bytes(self.head).decode("utf-8", "replace") + marker
-                + bytes(self.tail).decode("utf-8", "replace"))
+        return (
+            bytes(self.head).decode("utf-8", "replace")
+            + marker
+            + bytes(self.tail).decode("utf-8", "replace")
+        )
 
 
 def kill_group(process: asyncio.subprocess.Process, sig: int) -> None:
@@ -70,15 +73,21 @@ async def stop(process: asyncio.subprocess.Process) -> None:
     kill_group(process, signal.SIGKILL)  # grandchildren may outlive the leader
 
 
-async def run(argv: list[str], cwd: Path, timeout: float = TIMEOUT,
-              cap: int = OUTPUT_CAP) -> dict[str, Any]:
+async def run(
+    argv: list[str], cwd: Path, timeout: float | None = None, cap: int | None = None
+) -> dict[str, Any]:
     """Run argv; return `{exit_status, content}`, or an error when it timed out."""
+    timeout = timeout or TIMEOUT
     process = await asyncio.create_subprocess_exec(
-        *argv, cwd=cwd, env=tool_env(), stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+        *argv,
+        cwd=cwd,
+        env=tool_env(),
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
         start_new_session=True,
     )
-    output = Capped(cap)
+    output = Capped(cap or OUTPUT_CAP)
 
     async def drain() -> int:
         assert process.stdout is not None
@@ -90,8 +99,11 @@ async def run(argv: list[str], cwd: Path, timeout: float = TIMEOUT,
         status = await asyncio.wait_for(drain(), timeout)
     except TimeoutError:
         await stop(process)
-        return {"error": f"timed out after {timeout:g}s", "exit_status": None,
-                "content": output.text()}
+        return {
+            "error": f"timed out after {timeout:g}s",
+            "exit_status": None,
+            "content": output.text(),
+        }
     except asyncio.CancelledError:
         await stop(process)
         raise
@@ -111,8 +123,7 @@ def register(plugin: Plugin) -> None:
         ["bash", "sh", "exec", "execute<|channel|>"],
     )
     async def execute(session: Any, args: dict[str, Any]) -> dict[str, Any]:
-        return await run(["bash", "-c", args["command"]], session.cwd,
-                         float(args.get("timeout") or TIMEOUT))
+        return await run(["bash", "-c", args["command"]], session.cwd, args.get("timeout"))
 
     @plugin.tool(
         "list",

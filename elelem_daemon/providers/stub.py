@@ -48,11 +48,19 @@ class StubProvider:
         yield {"type": "saying", "text": "let me check."}
         if verb == "!tool":
             name, _, args = rest.partition(" ")
-            yield {"type": "doing", "id": "stub-1", "name": name,
-                   "arguments": json.loads(args) if args.strip() else {}}
+            yield {
+                "type": "doing",
+                "id": "stub-1",
+                "name": name,
+                "arguments": json.loads(args) if args.strip() else {},
+            }
         elif tools:
-            yield {"type": "doing", "id": "stub-1", "name": tools[0]["function"]["name"],
-                   "arguments": {}}
+            yield {
+                "type": "doing",
+                "id": "stub-1",
+                "name": tools[0]["function"]["name"],
+                "arguments": {},
+            }
 
     @staticmethod
     async def _stream(count: str = "10", delay_ms: str = "0") -> AsyncIterator[dict[str, Any]]:

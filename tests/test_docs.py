@@ -1,0 +1,37 @@
+"""The plugin example in docs/plugins.md works exactly as written."""
+
+import re
+from pathlib import Path
+
+from elelem_daemon.plugins import core_registry
+from elelem_daemon.session import start
+
+DOC = Path(__file__).parent.parent / "docs" / "plugins.md"
+
+
+def example() -> str:
+    return re.search(r"```python\n(.*?)```", DOC.read_text(), re.S).group(1)
+
+
+async def test_the_plugins_md_example(tmp_path):
+    folder = tmp_path / ".agents" / "plugins"
+    folder.mkdir(parents=True)
+    (folder / "hello.py").write_text(example())
+    (tmp_path / "notes.txt").write_text("one two three")
+    session = start(core_registry(entry_points=False), "parrot", "ara", cwd=tmp_path)
+
+    assert (await session.toolbox.run("wc", {"path": "notes.txt"})).to_dict() == {
+        "path": "notes.txt",
+        "words": 3,
+        "ok": True,
+    }
+    refused = await session.toolbox.run("execute", {"command": "sudo ls"})
+    assert refused.to_dict() == {
+        "error": "Permission denied: execute",
+        "name": "execute",
+        "args": {"command": "sudo ls"},
+        "ok": False,
+    }
+    assert await session.command("/calls") == "1 tool calls"
+    assert session.conversation[0]["content"] == "Answer in one sentence when you can."
+    assert await session.turn("hi") == "ara: hi"

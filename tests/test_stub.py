@@ -1,0 +1,39 @@
+import pytest
+
+from elelem_daemon.providers.stub import StubProvider
+
+TOOLS = [{"type": "function", "function": {"name": "read"}}]
+
+
+async def events(prompt, messages=None, tools=TOOLS):
+    messages = messages or [{"role": "user", "content": prompt}]
+    return [e async for e in StubProvider().fetch(messages, tools)]
+
+
+async def test_default_fetch_thinks_says_and_calls_the_first_tool():
+    assert await events("hi") == [
+        {"type": "thinking", "text": "considering the request"},
+        {"type": "saying", "text": "let me check."},
+        {"type": "doing", "id": "stub-1", "name": "read", "arguments": {}},
+    ]
+    assert (await events("hi", tools=[]))[-1] == {"type": "saying", "text": "let me check."}
+
+
+async def test_after_a_tool_result_it_is_done():
+    assert await events("", [{"role": "tool", "content": "{}"}]) == [
+        {"type": "thinking", "text": "considering the request"},
+        {"type": "saying", "text": "done."},
+    ]
+
+
+async def test_scripts():
+    assert (await events('!tool execute {"command": "ls"}'))[-1] == {
+        "type": "doing",
+        "id": "stub-1",
+        "name": "execute",
+        "arguments": {"command": "ls"},
+    }
+    assert (await events("!echo hello there"))[1:] == [{"type": "saying", "text": "hello there"}]
+    assert [e["text"] for e in (await events("!stream 3"))[1:]] == ["tok0 ", "tok1 ", "tok2 "]
+    with pytest.raises(RuntimeError, match="boom"):
+        await events("!fail boom")
