@@ -102,6 +102,20 @@ class AcpSession:
         self.update(updates.tool_result(ident, call, result.ok, payload, self.session.cwd))
         self._current = None
 
+    def interrupted(self) -> None:
+        """Calls a cancel cut short end as failed, so no client shows them running."""
+        for ident in self._ids.values():
+            self.update(
+                {
+                    "sessionUpdate": "tool_call_update",
+                    "toolCallId": ident,
+                    "status": "failed",
+                    "rawOutput": {"error": "cancelled", "ok": False},
+                }
+            )
+        self._ids.clear()
+        self._current = None
+
     def _next_orphan(self) -> str:
         self._count += 1
         return f"call_{self._count}"
@@ -169,6 +183,7 @@ class AcpSession:
         try:
             return await self.running
         except asyncio.CancelledError:
+            self.interrupted()
             return {"stopReason": "cancelled"}
 
     def cancel(self) -> None:

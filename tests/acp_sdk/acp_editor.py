@@ -95,6 +95,31 @@ class Editor:
                 await self.seen.wait()
 
 
+def alive(argv: list[str]) -> bool:
+    """Is a process with exactly this command line running (not a zombie)?"""
+    wanted = [part.encode() for part in argv]
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmd = f.read().split(b"\0")[:-1]
+            with open(f"/proc/{pid}/stat") as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if cmd == wanted and state != "Z":
+            return True
+    return False
+
+
+async def gone(argv: list[str]) -> bool:
+    """True once no such process runs (waiting up to 2 seconds for the reaper)."""
+    for _ in range(20):
+        if not alive(argv):
+            return True
+        await asyncio.sleep(0.1)
+    return False
+
+
 def environment(home: Path) -> dict[str, str]:
     env = {key: value for key, value in os.environ.items() if not key.startswith("ELELEM_")}
     env["HOME"] = str(home)  # no user plugins

@@ -8,9 +8,16 @@ from pathlib import Path
 
 import pytest
 from acp.schema import ClientCapabilities
-from acp_editor import TIMEOUT, Editor, acp, daemon
+from acp_editor import TIMEOUT, Editor, acp, alive, daemon, gone
 
 pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    folder = tmp_path / "project"
+    folder.mkdir()
+    return folder
 
 
 def text(value: str):
@@ -97,23 +104,38 @@ async def test_a_failing_tool_is_reported_failed(tmp_path: Path, project: Path) 
     assert editor.of("tool_call")[0].locations[0].path == str(project / "missing.txt")
 
 
-async def test_cancel_ends_the_prompt_with_cancelled(tmp_path: Path, project: Path) -> None:
+async def test_cancel_ends_the_prompt_and_kills_the_tool(tmp_path: Path, project: Path) -> None:
     editor = Editor()
-    marker = project / "survived"
+    sleeper = ["sleep", "41.5"]  # a command line no other test uses
     async with daemon(tmp_path, editor) as (conn, _):
         sid = (await conn.new_session(cwd=str(project), mcp_servers=[])).session_id
-        command = f"sleep 30 && touch {marker}"
-        running = asyncio.create_task(
-            prompt(conn, sid, text(f"!tool execute {json.dumps({'command': command})}"))
-        )
-        await editor.until(lambda: bool(editor.of("tool_call")))
+        call = json.dumps({"command": "sleep 41.5 && echo never"})
+        running = asyncio.create_task(prompt(conn, sid, text(f"!tool execute {call}")))
+        await editor.until(lambda: bool(editor.of("tool_call")))  # cancel at once: a race
         await conn.cancel(session_id=sid)
         answer = await running
         assert answer.stop_reason == "cancelled"
+        assert await gone(sleeper)
         after = await prompt(conn, sid, text("!echo still here"))  # the session still works
         assert after.stop_reason == "end_turn"
-    assert not marker.exists()
     assert editor.said().endswith("still here")
+    failed = editor.of("tool_call_update")[0]
+    assert failed.status == "failed" and failed.raw_output == {"error": "cancelled", "ok": False}
+
+
+async def test_cancel_once_the_tool_runs(tmp_path: Path, project: Path) -> None:
+    editor = Editor()
+    sleeper = ["sleep", "42.5"]
+    async with daemon(tmp_path, editor) as (conn, _):
+        sid = (await conn.new_session(cwd=str(project), mcp_servers=[])).session_id
+        call = json.dumps({"command": "sleep 42.5"})
+        running = asyncio.create_task(prompt(conn, sid, text(f"!tool execute {call}")))
+        async with asyncio.timeout(TIMEOUT):
+            while not alive(sleeper):
+                await asyncio.sleep(0.05)
+        await conn.cancel(session_id=sid)
+        assert (await running).stop_reason == "cancelled"
+        assert await gone(sleeper)
 
 
 async def test_cancel_while_streaming(tmp_path: Path, project: Path) -> None:
