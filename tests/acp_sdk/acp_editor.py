@@ -128,18 +128,22 @@ def environment(home: Path) -> dict[str, str]:
 
 @asynccontextmanager
 async def daemon(
-    tmp_path: Path, editor: Editor, fs: bool = False
+    tmp_path: Path,
+    editor: Editor,
+    fs: bool = False,
+    args: list[str] | None = None,
+    env: dict[str, str] | None = None,
+    command: str | None = None,
 ) -> AsyncIterator[tuple[Any, Any]]:
+    """`COMMAND ARGS`; by default `python -m elelem_daemon daemon --acp`."""
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)
+    argv = [command] if command else [sys.executable, "-m", "elelem_daemon"]
     async with acp.spawn_agent_process(
         editor,
-        sys.executable,
-        "-m",
-        "elelem_daemon",
-        "daemon",
-        "--acp",
-        env=environment(home),
+        *argv,
+        *(args or ["daemon", "--acp"]),
+        env={**environment(home), **(env or {})},
         cwd=tmp_path,
         transport_kwargs={"stderr": None},
     ) as (conn, process):

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -296,3 +298,20 @@ async def test_list_sessions(tmp_path: Path, project: Path) -> None:
         other = await conn.list_sessions(cwd=str(tmp_path))
     assert [s.session_id for s in listed.sessions] == [sid]
     assert other.sessions == []
+
+
+async def test_the_zed_settings_in_docs_start_a_working_agent(
+    tmp_path: Path, project: Path
+) -> None:
+    doc = (Path(__file__).parents[2] / "docs" / "acp.md").read_text()
+    block = re.search(r"### Zed\n.*?```json\n(.*?)```", doc, re.S)
+    assert block is not None
+    server = json.loads(block.group(1))["agent_servers"]["elelem"]
+    assert server["type"] == "custom" and server["command"] == "elelem"
+    editor = Editor()
+    elelem = str(Path(sys.executable).with_name(server["command"]))  # the installed script
+    options = {"args": server["args"], "env": server["env"], "command": elelem}
+    async with daemon(tmp_path, editor, **options) as (conn, _):
+        sid = (await conn.new_session(cwd=str(project), mcp_servers=[])).session_id
+        assert (await prompt(conn, sid, text("!echo from zed"))).stop_reason == "end_turn"
+    assert editor.said() == "from zed"
