@@ -158,7 +158,15 @@ class Connection:
             return
         task = asyncio.create_task(self._respond(ident, method, params))
         self._running[key] = task
-        task.add_done_callback(lambda _: self._running.pop(key, None))
+
+        def done(task: asyncio.Task[None]) -> None:
+            self._running.pop(key, None)
+            if task.cancelled():  # cancelled before it ran: _respond could not answer
+                self.send(
+                    {"id": ident, "error": {"code": REQUEST_CANCELLED, "message": "cancelled"}}
+                )
+
+        task.add_done_callback(done)
 
     def _notified(self, method: str, params: Any) -> None:
         if method == "$/cancel_request":
