@@ -8,6 +8,7 @@ the defaults: NullOutput is silent in every method, NullInput answers from a scr
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import sys
 from collections.abc import Iterable
@@ -57,8 +58,30 @@ class NullInput:
     async def readline(self, prompt: str = "> ") -> str | None:
         return self._answers.pop(0) if self._answers else None
 
-    async def ask(self, prompt: str, options: list[str] | None = None) -> str | None:
+    async def ask(
+        self, prompt: str, options: list[str] | None = None, **details: Any
+    ) -> str | None:
+        """A question for the user; None when no one answers.
+
+        `details` says what is asked: `kind` is `question` (the default) or
+        `permission`, which also carries `tool: {name, arguments, diff?}`.
+        """
         return self._answers.pop(0) if self._answers else None
+
+
+async def ask(
+    input: Any, prompt: str, options: list[str] | None = None, **details: Any
+) -> str | None:
+    """input.ask with details, also for a plugin Input whose ask takes only (prompt, options)."""
+    try:
+        params = inspect.signature(input.ask).parameters.values()
+    except (TypeError, ValueError):
+        params = ()
+    takes = any(p.kind is p.VAR_KEYWORD for p in params)
+    known = {p.name for p in params}
+    return await input.ask(
+        prompt, options, **{k: v for k, v in details.items() if takes or k in known}
+    )
 
 
 class Output(NullOutput):
@@ -139,7 +162,12 @@ class Input(NullInput):
     async def readline(self, prompt: str = "> ") -> str | None:
         return await asyncio.to_thread(self._read, prompt)
 
-    async def ask(self, prompt: str, options: list[str] | None = None) -> str | None:
+    async def ask(
+        self, prompt: str, options: list[str] | None = None, **details: Any
+    ) -> str | None:
+        diff = (details.get("tool") or {}).get("diff")
+        if diff:
+            print(diff.rstrip("\n"), flush=True)
         hint = f" [{'/'.join(options)}]" if options else ""
         return await self.readline(f"{prompt}{hint} ")
 

@@ -7,6 +7,15 @@ import pytest
 from elelem_daemon.builtins import search
 
 
+@pytest.fixture(autouse=True)
+def execute_allowed(isolated_home):
+    """These tests are about the tools: the permission policy (tested in
+    test_permissions.py) would ask before each `execute`, so allow it here."""
+    rules = isolated_home / ".config" / "elelem" / "permissions"
+    rules.parent.mkdir(parents=True, exist_ok=True)
+    rules.write_text("execute allow\n")
+
+
 async def run(session, name, **args):
     return (await session.toolbox.run(name, args)).to_dict()
 
@@ -33,6 +42,8 @@ async def test_write_creates_parent_folders(session, workdir):
     assert await run(session, "write", path="a/b/c.txt", content="héllo") == {
         "bytes": 6,
         "path": "a/b/c.txt",
+        "diff": "--- /dev/null\n+++ a/b/c.txt\n@@ -0,0 +1 @@\n+héllo\n"
+        "\\ No newline at end of file\n",
         "ok": True,
     }
     assert (workdir / "a/b/c.txt").read_text() == "héllo"
