@@ -42,8 +42,11 @@ async def run(write: Callable[[bytes], None], provider: str | None, model: str |
     from .server import AcpServer
 
     connection = Connection(write)
-    AcpServer(connection, provider, model)
-    await connection.serve(await stdin_reader())
+    server = AcpServer(connection, provider, model)
+    try:
+        await connection.serve(await stdin_reader())
+    finally:
+        server.close()
     return 0
 
 

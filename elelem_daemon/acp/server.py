@@ -17,6 +17,7 @@ log = logging.getLogger(__name__)
 
 PROTOCOL_VERSION = 1
 UNKNOWN_SESSION = "unknown session"
+RESOURCE_NOT_FOUND = -32002
 
 
 def field(params: dict[str, Any], name: str, kind: type, required: bool = True) -> Any:
@@ -46,6 +47,7 @@ class AcpServer:
                 "initialize": self.initialize,
                 "authenticate": self.authenticate,
                 "session/new": self.new_session,
+                "session/load": self.load_session,
                 "session/prompt": self.prompt,
                 "session/set_mode": self.set_mode,
                 "session/set_config_option": self.set_config_option,
@@ -64,7 +66,7 @@ class AcpServer:
         return {
             "protocolVersion": PROTOCOL_VERSION,  # the asked one if we speak it, else our latest
             "agentCapabilities": {
-                "loadSession": False,
+                "loadSession": True,
                 "promptCapabilities": {"image": False, "audio": False, "embeddedContext": True},
                 "mcpCapabilities": {"http": False, "sse": False},
                 "sessionCapabilities": {"list": {}},
@@ -101,16 +103,37 @@ class AcpServer:
         cwd = self._cwd(params)
         ignored = self._mcp_servers(params)
         face = self._build(cwd)
+        return {"sessionId": face.id, **self._opened(face, ignored)}
+
+    async def load_session(self, params: dict[str, Any]) -> dict[str, Any]:
+        """Open a stored session (or one open here) and replay its history first."""
+        ident = field(params, "sessionId", str)
+        ignored = self._mcp_servers(params)
+        face = self.sessions.get(ident)
+        if face is None:
+            cwd = self._cwd(params) if params.get("cwd") is not None else None
+            face = self._build(cwd, self._stored(ident))
+        face.replay()
+        return self._opened(face, ignored)
+
+    def _opened(self, face: AcpSession, ignored: list[str]) -> dict[str, Any]:
+        """Keep the session; the result common to session/new and session/load."""
         self.sessions[face.id] = face
-        answer: dict[str, Any] = {
-            "sessionId": face.id,
-            "modes": face.modes(),
-            "configOptions": face.config_options(),
-        }
+        answer: dict[str, Any] = {"modes": face.modes(), "configOptions": face.config_options()}
         if ignored:
             answer["_meta"] = {"elelem": {"unsupported": {"mcpServers": ignored}}}
         asyncio.get_running_loop().call_soon(face.advertise)  # after the response
         return answer
+
+    @staticmethod
+    def _stored(ident: str) -> Any:
+        from ..store import Store
+
+        try:
+            return Store().load(ident)
+        except ElelemError as exc:
+            data = {"kind": exc.kind, "sessionId": ident}
+            raise RpcError(RESOURCE_NOT_FOUND, str(exc), data) from None
 
     def _cwd(self, params: dict[str, Any]) -> Path:
         cwd = Path(field(params, "cwd", str))
@@ -132,22 +155,25 @@ class AcpServer:
             log.warning("acp: MCP servers are not supported yet; ignoring %s", ", ".join(names))
         return names
 
-    def _build(self, cwd: Path) -> AcpSession:
+    def _build(self, cwd: Path | None, stored: Any = None) -> AcpSession:
+        """A new session in cwd, or the stored one continued (in cwd if given), saved as it goes."""
         from ..config import default_provider
-        from ..session import start
+        from ..session import resume, start
+        from ..store import Store
 
         face = AcpSession(self.connection)
+        io = {"input": AcpInput(face), "output": AcpOutput(face)}
         try:
-            face.session = start(
-                self.registry(),
-                self.provider or default_provider(),
-                self.model,
-                cwd=cwd,
-                input=AcpInput(face),
-                output=AcpOutput(face),
-            )
+            if stored is None:
+                provider = self.provider or default_provider()
+                face.session = start(
+                    self.registry(), provider, self.model, cwd, store=Store(), **io
+                )
+            else:
+                stored.cwd = str(cwd or stored.cwd)
+                face.session = resume(self.registry(), Store(), stored, **io)
         except ElelemError as exc:
-            raise RpcError(-32603, str(exc), {"kind": exc.kind}) from None
+            raise invalid_params(str(exc), kind=exc.kind) from None
         fs = self.client.get("fs") or {}
         read, write = fs.get("readTextFile") is True, fs.get("writeTextFile") is True
         if read or write:
@@ -155,14 +181,38 @@ class AcpServer:
         return face
 
     async def list_sessions(self, params: dict[str, Any]) -> dict[str, Any]:
+        """Stored sessions, most recent first, then those open here and not yet stored."""
+        from ..store import Store
+
         cwd = field(params, "cwd", str, required=False)
-        field(params, "cursor", str, required=False)
-        listed = [
-            {"sessionId": face.id, "cwd": str(face.session.cwd)}
-            for face in self.sessions.values()
-            if cwd is None or str(face.session.cwd) == cwd
-        ]
+        if cwd is not None and not Path(cwd).is_absolute():
+            raise invalid_params(f"cwd: must be an absolute path: {cwd}")
+        if field(params, "cursor", str, required=False) is not None:
+            raise invalid_params("cursor: unknown cursor (every session comes in one page)")
+        where = str(Path(cwd).resolve()) if cwd else None
+        listed = []
+        for stored in Store().list(where):
+            entry = {"sessionId": stored.id, "cwd": stored.cwd, "updatedAt": stored.updated}
+            if stored.title:
+                entry["title"] = stored.title
+            listed.append(self._meta(entry, stored.provider, stored.model))
+        known = {entry["sessionId"] for entry in listed}
+        for face in self.sessions.values():
+            session = face.session
+            if face.id not in known and where in (None, str(session.cwd)):
+                entry = {"sessionId": face.id, "cwd": str(session.cwd)}
+                listed.append(self._meta(entry, session.provider_name, session.model))
         return {"sessions": listed}
+
+    def _meta(self, entry: dict[str, Any], provider: str, model: str | None) -> dict[str, Any]:
+        meta = {"provider": provider, "model": model, "open": entry["sessionId"] in self.sessions}
+        return {**entry, "_meta": {"elelem": meta}}
+
+    def close(self) -> None:
+        """Release every session (its stored file and lock); called when input ends."""
+        for face in self.sessions.values():
+            face.session.close()
+        self.sessions.clear()
 
     # -- prompts ------------------------------------------------------------------
     async def prompt(self, params: dict[str, Any]) -> dict[str, Any]:

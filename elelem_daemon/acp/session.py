@@ -165,7 +165,7 @@ class AcpSession:
         update["status"] = "pending"
         content: list[dict[str, Any]] = [{"type": "content", "content": updates.text(prompt)}]
         diff = updates.diff_content((tool or {}).get("diff"), call["arguments"], self.session.cwd)
-        update["content"] = [diff, *content] if diff else content
+        update["content"] = [*diff, *content]
         return update
 
     # -- prompts ----------------------------------------------------------------
@@ -221,6 +221,14 @@ class AcpSession:
         if before[2] != self.commands():
             self.advertise()
         return {"stopReason": "end_turn"}
+
+    def replay(self) -> None:
+        """The kept conversation as updates, as `session/load` must send it."""
+        kinds = {"user": "user_message_chunk", "assistant": "agent_message_chunk"}
+        for message in self.session.conversation:
+            kind = kinds.get(message["role"])
+            if kind and message["content"]:
+                self.update(updates.chunk(kind, str(message["content"])))
 
     # -- what the client can pick ----------------------------------------------------
     def commands(self) -> list[dict[str, Any]]:

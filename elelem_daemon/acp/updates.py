@@ -75,18 +75,38 @@ def tool_call(ident: str, call: dict[str, Any], cwd: Path) -> dict[str, Any]:
     return update
 
 
-def diff_content(diff: Any, arguments: dict[str, Any], cwd: Path) -> dict[str, Any] | None:
-    """A core `diff` ({path?, old, new}) as ACP diff content; None when it has no texts."""
-    if not isinstance(diff, dict) or not isinstance(diff.get("new"), str):
-        return None
-    path = diff.get("path") or arguments.get("path") or ""
-    old = diff.get("old")
-    return {
-        "type": "diff",
-        "path": absolute(str(path), cwd),
-        "oldText": old if isinstance(old, str) else None,
-        "newText": diff["new"],
-    }
+def hunks(unified: str) -> list[tuple[str | None, str]]:
+    """Each hunk of a unified diff as (old text, new text); old is None for a new file."""
+    created = unified.startswith("--- /dev/null")
+    found: list[tuple[list[str], list[str]]] = []
+    last = ""
+    for line in unified.splitlines(keepends=True):
+        if line.startswith("@@"):
+            found.append(([], []))
+        elif not found or line.startswith("[... diff truncated"):
+            continue
+        elif line.startswith("\\"):  # no newline at end of file: the line before has none
+            for side, kinds in ((0, " -"), (1, " +")):
+                if last in kinds and found[-1][side]:
+                    found[-1][side][-1] = found[-1][side][-1].rstrip("\n")
+        elif line[:1] in (" ", "-", "+"):
+            last = line[0]
+            if last in " -":
+                found[-1][0].append(line[1:])
+            if last in " +":
+                found[-1][1].append(line[1:])
+    return [(None if created else "".join(old), "".join(new)) for old, new in found]
+
+
+def diff_content(diff: Any, arguments: dict[str, Any], cwd: Path) -> list[dict[str, Any]]:
+    """A core `diff` (a unified diff of one file) as ACP diff content, one per hunk."""
+    path = arguments.get("path")
+    if not isinstance(diff, str) or not isinstance(path, str):
+        return []
+    where = absolute(path, cwd)
+    return [
+        {"type": "diff", "path": where, "oldText": old, "newText": new} for old, new in hunks(diff)
+    ]
 
 
 def fenced(body: str, info: str = "") -> str:
@@ -113,8 +133,8 @@ def tool_result(
     """The `tool_call_update` that ends a call: status, raw output and what to show."""
     content = [{"type": "content", "content": text(result_text(payload))}]
     diff = diff_content(payload.get("diff"), call.get("arguments") or {}, cwd)
-    if ok and diff is not None:
-        content = [diff]
+    if ok and diff:
+        content = diff
     return {
         "sessionUpdate": "tool_call_update",
         "toolCallId": ident,

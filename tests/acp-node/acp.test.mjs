@@ -1,7 +1,8 @@
 // Conformance: the official TypeScript ACP client against the real `elelem daemon --acp`.
 
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
+import { existsSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { test } from "node:test";
 import { Editor, acp, newSession, prompt, withDaemon } from "./editor.mjs";
@@ -20,7 +21,7 @@ test("initialize negotiates protocol version 1", async () => {
 });
 
 test("a streamed prompt with a tool call", async () => {
-  const editor = new Editor();
+  const editor = new Editor({ answers: ["allow"] }); // execute asks by default
   await withDaemon(editor, async (ctx, _init, project) => {
     const { sessionId } = await newSession(ctx, project);
     const streamed = await prompt(ctx, sessionId, "!stream 4");
@@ -45,7 +46,7 @@ test("a streamed prompt with a tool call", async () => {
   assert.deepEqual(done.rawOutput, { exit_status: 0, content: "hi\n", ok: true });
 });
 
-test("a question with choices is a permission request, answered both ways", async () => {
+test("a question with choices is a permission request", async () => {
   const editor = new Editor({ answers: ["yes", null] });
   const ask = '!tool interview {"question":"Go on?","options":["yes","no"]}';
   await withDaemon(editor, async (ctx, _init, project) => {
@@ -61,7 +62,7 @@ test("a question with choices is a permission request, answered both ways", asyn
 });
 
 test("session/cancel ends the prompt with stopReason cancelled", async () => {
-  const editor = new Editor();
+  const editor = new Editor({ answers: ["allow"] });
   await withDaemon(editor, async (ctx, _init, project) => {
     const marker = path.join(project, "survived");
     const { sessionId } = await newSession(ctx, project);
@@ -109,4 +110,52 @@ test("slash commands are advertised and run from prompt text", async () => {
     assert.equal((await prompt(ctx, sessionId, "/context")).stopReason, "end_turn");
     assert.match(editor.said(), /user: !echo remember me/);
   });
+});
+
+test("a permission request answered both ways", async () => {
+  const editor = new Editor({ answers: ["allow", "deny"] });
+  const echo = '!tool execute {"command":"echo hi"}';
+  await withDaemon(editor, async (ctx, _init, project) => {
+    const { sessionId } = await newSession(ctx, project);
+    await prompt(ctx, sessionId, echo);
+    await prompt(ctx, sessionId, echo);
+  });
+  const [allowed, denied] = editor.of("tool_call_update");
+  assert.equal(allowed.status, "completed");
+  assert.equal(allowed.rawOutput.content, "hi\n");
+  assert.equal(denied.status, "failed");
+  assert.equal(denied.rawOutput.error, "User denied permission: execute");
+  const kinds = editor.permissions[0].options.map((o) => [o.optionId, o.kind]);
+  assert.deepEqual(kinds, [
+    ["allow", "allow_once"], ["deny", "reject_once"],
+    ["always", "allow_always"], ["never", "reject_always"],
+  ]);
+  assert.equal(editor.permissions[0].toolCall.toolCallId, editor.of("tool_call")[0].toolCallId);
+});
+
+test("session/load replays the history; session/list finds it", async () => {
+  const root = mkdtempSync(path.join(tmpdir(), "elelem-acp-home-"));
+  let sessionId;
+  let project;
+  await withDaemon(new Editor(), async (ctx, init, cwd) => {
+    assert.equal(init.agentCapabilities.loadSession, true);
+    project = cwd;
+    ({ sessionId } = await newSession(ctx, cwd));
+    await prompt(ctx, sessionId, "!echo remembered");
+  }, { home: root });
+  const editor = new Editor();
+  await withDaemon(editor, async (ctx) => {
+    const listed = await ctx.request(acp.methods.agent.session.list, {});
+    assert.deepEqual(listed.sessions.map((s) => [s.sessionId, s.title]), [[sessionId, "!echo remembered"]]);
+    await ctx.request(acp.methods.agent.session.load, { sessionId, cwd: project, mcpServers: [] });
+    const replayed = editor.updates
+      .map((n) => n.update)
+      .filter((u) => u.sessionUpdate.endsWith("message_chunk"))
+      .map((u) => [u.sessionUpdate, u.content.text]);
+    assert.deepEqual(replayed, [
+      ["user_message_chunk", "!echo remembered"],
+      ["agent_message_chunk", "remembered"],
+    ]);
+    assert.equal((await prompt(ctx, sessionId, "!echo more")).stopReason, "end_turn");
+  }, { home: root });
 });

@@ -88,7 +88,12 @@ export async function withDaemon(editor, op, { home } = {}) {
   );
   const child = spawn(PYTHON, ["-m", "elelem_daemon", "daemon", "--acp"], {
     cwd: project,
-    env: { ...env, HOME: home },
+    env: {
+      ...env,
+      HOME: home,
+      XDG_CONFIG_HOME: path.join(home, ".config"),
+      XDG_STATE_HOME: path.join(home, ".local", "state"),
+    },
     stdio: ["pipe", "pipe", "inherit"],
   });
   const exited = new Promise((resolve) => child.on("exit", resolve));

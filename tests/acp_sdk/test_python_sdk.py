@@ -59,6 +59,7 @@ async def test_session_new_advertises_commands_and_config(tmp_path: Path, projec
 
 async def test_streamed_prompt_with_a_tool_call(tmp_path: Path, project: Path) -> None:
     editor = Editor()
+    editor.answers = ["allow"]  # execute asks by default
     async with daemon(tmp_path, editor) as (conn, _):
         sid = (await conn.new_session(cwd=str(project), mcp_servers=[])).session_id
         streamed = await prompt(conn, sid, text("!stream 5"))
@@ -108,6 +109,7 @@ async def test_a_failing_tool_is_reported_failed(tmp_path: Path, project: Path) 
 
 async def test_cancel_ends_the_prompt_and_kills_the_tool(tmp_path: Path, project: Path) -> None:
     editor = Editor()
+    editor.answers = ["allow"]
     sleeper = ["sleep", "41.5"]  # a command line no other test uses
     async with daemon(tmp_path, editor) as (conn, _):
         sid = (await conn.new_session(cwd=str(project), mcp_servers=[])).session_id
@@ -127,6 +129,7 @@ async def test_cancel_ends_the_prompt_and_kills_the_tool(tmp_path: Path, project
 
 async def test_cancel_once_the_tool_runs(tmp_path: Path, project: Path) -> None:
     editor = Editor()
+    editor.answers = ["allow"]
     sleeper = ["sleep", "42.5"]
     async with daemon(tmp_path, editor) as (conn, _):
         sid = (await conn.new_session(cwd=str(project), mcp_servers=[])).session_id
