@@ -65,6 +65,10 @@ async def wire(tmp_path: Path):
         await process.wait()
 
 
+def kind(message: dict[str, Any]) -> str | None:
+    return message.get("params", {}).get("update", {}).get("sessionUpdate")
+
+
 async def session(wire: Wire, cwd: Path) -> str:
     answer = await wire.call(1, "session/new", {"cwd": str(cwd), "mcpServers": []})
     return answer["result"]["sessionId"]
@@ -126,8 +130,8 @@ async def test_cancel_request_cancels_a_prompt(wire: Wire, tmp_path: Path) -> No
     sid = await session(wire, tmp_path)
     slow = {"type": "text", "text": "!stream 100000 5"}
     await wire.send(id="p", method="session/prompt", params={"sessionId": sid, "prompt": [slow]})
-    while (await wire.read()).get("method") != "session/update":
-        pass
+    while kind(await wire.read()) != "agent_message_chunk":
+        pass  # the turn runs
     await wire.send(method="$/cancel_request", params={"requestId": "p"})
     assert (await wire.answer("p"))["result"] == {"stopReason": "cancelled"}
 
@@ -180,9 +184,7 @@ async def test_end_of_input_ends_the_process(wire: Wire, tmp_path: Path) -> None
     sid = await session(wire, tmp_path)
     block = {"type": "text", "text": '!tool execute {"command":"sleep 44.5"}'}
     await wire.send(id=2, method="session/prompt", params={"sessionId": sid, "prompt": [block]})
-    while (await wire.read()).get("params", {}).get("update", {}).get("sessionUpdate") != (
-        "tool_call"
-    ):
+    while kind(await wire.read()) != "tool_call":
         pass
     assert wire.process.stdin is not None
     wire.process.stdin.close()
