@@ -10,8 +10,9 @@ from typing import Any
 from .. import __version__
 from ..errors import ElelemError
 from .files import EditorFiles
+from .io import AcpInput, AcpOutput
 from .rpc import Connection, RpcError, invalid_params
-from .session import AcpInput, AcpOutput, AcpSession
+from .session import AcpSession
 
 log = logging.getLogger(__name__)
 

@@ -1,8 +1,6 @@
-"""AcpSession: one core Session seen through ACP: its Output, its Input and its prompt.
-
-The Output turns the core's events into `session/update`s; the Input turns the core's
-questions into `session/request_permission`. Neither decides anything: the agent,
-its tools, commands and permission policy are the core's.
+"""AcpSession: one core Session seen through ACP: its updates, tool calls, questions and
+prompts. It decides nothing: the agent, its tools, commands and permission policy are
+the core's; this only translates (see io.py for the Output and Input that feed it).
 """
 
 from __future__ import annotations
@@ -11,7 +9,6 @@ import asyncio
 import logging
 from typing import Any
 
-from ..io import NullInput, NullOutput
 from . import updates
 from .prompt import command_line, prompt_text
 from .rpc import RpcError
@@ -26,49 +23,6 @@ PERMISSION_KINDS = {
     "never": ("reject_always", "Always reject"),
 }
 EXIT_TEXT = "To end this session, close it in the editor."
-
-
-class AcpOutput(NullOutput):
-    def __init__(self, face: AcpSession) -> None:
-        self.face = face
-
-    def say(self, text: str, kind: str = "plain") -> None:
-        if text and text.strip():
-            line = f"error: {text}" if kind == "error" else text
-            self.face.update(updates.chunk("agent_message_chunk", f"\n{line}\n"))
-
-    def thinking(self, text: str) -> None:
-        self.face.update(updates.chunk("agent_thought_chunk", text))
-
-    def saying(self, text: str) -> None:
-        self.face.update(updates.chunk("agent_message_chunk", text))
-
-    def doing(self, call: dict[str, Any]) -> None:
-        self.face.started(call)
-
-    def result(self, call: dict[str, Any], result: Any) -> None:
-        self.face.finished(call, result)
-
-
-class AcpInput(NullInput):
-    """No lines to read (prompts arrive as requests); questions go to the client."""
-
-    def __init__(self, face: AcpSession) -> None:
-        super().__init__()
-        self.face = face
-
-    async def readline(self, prompt: str = "> ") -> str | None:
-        return None
-
-    async def ask(
-        self,
-        prompt: str,
-        options: list[str] | None = None,
-        kind: str = "question",
-        tool: dict[str, Any] | None = None,
-        **_: Any,
-    ) -> str | None:
-        return await self.face.ask(prompt, options, kind, tool)
 
 
 class AcpSession:
