@@ -149,6 +149,8 @@ class AcpServer:
             )
         except ElelemError as exc:
             raise RpcError(-32603, str(exc), {"kind": exc.kind}) from None
+        elicitation = self.client.get("elicitation")
+        face.elicits = isinstance(elicitation, dict) and isinstance(elicitation.get("form"), dict)
         fs = self.client.get("fs") or {}
         read, write = fs.get("readTextFile") is True, fs.get("writeTextFile") is True
         if read or write:
