@@ -175,6 +175,8 @@ class AcpServer:
                 face.session = resume(self.registry(), Store(), stored, **io)
         except ElelemError as exc:
             raise invalid_params(str(exc), kind=exc.kind) from None
+        elicitation = self.client.get("elicitation")
+        face.elicits = isinstance(elicitation, dict) and isinstance(elicitation.get("form"), dict)
         fs = self.client.get("fs") or {}
         read, write = fs.get("readTextFile") is True, fs.get("writeTextFile") is True
         if read or write:

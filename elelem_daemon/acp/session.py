@@ -33,6 +33,7 @@ class AcpSession:
         self._ids: dict[str, str] = {}
         self._count = 0
         self._current: tuple[str, dict[str, Any]] | None = None
+        self.elicits = False  # the client takes `elicitation/create` in form mode
 
     @property
     def id(self) -> str:
@@ -78,11 +79,14 @@ class AcpSession:
     async def ask(
         self, prompt: str, options: list[str] | None, kind: str, tool: dict[str, Any] | None
     ) -> str | None:
-        """A permission, or a question with choices, becomes `session/request_permission`.
+        """A question becomes a form (`elicitation/create`) when the client takes them;
+        a permission, or a question with choices otherwise, `session/request_permission`.
 
-        A question without choices cannot be asked in ACP v1: it gets no answer, and
-        the model reads that the user gave none.
+        A question without choices for a client without forms cannot be asked: it gets
+        no answer, and the model reads that the user gave none.
         """
+        if kind != "permission" and self.elicits:
+            return await self._elicit(prompt, options)
         if not options:
             return None
         choices = [self._option(option, kind) for option in options]
@@ -101,6 +105,34 @@ class AcpSession:
             return None  # cancelled, or not an answer: no answer
         chosen = outcome.get("optionId")
         return chosen if chosen in options else None
+
+    async def _elicit(self, prompt: str, options: list[str] | None) -> str | None:
+        answer: dict[str, Any] = {"type": "string", "title": "Answer"}
+        if options:
+            answer["enum"] = list(options)
+        params: dict[str, Any] = {
+            "sessionId": self.id,
+            "mode": "form",
+            "message": prompt,
+            "requestedSchema": {
+                "type": "object",
+                "properties": {"answer": answer},
+                "required": ["answer"],
+            },
+        }
+        if self._current is not None:
+            params["toolCallId"] = self._current[0]
+        try:
+            reply = await self.connection.request("elicitation/create", params)
+        except (RpcError, ConnectionError) as exc:
+            log.warning("acp: elicitation failed: %s", exc)
+            return None
+        if not isinstance(reply, dict) or reply.get("action") != "accept":
+            return None  # declined or dismissed: no answer
+        value = (reply.get("content") or {}).get("answer")
+        if not isinstance(value, str) or (options and value not in options):
+            return None
+        return value
 
     @staticmethod
     def _option(option: str, kind: str) -> dict[str, str]:

@@ -19,9 +19,13 @@ import pytest
 acp = pytest.importorskip("acp", reason="pip install -e '.[test]' installs agent-client-protocol")
 
 from acp.schema import (  # noqa: E402
+    AcceptElicitationResponse,
     AllowedOutcome,
     ClientCapabilities,
+    DeclineElicitationResponse,
     DeniedOutcome,
+    ElicitationCapabilities,
+    ElicitationFormCapabilities,
     FileSystemCapabilities,
     Implementation,
     ReadTextFileResponse,
@@ -37,6 +41,8 @@ class Editor:
         self.updates: list[tuple[str, Any]] = []
         self.permissions: list[dict[str, Any]] = []
         self.answers: list[str | None] = []  # optionIds to pick in turn; None = cancelled
+        self.forms: list[dict[str, Any]] = []
+        self.form_answers: list[str | None] = []  # None: the user declines
         self.buffers: dict[str, str] = {}
         self.writes: list[tuple[str, str]] = []
         self.seen = asyncio.Event()
@@ -59,6 +65,13 @@ class Editor:
         return RequestPermissionResponse(
             outcome=AllowedOutcome(outcome="selected", option_id=answer)
         )
+
+    async def create_elicitation(self, message: str, mode: Any, **_: Any) -> Any:
+        self.forms.append({"message": message, "mode": mode})
+        answer = self.form_answers.pop(0) if self.form_answers else None
+        if answer is None:
+            return DeclineElicitationResponse(action="decline")
+        return AcceptElicitationResponse(action="accept", content={"answer": answer})
 
     async def read_text_file(
         self,
@@ -133,6 +146,7 @@ async def daemon(
     tmp_path: Path,
     editor: Editor,
     fs: bool = False,
+    forms: bool = False,
     args: list[str] | None = None,
     env: dict[str, str] | None = None,
     command: str | None = None,
@@ -148,9 +162,13 @@ async def daemon(
         env={**environment(home), **(env or {})},
         cwd=tmp_path,
         transport_kwargs={"stderr": None},
+        use_unstable_protocol=forms,  # elicitation is unstable in this SDK
     ) as (conn, process):
         capabilities = ClientCapabilities(
-            fs=FileSystemCapabilities(read_text_file=fs, write_text_file=fs)
+            fs=FileSystemCapabilities(read_text_file=fs, write_text_file=fs),
+            elicitation=ElicitationCapabilities(form=ElicitationFormCapabilities())
+            if forms
+            else None,
         )
         async with asyncio.timeout(TIMEOUT):
             await conn.initialize(

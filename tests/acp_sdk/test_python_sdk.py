@@ -172,6 +172,30 @@ async def test_question_with_choices_goes_to_request_permission(
     assert asked["toolCall"].content[0].content.text == "Which colour?"
 
 
+async def test_questions_become_forms_when_the_client_takes_them(
+    tmp_path: Path, project: Path
+) -> None:
+    editor = Editor()
+    editor.form_answers = ["in the morning", "red", None]
+    free = '!tool interview {"question":"When?"}'
+    choose = '!tool interview {"question":"Which colour?","options":["red","blue"]}'
+    async with daemon(tmp_path, editor, forms=True) as (conn, _):
+        sid = (await conn.new_session(cwd=str(project), mcp_servers=[])).session_id
+        for line in (free, choose, free):
+            await prompt(conn, sid, text(line))
+    answered, chosen, declined = editor.of("tool_call_update")
+    assert answered.raw_output == {"answer": "in the morning", "ok": True}
+    assert chosen.raw_output == {"answer": "red", "ok": True}
+    assert declined.raw_output == {"error": "the user gave no answer", "ok": False}
+    assert editor.permissions == []
+    first, second = editor.forms[0], editor.forms[1]
+    assert first["message"] == "When?"
+    assert first["mode"].session_id == sid
+    assert first["mode"].tool_call_id == editor.of("tool_call")[0].tool_call_id
+    answer = second["mode"].requested_schema.properties["answer"]
+    assert answer.enum == ["red", "blue"]
+
+
 async def test_fs_round_trip_goes_through_the_editor(tmp_path: Path, project: Path) -> None:
     editor = Editor()
     buffer = str(project / "notes.md")
