@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+import threading
 from collections.abc import Awaitable, Callable
 
 
@@ -19,10 +20,13 @@ def protocol_stdout() -> Callable[[bytes], None]:
     os.dup2(2, 1)
     sys.stdout = sys.stderr
 
+    lock = threading.Lock()  # a plugin's sync tool runs in a thread and may print
+
     def write(data: bytes) -> None:
         view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
+        with lock:
+            while view:
+                view = view[os.write(fd, view) :]
 
     return write
 
