@@ -89,7 +89,11 @@ def record(session: Any, store: Store | None, stored: Stored | None = None) -> R
         recorder = Recorder(session, store.writer(session.id))
     elif store is not None and stored is not None:
         writer = store.writer(stored.id).open()  # locked: now read what is really there
-        stored = store.load(stored.id)
+        try:
+            stored = store.load(stored.id)
+        except Exception:
+            writer.close()
+            raise
         recorder = Recorder(session, writer, stored)
     if stored is not None:
         session.id = stored.id

@@ -167,6 +167,15 @@ async def test_write_and_edit_ask_only_outside_the_cwd_and_show_the_diff(registr
     assert asked2.questions[0][2]["tool"]["diff"].endswith(" a\n-b\n+c\n")
 
 
+async def test_a_symlink_out_of_the_cwd_counts_as_outside(registry, isolated):
+    (isolated / "elsewhere").mkdir()
+    Path("link").symlink_to(isolated / "elsewhere")
+    s, asked = session(registry, [])
+    result = await s.toolbox.run("write", {"path": "link/x.txt", "content": "x"})
+    assert result.payload["error"] == f"Permission denied: write ({NO_ANSWER})"
+    assert len(asked.questions) == 1 and not (isolated / "elsewhere" / "x.txt").exists()
+
+
 async def test_project_rules_follow_user_rules_and_need_trust(registry, isolated):
     user_rules(isolated, "read deny\n")
     project_rules("read allow\nglob ask\n")
