@@ -11,7 +11,7 @@ from .. import __version__
 from ..errors import ElelemError
 from .files import EditorFiles
 from .io import AcpInput, AcpOutput
-from .rpc import Connection, RpcError, invalid_params
+from .rpc import Connection, invalid_params
 from .session import AcpSession
 
 log = logging.getLogger(__name__)
@@ -148,7 +148,7 @@ class AcpServer:
                 output=AcpOutput(face),
             )
         except ElelemError as exc:
-            raise RpcError(-32603, str(exc), {"kind": exc.kind}) from None
+            raise invalid_params(str(exc), kind=exc.kind) from None
         elicitation = self.client.get("elicitation")
         face.elicits = isinstance(elicitation, dict) and isinstance(elicitation.get("form"), dict)
         fs = self.client.get("fs") or {}
