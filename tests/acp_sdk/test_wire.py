@@ -199,3 +199,20 @@ async def test_cancel_request_before_the_request_runs_still_answers(wire: Wire) 
     assert answer.get("error", {}).get("code") == -32800 or answer["result"] == {"sessions": []}
     later = await wire.call(8, "session/list")
     assert later["result"] == {"sessions": []}
+
+
+async def test_an_unknown_default_provider_is_a_clear_error(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ELELEM_")}
+    env.update(HOME=str(tmp_path), ELELEM_PROVIDER="nope")
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "elelem_daemon", "daemon", "--acp",
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, env=env,
+    )  # fmt: skip
+    wire = Wire(process)
+    answer = await wire.call(1, "session/new", {"cwd": str(tmp_path), "mcpServers": []})
+    assert answer["error"]["code"] == -32602
+    assert answer["error"]["data"] == {"kind": "unknown_provider"}
+    assert answer["error"]["message"].startswith('unknown provider: "nope"')
+    assert process.stdin is not None
+    process.stdin.close()
+    assert await asyncio.wait_for(process.wait(), TIMEOUT) == 0
