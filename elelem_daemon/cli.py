@@ -82,7 +82,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return serve_acp(provider=options.provider, model=options.model)
     if options.command == "daemon":
-        from .server import serve
+        from .protocol import serve
 
         return serve(provider=options.provider, model=options.model)
     try:

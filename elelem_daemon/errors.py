@@ -5,15 +5,25 @@
     ├── UnknownSession          a sessionId that names no open (daemon) or stored session
     ├── SessionBusy             (daemon) a turn is already running in that session
     ├── SessionLocked           a stored session is open in another elelem process
+    ├── InvalidParams           (daemon) a request's params are missing or of the wrong type
     └── ProviderError           a provider's HTTP/API failure; ends the turn as `Error: ...`
 
 Tool failures are not exceptions to anyone but the Toolbox: they become a
 `Result` with `ok: false` that the model reads.
+
+`kind` names the error for clients (the daemon sends it as `error.data.kind`); `data`
+holds what a client may need besides the message (the daemon adds it to `error.data`).
 """
+
+from typing import Any
 
 
 class ElelemError(Exception):
     kind = "elelem_error"
+
+    def __init__(self, message: str = "", **data: Any) -> None:
+        super().__init__(message)
+        self.data = data
 
 
 class UnknownProvider(ElelemError):
@@ -34,3 +44,7 @@ class ProviderError(ElelemError):
 
 class SessionLocked(ElelemError):
     kind = "session_locked"
+
+
+class InvalidParams(ElelemError):
+    kind = "invalid_params"

@@ -1,0 +1,96 @@
+"""The editor as a session's Output and Input: events become notifications, and
+questions become `input/ask` requests. No JSON-RPC here: a `Peer` does the sending.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any, Protocol
+
+from .io import NullInput, NullOutput
+from .result import Result
+
+log = logging.getLogger(__name__)
+
+
+class Peer(Protocol):
+    """The client at the other end, as the protocol module provides it."""
+
+    def notify(self, method: str, params: dict[str, Any]) -> None: ...
+
+    async def request(self, method: str, params: dict[str, Any]) -> Any: ...
+
+    def stop(self, code: int) -> None: ...
+
+
+class Events(NullOutput):
+    """A daemon session's Output: each event is an `event/*` notification carrying
+    `sessionId` and `turnId`. Whole replies are not sent: the response carries them."""
+
+    def __init__(self, peer: Peer) -> None:
+        self.peer = peer
+        self.session_id: str | None = None
+        self.turn_id: int | None = None
+
+    def _send(self, method: str, params: dict[str, Any]) -> None:
+        if self.session_id is None:  # a setup block printing before the session exists
+            log.info("%s before the session started: %s", method, params)
+            return
+        self.peer.notify(method, {"sessionId": self.session_id, "turnId": self.turn_id, **params})
+
+    def say(self, text: str, kind: str = "plain") -> None:
+        if text and text.strip():
+            self._send("event/say", {"text": text, "kind": kind})
+
+    def thinking(self, text: str) -> None:
+        self._send("event/thinking", {"text": text})
+
+    def saying(self, text: str) -> None:
+        self._send("event/saying", {"text": text})
+
+    def doing(self, call: dict[str, Any]) -> None:
+        self._send(
+            "event/doing",
+            {"id": call["id"], "name": call["name"], "arguments": call.get("arguments", {})},
+        )
+
+    def result(self, call: dict[str, Any], result: Result) -> None:
+        payload = json.loads(result.to_json())  # JSON-safe whatever the tool returned
+        self._send(
+            "event/result",
+            {"id": call["id"], "name": call["name"], "ok": result.ok, "result": payload},
+        )
+
+
+class Asker(NullInput):
+    """A daemon session's Input: `ask` sends `input/ask` when the client said it answers
+    them, and otherwise behaves as the null input (no answer)."""
+
+    def __init__(self, peer: Peer, events: Events, enabled: bool) -> None:
+        super().__init__()
+        self.peer = peer
+        self.events = events
+        self.enabled = enabled
+
+    async def ask(self, prompt: str, options: list[str] | None = None) -> str | None:
+        if not self.enabled:
+            return None
+        params: dict[str, Any] = {
+            "sessionId": self.events.session_id,
+            "turnId": self.events.turn_id,
+            "kind": "question",
+            "prompt": prompt,
+        }
+        if options:
+            params["options"] = list(options)
+        try:
+            answer = await self.peer.request("input/ask", params)
+        except Exception as exc:  # an error response, or the client went away
+            log.warning("input/ask failed: %s", exc)
+            return None
+        if isinstance(answer, dict) and isinstance(answer.get("text"), str):
+            return answer["text"]
+        if answer is not None:
+            log.warning("input/ask: expected {text} or null, got %r", answer)
+        return None

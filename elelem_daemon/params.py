@@ -1,0 +1,82 @@
+"""Params: what each daemon request takes, and the check that answers bad params.
+
+Each spec maps a field to its type and whether it is required. `check` lists every
+problem at once (`data.errors` of the `invalid_params` error). Unknown fields are
+ignored, so newer clients work with older daemons; `null` counts as absent for an
+optional field. Plain checks, not JSON Schema: the daemon's start-up stays light.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .errors import InvalidParams
+
+Spec = dict[str, tuple[str, bool]]
+
+TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "integer": (int,),
+    "boolean": (bool,),
+    "object": (dict,),
+    "array": (list,),
+}
+JSON_NAMES = {
+    str: "a string",
+    int: "an integer",
+    float: "a number",
+    bool: "a boolean",
+    dict: "an object",
+    list: "an array",
+    type(None): "null",
+}
+
+SESSION: Spec = {"sessionId": ("string", True)}
+INITIALIZE: Spec = {
+    "processId": ("integer", False),
+    "clientInfo": ("object", False),
+    "capabilities": ("object", False),
+}
+NEW: Spec = {
+    "cwd": ("string", False),
+    "provider": ("string", False),
+    "model": ("string", False),
+    "trusted": ("boolean", False),
+}
+TURN: Spec = {**SESSION, "text": ("string", True)}
+COMMAND: Spec = {**SESSION, "line": ("string", True)}
+COMPLETE: Spec = {**SESSION, "text": ("string", True)}
+LIST: Spec = {"cwd": ("string", False)}
+NONE: Spec = {}
+
+
+def check(params: Any, spec: Spec) -> dict[str, Any]:
+    """The params as a dict without nulls, or InvalidParams naming every problem."""
+    if params is None:
+        params = {}
+    if not isinstance(params, dict):
+        raise InvalidParams(
+            f"params must be an object, not {_name(params)}",
+            errors=[f"params: expected an object, got {_name(params)}"],
+        )
+    errors = []
+    for field, (kind, required) in spec.items():
+        value = params.get(field)
+        if value is None:
+            if required:
+                errors.append(f"{field}: required")
+        elif not _is(value, kind):
+            errors.append(f"{field}: expected {_name(TYPES[kind][0]())}, got {_name(value)}")
+    if errors:
+        raise InvalidParams("invalid params: " + "; ".join(errors), errors=errors)
+    return {key: value for key, value in params.items() if value is not None}
+
+
+def _is(value: Any, kind: str) -> bool:
+    if isinstance(value, bool) and kind != "boolean":
+        return False  # JSON true is not an integer
+    return isinstance(value, TYPES[kind])
+
+
+def _name(value: Any) -> str:
+    return JSON_NAMES.get(type(value), type(value).__name__)

@@ -1,0 +1,295 @@
+"""Protocol: JSON-RPC 2.0 on stdin/stdout, built on pygls. The only module that imports it.
+
+pygls runs the handlers (tasks, `$/cancelRequest`, server-to-client requests); this
+module adds what a daemon facing editors needs on top:
+- its own frame reader (`framing.FrameReader`, fed by a thread reading fd 0), so a
+  bad header, a truncated body, bad JSON or a non-object gets an error response and
+  the next good request is still answered (pygls' reader only logs them);
+- params that stay plain dicts (toolchain.md §3) and are checked by the handlers;
+- every error carries `data.kind`; exceptions map to codes in `CODES`;
+- exit within a second of EOF, `exit`, a signal or the client's process going away,
+  after the running turns are cancelled (which kills their tools' process groups).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import logging
+import os
+import signal
+import sys
+from collections.abc import Awaitable, Callable
+from concurrent.futures import Future
+from typing import Any, BinaryIO
+
+from pygls.exceptions import JsonRpcException
+from pygls.protocol import JsonRPCProtocol, default_converter
+from pygls.protocol.json_rpc import (
+    JsonRPCNotification,
+    JsonRPCRequestMessage,
+    JsonRPCResponseMessage,
+)
+from pygls.server import JsonRPCServer
+
+from .daemon import Daemon
+from .framing import BadFrame, FrameReader
+from .messages import is_id, shape_problem
+from .stdio import Stdout, stdin_chunks
+
+log = logging.getLogger(__name__)
+
+CODES = {  # ElelemError.kind -> JSON-RPC error code; any other kind is -32000
+    "invalid_params": -32602,
+    "unknown_session": -32602,
+    "unknown_provider": -32602,
+    "session_busy": -32001,
+    "shutting_down": -32600,
+}
+KINDS = {  # code -> data.kind, for errors raised by pygls itself
+    -32700: "parse_error",
+    -32600: "invalid_request",
+    -32601: "method_not_found",
+    -32602: "invalid_params",
+    -32800: "request_cancelled",
+    -32603: "internal_error",
+}
+MAX_MESSAGE = 1000  # error messages are cut here (a 1 MB method name stays out of the reply)
+SETTLE = 0.2  # then how long their responses get to go out: all within a second
+
+
+class Params(dict):  # type: ignore[type-arg]
+    """Plain dict params; attribute access only because pygls reads `params.id`."""
+
+    def __getattr__(self, key: str) -> Any:
+        try:
+            return self[key]
+        except KeyError:
+            raise AttributeError(key) from None
+
+
+def _with_dict_params(obj: dict[str, Any], cls: type) -> Any:
+    params = obj.get("params")
+    fields = {
+        "method": obj["method"],
+        "jsonrpc": obj["jsonrpc"],
+        "params": Params(params) if isinstance(params, dict) else params,
+    }
+    return cls(id=obj["id"], **fields) if "id" in obj else cls(**fields)
+
+
+def converter_factory() -> Any:
+    converter = default_converter()
+    converter.register_structure_hook(JsonRPCRequestMessage, _with_dict_params)
+    converter.register_structure_hook(JsonRPCNotification, _with_dict_params)
+    converter.register_structure_hook(
+        JsonRPCResponseMessage,
+        lambda obj, cls: cls(id=obj["id"], jsonrpc="2.0", result=obj.get("result")),
+    )
+    return converter
+
+
+class ElelemProtocol(JsonRPCProtocol):
+    """pygls' JSON-RPC protocol with a strict entry (`receive`) and errors with kinds."""
+
+    def receive(self, body: bytes) -> bool:
+        """Handle one frame's body; False if it was not JSON (the caller may resync)."""
+        try:
+            obj = json.loads(body)
+        except (ValueError, RecursionError) as exc:
+            self.send_error(None, -32700, f"parse error: {exc}", "parse_error")
+            return False
+        if not isinstance(obj, dict):
+            what = "a batch (not supported)" if isinstance(obj, list) else type(obj).__name__
+            self.send_error(
+                None, -32600, f"invalid request: expected an object, got {what}", "invalid_request"
+            )
+            return True
+        problem = shape_problem(obj)
+        msg_id = obj["id"] if is_id(obj.get("id")) else None
+        if problem:
+            if "method" not in obj and ("result" in obj or "error" in obj):
+                log.warning("ignoring a malformed response: %s", problem)  # never answered
+            else:
+                self.send_error(msg_id, -32600, f"invalid request: {problem}", "invalid_request")
+            return True
+        if "method" in obj and msg_id is not None and msg_id in self._request_futures:
+            self.send_error(
+                msg_id,
+                -32600,
+                f"invalid request: id {msg_id!r} is already in use",
+                "invalid_request",
+            )
+            return True
+        if obj.get("method") == "$/cancelRequest" and msg_id is None:
+            params = obj.get("params")
+            target = params.get("id") if isinstance(params, dict) else None
+            running = self._request_futures.get(target) if is_id(target) else None
+            if isinstance(running, asyncio.Future):  # a handler, not one of our own requests
+                self._handle_cancel_notification(target)
+            else:
+                log.info("$/cancelRequest for no running request: %r", params)
+            return True
+        try:
+            self.handle_message(self.structure_message(obj))
+        except Exception:  # a bug: answer it if it was a request, and keep going
+            log.exception("could not handle %s", obj.get("method", "a response"))
+            if "method" in obj and msg_id is not None:
+                self.send_error(msg_id, -32603, "internal error", "internal_error")
+        return True
+
+    # -- sending -----------------------------------------------------------------
+    def send_error(
+        self, msg_id: Any, code: int, message: str, kind: str, data: dict[str, Any] | None = None
+    ) -> None:
+        if len(message) > MAX_MESSAGE:
+            message = f"{message[:MAX_MESSAGE]}..."
+        error = {"code": code, "message": message, "data": {"kind": kind, **(data or {})}}
+        self._send_data({"jsonrpc": "2.0", "id": msg_id, "error": error})
+
+    def notify(self, method: str, params: Any | None = None) -> None:
+        self._send_data({"jsonrpc": "2.0", "method": method, "params": params})
+
+    def _send_response(
+        self, msg_id: Any, result: Any | None = None, error: Any | None = None
+    ) -> None:
+        if error is None:
+            self._send_data({"jsonrpc": "2.0", "id": msg_id, "result": result})
+            return
+        data = error.data if isinstance(error.data, dict) else {}
+        data = {key: value for key, value in data.items() if key != "traceback"}
+        kind = data.pop("kind", None) or KINDS.get(error.code, "error")
+        self.send_error(msg_id, error.code, error.message, kind, data)
+
+    def _send_handler_result(self, future: Future[Any], *, msg_id: Any) -> None:
+        self._request_futures.pop(msg_id, None)
+        if future.cancelled():
+            self.send_error(
+                msg_id, -32800, f"request {msg_id!r} was cancelled", "request_cancelled"
+            )
+            return
+        exc = future.exception()
+        if exc is None:
+            self._send_response(msg_id, result=future.result())
+        elif isinstance(exc, JsonRpcException):
+            self._send_response(msg_id, error=exc.to_response_error())
+        elif isinstance(getattr(exc, "kind", None), str):  # ElelemError and kin
+            code = CODES.get(exc.kind, -32000)  # type: ignore[attr-defined]
+            self.send_error(
+                msg_id,
+                code,
+                str(exc),
+                exc.kind,  # type: ignore[attr-defined]
+                getattr(exc, "data", None),
+            )
+        else:
+            log.error("request %r failed", msg_id, exc_info=exc)
+            self.send_error(
+                msg_id, -32603, f"internal error: {type(exc).__name__}: {exc}", "internal_error"
+            )
+
+
+class Connection:
+    """The `editor.Peer` the daemon talks through."""
+
+    def __init__(self, protocol: ElelemProtocol, stopped: asyncio.Future[int]) -> None:
+        self.protocol = protocol
+        self.stopped = stopped
+        self._ids = itertools.count(1)
+
+    def notify(self, method: str, params: dict[str, Any]) -> None:
+        self.protocol.notify(method, params)
+
+    async def request(self, method: str, params: dict[str, Any]) -> Any:
+        msg_id = f"elelem-{next(self._ids)}"
+        future = self.protocol.send_request(method, params, msg_id=msg_id)
+        try:
+            return await asyncio.wrap_future(future)
+        except asyncio.CancelledError:  # the turn was cancelled: the question is moot
+            self.protocol._request_futures.pop(msg_id, None)
+            self.protocol.notify("$/cancelRequest", {"id": msg_id})
+            raise
+
+    def stop(self, code: int) -> None:
+        if not self.stopped.done():
+            self.stopped.set_result(code)
+
+
+async def read_loop(reader: FrameReader, protocol: ElelemProtocol) -> None:
+    while (frame := await reader.frame()) is not None:
+        try:
+            if isinstance(frame, BadFrame):
+                protocol.send_error(None, -32700, frame.message, "parse_error")
+            elif not protocol.receive(frame):
+                reader.resync(frame)
+        except Exception:  # a bug must not end the daemon
+            log.exception("could not handle a message")
+        await asyncio.sleep(0)  # let the handler start before the next message (a cancel)
+
+
+def register(server: JsonRPCServer, daemon: Daemon) -> None:
+    for method in daemon.requests:
+        server.feature(method)(_request(daemon, method))
+    for method in daemon.notices:
+        server.feature(method)(_notice(daemon, method))
+
+
+def _request(daemon: Daemon, method: str) -> Callable[[Any], Awaitable[Any]]:
+    async def handle(params: Any) -> Any:
+        return await daemon.request(method, params)
+
+    return handle
+
+
+def _notice(daemon: Daemon, method: str) -> Callable[[Any], None]:
+    def handle(params: Any) -> None:
+        daemon.notice(method, params)
+
+    return handle
+
+
+async def run(
+    provider: str | None = None,
+    model: str | None = None,
+    stdin: int = 0,
+    stdout: BinaryIO | None = None,
+) -> int:
+    """Serve until EOF, `exit`, a signal or the client's death; return the exit code."""
+    loop = asyncio.get_running_loop()
+    stopped: asyncio.Future[int] = loop.create_future()
+    server = JsonRPCServer(ElelemProtocol, converter_factory)
+    protocol: ElelemProtocol = server.protocol  # type: ignore[assignment]
+    peer = Connection(protocol, stopped)
+    protocol.set_writer(Stdout(stdout or sys.stdout.buffer, lambda: peer.stop(0)))
+    daemon = Daemon(peer, provider, model)
+    register(server, daemon)
+    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        loop.add_signal_handler(sig, peer.stop, 128 + sig)
+    reading = asyncio.create_task(read_loop(FrameReader(stdin_chunks(stdin)), protocol))
+    reading.add_done_callback(lambda _: peer.stop(0))
+    code = await stopped
+    reading.cancel()
+    await daemon.close()
+    pending = [f for f in protocol._request_futures.values() if isinstance(f, asyncio.Future)]
+    if pending:
+        await asyncio.wait(pending, timeout=SETTLE)
+    return code
+
+
+def serve(provider: str | None = None, model: str | None = None) -> int:
+    """`elelem daemon`. stdout is the protocol's alone: the protocol writes to a private
+    copy of fd 1, and fd 1 itself (what a child process inherits) and `sys.stdout` (a
+    plugin's print) become stderr."""
+    sys.stdout.flush()
+    stdout = open(os.dup(1), "wb")  # lives as long as the process
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+
+    async def main() -> None:
+        code = await run(provider, model, 0, stdout)
+        sys.stderr.flush()
+        os._exit(code)  # no thread or stuck tool may hold the exit up
+
+    asyncio.run(main())
+    return 0
