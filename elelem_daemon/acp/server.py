@@ -11,7 +11,7 @@ from .. import __version__
 from ..errors import ElelemError
 from .files import EditorFiles
 from .io import AcpInput, AcpOutput
-from .rpc import Connection, invalid_params
+from .rpc import Connection, RpcError, invalid_params
 from .session import AcpSession
 
 log = logging.getLogger(__name__)
