@@ -53,6 +53,9 @@ def parser() -> argparse.ArgumentParser:
                 metavar="ID",
                 help="continue a stored session (default: the latest in this folder)",
             )
+            cmd.add_argument(
+                "--pick", action="store_true", help="choose a stored session to continue"
+            )
         if name == "ask":
             cmd.add_argument("prompt", nargs="+")
     stored = sub.add_parser("sessions", help="list stored sessions, most recent first")
@@ -97,7 +100,7 @@ async def terminal(options: argparse.Namespace) -> int:
     from .io import Output
     from .plugins import core_registry
     from .repl import Repl
-    from .resume import pick
+    from .resume import choose, pick
     from .session import resume, start
     from .store import Store
 
@@ -106,11 +109,15 @@ async def terminal(options: argparse.Namespace) -> int:
     if ask and not sys.stdout.isatty():  # keep stdout for the reply alone
         output = Output(stream=sys.stderr, color=False)
     store = None if options.no_save else Store()
-    resuming = getattr(options, "resume", None) is not None
+    picking = getattr(options, "pick", False)
+    resuming = picking or getattr(options, "resume", None) is not None
     try:
         common = dict(output=output, project=not options.no_project_plugins, terminal=True)
         if resuming:
-            stored = pick(Store(), options.resume, Path.cwd())
+            if picking:
+                stored = choose(Store())
+            else:
+                stored = pick(Store(), options.resume, Path.cwd())
             session = resume(
                 core_registry(), store, stored, options.provider, options.model, **common
             )

@@ -20,6 +20,7 @@ DIM = "\033[2;3m"
 CYAN = "\033[36m"
 YELLOW = "\033[33m"
 RED = "\033[31m"
+GREEN = "\033[32m"
 RESET = "\033[0m"
 
 
@@ -152,6 +153,25 @@ class Output(NullOutput):
         Console(file=stream, force_terminal=True).print(Markdown(text))
 
 
+def painted_diff(diff: str, color: bool) -> str:
+    """A unified diff with added lines green, removed red and hunk headers cyan."""
+    if not color:
+        return diff
+    lines = []
+    for line in diff.split("\n"):
+        if line.startswith(("+++", "---")):
+            lines.append(line)
+        elif line.startswith("+"):
+            lines.append(f"{GREEN}{line}{RESET}")
+        elif line.startswith("-"):
+            lines.append(f"{RED}{line}{RESET}")
+        elif line.startswith("@@"):
+            lines.append(f"{CYAN}{line}{RESET}")
+        else:
+            lines.append(line)
+    return "\n".join(lines)
+
+
 class Input(NullInput):
     """The terminal: reads lines from stdin; asks questions on the same terminal."""
 
@@ -167,7 +187,7 @@ class Input(NullInput):
     ) -> str | None:
         diff = (details.get("tool") or {}).get("diff")
         if diff:
-            print(diff.rstrip("\n"), flush=True)
+            print(painted_diff(diff.rstrip("\n"), sys.stdout.isatty()), flush=True)
         hint = f" [{'/'.join(options)}]" if options else ""
         return await self.readline(f"{prompt}{hint} ")
 

@@ -76,6 +76,8 @@ class Recorder:
             )
 
     def close(self) -> None:
+        """Stop recording (a late message must not recreate a deleted file); unlock."""
+        self.broken = True
         self.writer.close()
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,29 @@ def pick(store: Store, ref: str, cwd: Path) -> Stored:
     if latest is None:
         raise UnknownSession(f"no stored session in {cwd}; see `elelem sessions`")
     return store.load(latest.id)
+
+
+def choose(store: Store, read: Any = input) -> Stored:
+    """The picker of `elelem chat --pick`: a numbered list, then a number or an id."""
+    stored = store.list()
+    if not stored:
+        raise UnknownSession("no stored sessions")
+    rows = table(stored).splitlines()
+    width = len(str(len(rows)))
+    print("\n".join(f"{n:>{width}}  {row}" for n, row in enumerate(rows, 1)), flush=True)
+    try:
+        answer = (read(f"resume which? [1-{len(rows)} or an id] ") or "").strip()
+    except EOFError:
+        answer = ""
+    if not sys.stdin.isatty():
+        print(answer, flush=True)  # piped: show what was read, as the REPL does
+    if not answer:
+        raise UnknownSession("no session picked")
+    if answer.isdigit() and len(answer) <= 3:  # a number from the list; ids are longer
+        if not 1 <= int(answer) <= len(stored):
+            raise UnknownSession(f"no session number {answer}: pick 1-{len(stored)} or an id")
+        return store.load(stored[int(answer) - 1].id)
+    return store.load(store.find(answer))
 
 
 def local_time(stamp: str) -> str:

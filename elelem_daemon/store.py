@@ -108,10 +108,10 @@ def read_lines(path: Path) -> list[dict[str, Any]]:
 def replay(records: list[dict[str, Any]], path: Path, updated: str) -> Stored:
     """Fold the records into metadata and the kept messages."""
     head = records[0] if records else {}
-    if head.get("type") != "session" or not isinstance(head.get("id"), str):
+    if not isinstance(head, dict) or head.get("type") != "session":
         raise ValueError(f"{path}: no session metadata")
     stored = Stored(
-        head["id"],
+        path.stem,  # the file names the session, whatever a hand-edited header says
         str(head.get("cwd") or ""),
         str(head.get("provider") or "stub"),
         head.get("model"),
@@ -123,7 +123,10 @@ def replay(records: list[dict[str, Any]], path: Path, updated: str) -> Stored:
     for record in records[1:]:
         kind = record.get("type")
         if kind == "message" and record.get("role") in ("user", "assistant", "tool"):
-            stored.messages.append({"role": record["role"], "content": record.get("content", "")})
+            content = record.get("content", "")
+            stored.messages.append(
+                {"role": record["role"], "content": content if isinstance(content, str) else ""}
+            )
         elif kind == "clear":
             stored.messages.clear()
         elif kind == "meta":
@@ -196,10 +199,15 @@ class Store:
         return stored[0] if stored else None
 
     def delete(self, session_id: str) -> None:
+        """Remove a stored session; not one that a process has open (SessionLocked)."""
+        writer = self.writer(session_id)
+        if not writer.path.is_file():
+            raise UnknownSession(f"no stored session {session_id!r}")
+        writer.open()  # takes the lock, or raises SessionLocked
         try:
-            self.path(session_id).unlink()
-        except FileNotFoundError:
-            raise UnknownSession(f"no stored session {session_id!r}") from None
+            writer.path.unlink()
+        finally:
+            writer.close()
 
     def writer(self, session_id: str) -> Writer:
         return Writer(self.path(session_id))

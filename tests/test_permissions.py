@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from elelem_daemon.builtins.permissions import NO_ANSWER, parse
-from elelem_daemon.io import Input, NullInput, NullOutput, ask
+from elelem_daemon.io import Input, NullInput, NullOutput, ask, painted_diff
 from elelem_daemon.plugins import core_registry
 from elelem_daemon.session import start
 
@@ -253,3 +253,16 @@ async def test_the_terminal_asks_with_the_diff_on_screen(capsys):
     assert answer == "always"
     out = capsys.readouterr().out
     assert out == "--- /dev/null\n+++ x\n+hi\nAllow write: x? [allow/deny/always] always\n"
+
+
+def test_the_terminal_paints_the_diff_when_it_is_a_terminal():
+    diff = "--- a\n+++ a\n@@ -1 +1 @@\n-old\n+new\n same"
+    assert painted_diff(diff, False) == diff
+    assert painted_diff(diff, True).split("\n") == [
+        "--- a",
+        "+++ a",
+        "\033[36m@@ -1 +1 @@\033[0m",
+        "\033[31m-old\033[0m",
+        "\033[32m+new\033[0m",
+        " same",
+    ]

@@ -119,3 +119,26 @@ def test_no_save_stores_nothing(env, project):
     assert elelem(env, project, "chat", "--no-save", stdin="!echo hi\n").returncode == 0
     assert elelem(env, project, "ask", "--no-save", "!echo hi").returncode == 0
     assert elelem(env, project, "sessions").stdout == "no stored sessions\n"
+
+
+def test_pick_lists_every_session_numbered_and_resumes_the_choice(env, project, tmp_path):
+    elelem(env, project, "ask", "!echo first")
+    other = tmp_path / "other"
+    other.mkdir()
+    elelem(env, other, "ask", "!echo second")
+    run = elelem(env, project, "chat", "--pick", stdin="2\n/context\n")
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    assert lines[0].startswith("1  ") and lines[0].endswith("!echo second")
+    assert lines[1].startswith("2  ") and lines[1].endswith("!echo first")
+    assert lines[2] == "resume which? [1-2 or an id] 2"
+    assert "  2. user: !echo first" in run.stdout
+    by_id = elelem(env, project, "chat", "--pick", stdin=f"{lines[0].split()[1]}\n/context\n")
+    assert "  2. user: !echo second" in by_id.stdout
+    for answer, error in (
+        ("", "no session picked"),
+        ("9", "no session number 9: pick 1-2 or an id"),
+        ("zzzz", "no stored session 'zzzz'"),
+    ):
+        bad = elelem(env, project, "chat", "--pick", stdin=f"{answer}\n")
+        assert (bad.returncode, bad.stderr.strip()) == (1, f"elelem: {error}")

@@ -118,6 +118,7 @@ def test_a_corrupt_middle_line_is_skipped_and_a_file_without_metadata_is_not_lis
     )
     (store.root / "torn.jsonl").write_text('{"type":"sess')
     (store.root / "nohead.jsonl").write_text(json.dumps(message) + "\n")
+    (store.root / "array.jsonl").write_text("[1, 2]\n")
     assert [m["content"] for m in store.load("abc").messages] == ["hi"]
     assert "line 2 skipped" in caplog.text
     assert [s.id for s in store.list()] == ["abc"]
@@ -179,10 +180,14 @@ async def test_a_session_open_in_one_place_cannot_be_resumed_in_another(registry
     await first.turn("!echo x")
     with pytest.raises(SessionLocked, match="already open"):
         resume(registry, store, store.load(first.id), plugin_files=False)
+    with pytest.raises(SessionLocked, match="already open"):
+        store.delete(first.id)
     first.close()
     second = resume(registry, store, store.load(first.id), plugin_files=False)
     assert second.id == first.id and len(second.conversation) == 2
     second.close()
+    store.delete(first.id)
+    assert store.list() == []
 
 
 async def test_resume_uses_the_stored_cwd_provider_and_model_unless_told(registry, isolated):
