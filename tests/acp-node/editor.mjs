@@ -88,7 +88,7 @@ export async function withDaemon(editor, op, { home } = {}) {
   );
   const child = spawn(PYTHON, ["-m", "elelem_daemon", "daemon", "--acp"], {
     cwd: project,
-    env: { ...env, HOME: home },
+    env: { ...env, HOME: home, ELELEM_PROVIDER: "stub" }, // whatever keys this machine has
     stdio: ["pipe", "pipe", "inherit"],
   });
   const exited = new Promise((resolve) => child.on("exit", resolve));
