@@ -91,6 +91,7 @@ export async function withDaemon(editor, op, { home } = {}) {
     env: {
       ...env,
       HOME: home,
+      ELELEM_PROVIDER: "stub", // whatever keys this machine has
       XDG_CONFIG_HOME: path.join(home, ".config"),
       XDG_STATE_HOME: path.join(home, ".local", "state"),
     },

@@ -53,7 +53,7 @@ class Wire:
 @pytest.fixture
 async def wire(tmp_path: Path):
     env = {k: v for k, v in os.environ.items() if not k.startswith("ELELEM_")}
-    env["HOME"] = str(tmp_path)
+    env.update(HOME=str(tmp_path), ELELEM_PROVIDER="stub")
     process = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "elelem_daemon", "daemon", "--acp",
         stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, env=env, cwd=tmp_path,
@@ -163,7 +163,7 @@ async def test_a_plugin_printing_to_stdout_cannot_break_the_protocol(tmp_path: P
         "        return {'content': 'shouted'}\n"
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith("ELELEM_")}
-    env["HOME"] = str(tmp_path)
+    env.update(HOME=str(tmp_path), ELELEM_PROVIDER="stub")
     process = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "elelem_daemon", "daemon", "--acp", stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env,
