@@ -85,7 +85,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return serve_acp(provider=options.provider, model=options.model)
     if options.command == "daemon":
-        from .protocol import serve
+        from .stdio import serve
 
         return serve(provider=options.provider, model=options.model)
     try:
