@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import io
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -266,3 +269,23 @@ def test_the_terminal_paints_the_diff_when_it_is_a_terminal():
         "\033[32m+new\033[0m",
         " same",
     ]
+
+
+def test_the_terminal_repl_asks_and_runs_on_yes(isolated):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ELELEM_")}
+    script = '!tool write {"path": "../out.txt", "content": "hi\\n"}\ny\n'
+    run = subprocess.run(
+        [sys.executable, "-m", "elelem_daemon", "chat", "--no-save"],
+        input=script + '!tool execute {"command": "echo ran > marker"}\nno\n',
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert run.returncode == 0, run.stderr
+    assert "--- /dev/null\n+++ ../out.txt\n@@ -0,0 +1 @@\n+hi\n" in run.stdout
+    assert "Allow write: ../out.txt? [allow/deny/always] y\n" in run.stdout
+    assert (isolated / "out.txt").read_text() == "hi\n"
+    assert "Allow execute: echo ran > marker? [allow/deny/always] no\n" in run.stdout
+    assert "! User denied permission: execute" in run.stdout
+    assert not Path("marker").exists()
