@@ -284,8 +284,8 @@ def test_the_terminal_repl_asks_and_runs_on_yes(isolated):
     )
     assert run.returncode == 0, run.stderr
     assert "--- /dev/null\n+++ ../out.txt\n@@ -0,0 +1 @@\n+hi\n" in run.stdout
-    assert "Allow write: ../out.txt? [allow/deny/always] y\n" in run.stdout
+    assert "Allow write: ../out.txt? [allow/deny/always/never] y\n" in run.stdout
     assert (isolated / "out.txt").read_text() == "hi\n"
-    assert "Allow execute: echo ran > marker? [allow/deny/always] no\n" in run.stdout
+    assert "Allow execute: echo ran > marker? [allow/deny/always/never] no\n" in run.stdout
     assert "! User denied permission: execute" in run.stdout
     assert not Path("marker").exists()
