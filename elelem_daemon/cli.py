@@ -27,7 +27,13 @@ def parser() -> argparse.ArgumentParser:
         cmd.add_argument("-p", "--provider", help="provider name (default: see README)")
         cmd.add_argument("-m", "--model", help="model name, overriding the provider's default")
         cmd.add_argument("--log-level", help="debug, info, warning or error")
-        if name != "daemon":
+        if name == "daemon":
+            cmd.add_argument(
+                "--acp",
+                action="store_true",
+                help="speak the Agent Client Protocol (Zed, codecompanion.nvim, avante.nvim)",
+            )
+        else:
             cmd.add_argument(
                 "--no-project-plugins",
                 action="store_true",
@@ -74,6 +80,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     setup(getattr(options, "log_level", None))
     if options.command == "sessions":
         return stored_sessions(options)
+    if options.command == "daemon" and options.acp:
+        from .acp import serve as serve_acp
+
+        return serve_acp(provider=options.provider, model=options.model)
     if options.command == "daemon":
         from .stdio import serve
 

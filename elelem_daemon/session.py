@@ -10,6 +10,7 @@ from typing import Any
 
 from .agent import Agent
 from .commands import Commands
+from .files import LocalFiles
 from .io import NullInput
 from .registry import Registry
 from .store import Store, Stored
@@ -61,6 +62,7 @@ class Session:
         self.model = model if model is not None else getattr(agent.provider, "model", None)
         self.exited = False
         self.project = True
+        self.files: Any = LocalFiles()  # a face may put the editor here
         self.recorder: Any = None  # set when the session is stored (see recorder.py)
 
     # -- forwarded to the agent ---------------------------------------------

@@ -77,7 +77,7 @@ async def test_ask_then_yes_runs_the_tool(registry):
     assert result.ok and Path("marker").read_text() == "ran\n"
     prompt, options, details = asked.questions[0]
     assert prompt == "Allow execute: echo ran > marker?"
-    assert options == ["allow", "deny", "always"]
+    assert options == ["allow", "deny", "always", "never"]
     assert details == {"kind": "permission", "tool": {"name": "execute", "arguments": ECHO}}
 
 
@@ -135,6 +135,16 @@ async def test_always_allows_the_tool_for_the_rest_of_the_session(registry):
     fresh, asked_again = session(registry, [])
     assert not (await fresh.toolbox.run("execute", ECHO)).ok  # only that session
     assert len(asked_again.questions) == 1
+
+
+async def test_never_denies_the_tool_for_the_rest_of_the_session(registry):
+    s, asked = session(registry, ["never"])
+    first = await s.toolbox.run("execute", ECHO)
+    assert first.error == "User denied permission: execute"
+    await s.command("/reload")
+    again = await s.toolbox.run("bash", {"command": "true"})
+    assert again.error == "User denied permission: execute"
+    assert len(asked.questions) == 1 and not Path("marker").exists()
 
 
 async def test_write_and_edit_ask_only_outside_the_cwd_and_show_the_diff(registry, isolated):
@@ -274,8 +284,8 @@ def test_the_terminal_repl_asks_and_runs_on_yes(isolated):
     )
     assert run.returncode == 0, run.stderr
     assert "--- /dev/null\n+++ ../out.txt\n@@ -0,0 +1 @@\n+hi\n" in run.stdout
-    assert "Allow write: ../out.txt? [allow/deny/always] y\n" in run.stdout
+    assert "Allow write: ../out.txt? [allow/deny/always/never] y\n" in run.stdout
     assert (isolated / "out.txt").read_text() == "hi\n"
-    assert "Allow execute: echo ran > marker? [allow/deny/always] no\n" in run.stdout
+    assert "Allow execute: echo ran > marker? [allow/deny/always/never] no\n" in run.stdout
     assert "! User denied permission: execute" in run.stdout
     assert not Path("marker").exists()

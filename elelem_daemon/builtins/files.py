@@ -37,8 +37,12 @@ def unified(before: str | None, after: str, name: str) -> str:
     return text
 
 
-def current(path: Path) -> str | None:
-    return path.read_text(encoding="utf-8", errors="replace") if path.is_file() else None
+async def current(session: Any, path: Path) -> str | None:
+    """The file's text as the session sees it (see session.files); None when there is none."""
+    try:
+        return await session.files.read_text(path, errors="replace")
+    except FileNotFoundError:
+        return None
 
 
 def replaced(text: str, old: str, new: str) -> str | dict[str, str]:
@@ -51,12 +55,12 @@ def replaced(text: str, old: str, new: str) -> str | dict[str, str]:
     return text.replace(old, new, 1)
 
 
-def preview(session: Any, tool: str, args: dict[str, Any]) -> str | None:
+async def preview(session: Any, tool: str, args: dict[str, Any]) -> str | None:
     """The diff `write` or `edit` would make with args; None for other tools or a failing edit."""
     if tool not in ("write", "edit") or not isinstance(args.get("path"), str):
         return None
     path = resolve(session, args["path"])
-    before = current(path)
+    before = await current(session, path)
     if tool == "write":
         return unified(before, str(args.get("content", "")), args["path"])
     if before is None:
@@ -67,11 +71,13 @@ def preview(session: Any, tool: str, args: dict[str, Any]) -> str | None:
 
 def register(plugin: Plugin) -> None:
     @plugin.tool("read", "Read file", {"path": PATH}, ["path"], ["open"])
-    def read(session: Any, args: dict[str, Any]) -> dict[str, Any]:
+    async def read(session: Any, args: dict[str, Any]) -> dict[str, Any]:
         path = resolve(session, args["path"])
-        if not path.is_file():
+        try:
+            content = await session.files.read_text(path, errors="replace")
+        except FileNotFoundError:
             return {"error": "not found", "path": args["path"]}
-        return {"content": path.read_text(encoding="utf-8", errors="replace"), "path": args["path"]}
+        return {"content": content, "path": args["path"]}
 
     @plugin.tool(
         "write",
@@ -80,14 +86,12 @@ def register(plugin: Plugin) -> None:
         ["path", "content"],
         ["write<|channel|>"],
     )
-    def write(session: Any, args: dict[str, Any]) -> dict[str, Any]:
+    async def write(session: Any, args: dict[str, Any]) -> dict[str, Any]:
         path = resolve(session, args["path"])
-        before = current(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        data = args["content"].encode("utf-8")
-        path.write_bytes(data)
+        before = await current(session, path)
+        written = await session.files.write_text(path, args["content"])
         diff = unified(before, args["content"], args["path"])
-        return {"bytes": len(data), "path": args["path"], "diff": diff}
+        return {"bytes": written, "path": args["path"], "diff": diff}
 
     @plugin.tool(
         "edit",
@@ -99,18 +103,18 @@ def register(plugin: Plugin) -> None:
         },
         ["path", "old", "new"],
     )
-    def edit(session: Any, args: dict[str, Any]) -> dict[str, Any]:
+    async def edit(session: Any, args: dict[str, Any]) -> dict[str, Any]:
         path = resolve(session, args["path"])
-        if not path.is_file():
+        try:
+            text = await session.files.read_text(path)
+        except FileNotFoundError:
             return {"error": "not found", "path": args["path"]}
-        text = path.read_text(encoding="utf-8")
         after = replaced(text, args["old"], args["new"])
         if isinstance(after, dict):
             return {**after, "path": args["path"]}
-        data = after.encode("utf-8")
-        path.write_bytes(data)
+        written = await session.files.write_text(path, after)
         return {
-            "bytes": len(data),
+            "bytes": written,
             "path": args["path"],
             "replaced": args["old"],
             "with": args["new"],

@@ -30,8 +30,11 @@ from .files import preview, resolve
 
 RULES = ("allow", "ask", "deny", "ask-outside")
 DEFAULTS = "* allow\nexecute ask\nwrite ask-outside\nedit ask-outside\n"
-OPTIONS = ["allow", "deny", "always"]
-ANSWERS = {"allow": "allow", "yes": "allow", "y": "allow", "always": "always", "a": "always"}
+OPTIONS = ["allow", "deny", "always", "never"]
+ANSWERS = {
+    "allow": "allow", "yes": "allow", "y": "allow",
+    "always": "always", "a": "always", "never": "never",
+}  # fmt: skip
 NO_ANSWER = "the user must approve it, and no one could answer"
 
 
@@ -78,6 +81,7 @@ def parse(text: str, source: str) -> tuple[list[Rule], list[str]]:
 class Policy:
     rules: list[Rule]
     always: set[str] = field(default_factory=set)
+    never: set[str] = field(default_factory=set)
     problems: list[str] = field(default_factory=list)
 
     @classmethod
@@ -143,11 +147,11 @@ def question(tool: str, args: dict[str, Any]) -> str:
 def register(plugin: Plugin) -> None:
     @plugin.setup
     def permissions(session: Any) -> None:
-        """(Re)read the policy; an "always" answer outlives /reload."""
+        """(Re)read the policy; an "always" or "never" answer outlives /reload."""
         old = getattr(session, "permissions", None)
         policy = Policy.load(session.cwd, session.project)
         if isinstance(old, Policy):
-            policy.always = old.always
+            policy.always, policy.never = old.always, old.never
         for problem in policy.problems:
             print(f"elelem: permissions: {problem}", file=sys.stderr, flush=True)
         session.permissions = policy
@@ -160,8 +164,10 @@ def register(plugin: Plugin) -> None:
             return
         if verdict == "deny":
             raise PermissionDenied(f"Permission denied: {tool_name}")
+        if tool_name in policy.never:  # the user said never for this session
+            raise PermissionDenied(f"User denied permission: {tool_name}")
         tool: dict[str, Any] = {"name": tool_name, "arguments": args}
-        if (diff := preview(session, tool_name, args)) is not None:
+        if (diff := await preview(session, tool_name, args)) is not None:
             tool["diff"] = diff
         answer = await ask(
             session.input, question(tool_name, args), OPTIONS, kind="permission", tool=tool
@@ -170,6 +176,9 @@ def register(plugin: Plugin) -> None:
             raise PermissionDenied(f"Permission denied: {tool_name} ({NO_ANSWER})")
         choice = ANSWERS.get(answer.strip().lower())
         if choice is None:
+            raise PermissionDenied(f"User denied permission: {tool_name}")
+        if choice == "never":
+            policy.never.add(tool_name)
             raise PermissionDenied(f"User denied permission: {tool_name}")
         if choice == "always":
             policy.always.add(tool_name)

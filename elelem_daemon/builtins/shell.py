@@ -78,15 +78,22 @@ async def run(
 ) -> dict[str, Any]:
     """Run argv; return `{exit_status, content}`, or an error when it timed out."""
     timeout = timeout or TIMEOUT
-    process = await asyncio.create_subprocess_exec(
-        *argv,
-        cwd=cwd,
-        env=tool_env(),
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-        start_new_session=True,
+    spawning = asyncio.ensure_future(
+        asyncio.create_subprocess_exec(
+            *argv,
+            cwd=cwd,
+            env=tool_env(),
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            start_new_session=True,
+        )
     )
+    try:
+        process = await asyncio.shield(spawning)
+    except asyncio.CancelledError:  # cancelled while starting: the group must still die
+        await stop(await spawning)
+        raise
     output = Capped(cap or OUTPUT_CAP)
 
     async def drain() -> int:

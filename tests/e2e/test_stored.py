@@ -165,7 +165,7 @@ async def test_a_permission_question_carries_the_tool_and_its_diff(spawn, env, t
         "turnId": 1,
         "kind": "permission",
         "prompt": "Allow write: ../outside.txt?",
-        "options": ["allow", "deny", "always"],
+        "options": ["allow", "deny", "always", "never"],
         "tool": {
             "name": "write",
             "arguments": write,

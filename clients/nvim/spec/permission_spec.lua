@@ -30,7 +30,7 @@ describe("a permission question from the daemon", function()
   it("runs the tool when allowed", function()
     answer("allow")
     H.turn('!tool execute {"command":"echo hi"}')
-    assert.are.same({ items = { "allow", "deny", "always" }, prompt = "Allow execute: echo hi?",
+    assert.are.same({ items = { "allow", "deny", "always", "never" }, prompt = "Allow execute: echo hi?",
       kind = "elelem.permission" }, offered)
     assert.matches('\n%+ execute%({"command":"echo hi"}%) ✓\n%? Allow execute: echo hi%? → allow\n', H.text())
   end)

@@ -1,0 +1,218 @@
+"""The ACP face's wire, byte by byte: bad input gets clear JSON-RPC errors, lines of any
+length pass, `$/cancel_request` works, stdout carries only protocol, end of input ends it."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.e2e
+TIMEOUT = 20
+
+
+class Wire:
+    """The daemon on raw pipes: send lines, read JSON objects."""
+
+    def __init__(self, process: asyncio.subprocess.Process) -> None:
+        self.process = process
+        self.seen: list[dict[str, Any]] = []
+
+    async def line(self, raw: bytes | str) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(raw.encode() if isinstance(raw, str) else raw)
+        await self.process.stdin.drain()
+
+    async def send(self, **message: Any) -> None:
+        await self.line(json.dumps({"jsonrpc": "2.0", **message}) + "\n")
+
+    async def read(self) -> dict[str, Any]:
+        assert self.process.stdout is not None
+        async with asyncio.timeout(TIMEOUT):
+            raw = await self.process.stdout.readuntil(b"\n")
+        message = json.loads(raw)
+        self.seen.append(message)
+        return message
+
+    async def answer(self, ident: Any) -> dict[str, Any]:
+        while True:
+            message = await self.read()
+            if message.get("id") == ident and "method" not in message:
+                return message
+
+    async def call(self, ident: int, method: str, params: Any = None) -> dict[str, Any]:
+        await self.send(id=ident, method=method, params=params if params is not None else {})
+        return await self.answer(ident)
+
+
+@pytest.fixture
+async def wire(tmp_path: Path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ELELEM_")}
+    env.update(HOME=str(tmp_path), ELELEM_PROVIDER="stub")
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "elelem_daemon", "daemon", "--acp",
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, env=env, cwd=tmp_path,
+        limit=16 * 1024 * 1024,
+    )  # fmt: skip
+    yield Wire(process)
+    if process.returncode is None:
+        process.kill()
+        await process.wait()
+
+
+def kind(message: dict[str, Any]) -> str | None:
+    return message.get("params", {}).get("update", {}).get("sessionUpdate")
+
+
+async def session(wire: Wire, cwd: Path) -> str:
+    answer = await wire.call(1, "session/new", {"cwd": str(cwd), "mcpServers": []})
+    return answer["result"]["sessionId"]
+
+
+async def test_bad_lines_get_parse_and_request_errors(wire: Wire) -> None:
+    await wire.line("this is not json\n")
+    parse = await wire.read()
+    assert parse["id"] is None and parse["error"]["code"] == -32700
+    await wire.line("[1, 2]\n")
+    assert (await wire.read())["error"]["code"] == -32600
+    await wire.line('{"id": 3, "method": "initialize"}\n')  # no "jsonrpc": "2.0"
+    missing = await wire.read()
+    assert missing["id"] == 3 and missing["error"]["message"] == 'jsonrpc must be "2.0"'
+    await wire.line('{"jsonrpc": "2.0", "id": 4}\n')
+    assert (await wire.read())["error"]["code"] == -32600
+    await wire.line("\n   \n")  # blank lines are nothing
+    answer = await wire.call(5, "initialize", {"protocolVersion": 1})
+    assert answer["result"]["protocolVersion"] == 1  # still serving
+
+
+async def test_unknown_methods_and_bad_params(wire: Wire, tmp_path: Path) -> None:
+    unknown = await wire.call(1, "session/dance")
+    assert unknown["error"]["code"] == -32601 and "session/dance" in unknown["error"]["message"]
+    await wire.send(id=2, method="initialize", params=[1])
+    assert (await wire.answer(2))["error"]["message"] == "params must be an object"
+    version = await wire.call(3, "initialize", {"protocolVersion": "1"})
+    assert version["error"] == {
+        "code": -32602,
+        "message": "protocolVersion: not an integer",
+        "data": {"errors": [{"field": "protocolVersion", "expected": "int"}]},
+    }
+    no_cwd = await wire.call(4, "session/new", {"mcpServers": []})
+    assert no_cwd["error"]["message"] == "cwd: missing"
+    missing_dir = await wire.call(5, "session/new", {"cwd": str(tmp_path / "nope")})
+    assert missing_dir["error"]["message"].startswith("cwd: not a directory")
+    bad_server = await wire.call(6, "session/new", {"cwd": str(tmp_path), "mcpServers": [{}]})
+    assert bad_server["error"]["message"] == "mcpServers[0]: an MCP server needs a name"
+    sid = await session(wire, tmp_path)
+    empty = await wire.call(7, "session/prompt", {"sessionId": sid, "prompt": []})
+    assert "non-empty array" in empty["error"]["message"]
+    odd = await wire.call(8, "session/prompt", {"sessionId": sid, "prompt": [{"type": "video"}]})
+    assert odd["error"]["message"] == "prompt[0]: unknown content block type: video"
+    auth = await wire.call(9, "authenticate", {"methodId": "x"})
+    assert "no authentication methods" in auth["error"]["message"]
+
+
+async def test_a_second_prompt_while_one_runs_is_refused(wire: Wire, tmp_path: Path) -> None:
+    sid = await session(wire, tmp_path)
+    slow = {"type": "text", "text": "!stream 100000 5"}
+    await wire.send(id=2, method="session/prompt", params={"sessionId": sid, "prompt": [slow]})
+    busy = await wire.call(3, "session/prompt", {"sessionId": sid, "prompt": [slow]})
+    assert busy["error"]["code"] == -32001 and busy["error"]["data"]["kind"] == "session_busy"
+    await wire.send(method="session/cancel", params={"sessionId": sid})
+    assert (await wire.answer(2))["result"]["stopReason"] == "cancelled"
+
+
+async def test_cancel_request_cancels_a_prompt(wire: Wire, tmp_path: Path) -> None:
+    sid = await session(wire, tmp_path)
+    slow = {"type": "text", "text": "!stream 100000 5"}
+    await wire.send(id="p", method="session/prompt", params={"sessionId": sid, "prompt": [slow]})
+    while kind(await wire.read()) != "agent_message_chunk":
+        pass  # the turn runs
+    await wire.send(method="$/cancel_request", params={"requestId": "p"})
+    assert (await wire.answer("p"))["result"] == {"stopReason": "cancelled"}
+
+
+async def test_lines_have_no_length_limit(wire: Wire, tmp_path: Path) -> None:
+    sid = await session(wire, tmp_path)
+    big = "x" * 300_000  # asyncio's default line limit is 64 KiB
+    block = {"type": "text", "text": f"!echo {big}"}
+    answer = await wire.call(2, "session/prompt", {"sessionId": sid, "prompt": [block]})
+    assert answer["result"]["stopReason"] == "end_turn"
+    said = [
+        m["params"]["update"]["content"]["text"]
+        for m in wire.seen
+        if m.get("method") == "session/update"
+        and m["params"]["update"]["sessionUpdate"] == "agent_message_chunk"
+    ]
+    assert said == [big]
+
+
+async def test_a_plugin_printing_to_stdout_cannot_break_the_protocol(tmp_path: Path) -> None:
+    plugins = tmp_path / "project" / ".agents" / "plugins"
+    plugins.mkdir(parents=True)
+    (plugins / "noisy.py").write_text(
+        "def register(plugin):\n"
+        "    print('hello from a plugin')\n"
+        "    @plugin.tool('shout', 'Print to stdout')\n"
+        "    def shout(session, args):\n"
+        "        print('shouting')\n"
+        "        return {'content': 'shouted'}\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ELELEM_")}
+    env.update(HOME=str(tmp_path), ELELEM_PROVIDER="stub")
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "elelem_daemon", "daemon", "--acp", stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env,
+    )  # fmt: skip
+    wire = Wire(process)
+    sid = await session(wire, tmp_path / "project")
+    block = {"type": "text", "text": "!tool shout {}"}
+    answer = await wire.call(2, "session/prompt", {"sessionId": sid, "prompt": [block]})
+    assert answer["result"]["stopReason"] == "end_turn"
+    assert process.stdin is not None
+    process.stdin.close()
+    out, err = await asyncio.wait_for(process.communicate(), TIMEOUT)
+    assert out == b""  # every line before was JSON (read() parsed them), nothing after
+    assert b"hello from a plugin" in err and b"shouting" in err
+
+
+async def test_end_of_input_ends_the_process(wire: Wire, tmp_path: Path) -> None:
+    sid = await session(wire, tmp_path)
+    block = {"type": "text", "text": '!tool execute {"command":"sleep 44.5"}'}
+    await wire.send(id=2, method="session/prompt", params={"sessionId": sid, "prompt": [block]})
+    while kind(await wire.read()) != "tool_call":
+        pass
+    assert wire.process.stdin is not None
+    wire.process.stdin.close()
+    assert await asyncio.wait_for(wire.process.wait(), TIMEOUT) == 0
+
+
+async def test_cancel_request_before_the_request_runs_still_answers(wire: Wire) -> None:
+    request = {"jsonrpc": "2.0", "id": 7, "method": "session/list", "params": {}}
+    cancel = {"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": 7}}
+    await wire.line(f"{json.dumps(request)}\n{json.dumps(cancel)}\n")  # one read, both lines
+    answer = await wire.answer(7)
+    assert answer.get("error", {}).get("code") == -32800 or answer["result"] == {"sessions": []}
+    later = await wire.call(8, "session/list")
+    assert later["result"] == {"sessions": []}
+
+
+async def test_an_unknown_default_provider_is_a_clear_error(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ELELEM_")}
+    env.update(HOME=str(tmp_path), ELELEM_PROVIDER="nope")
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "elelem_daemon", "daemon", "--acp",
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, env=env,
+    )  # fmt: skip
+    wire = Wire(process)
+    answer = await wire.call(1, "session/new", {"cwd": str(tmp_path), "mcpServers": []})
+    assert answer["error"]["code"] == -32602
+    assert answer["error"]["data"] == {"kind": "unknown_provider"}
+    assert answer["error"]["message"].startswith('unknown provider: "nope"')
+    assert process.stdin is not None
+    process.stdin.close()
+    assert await asyncio.wait_for(process.wait(), TIMEOUT) == 0
