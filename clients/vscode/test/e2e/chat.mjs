@@ -114,7 +114,8 @@ async function main() {
     await page.click(".monaco-editor .view-lines");
     await page.keyboard.press("Control+A");
     await runCommand(page, "Elelem: Ask About Selection");
-    await page.waitForSelector(".quick-input-widget input");
+    // wait for this input box itself: the palette's closing widget matches a bare selector
+    await page.locator(".quick-input-widget", { hasText: "Ask elelem about the selection" }).waitFor();
     await page.keyboard.type("!echo You asked about");
     await page.keyboard.press("Enter");
     await frame.waitForFunction(() =>
