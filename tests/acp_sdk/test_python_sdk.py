@@ -327,11 +327,11 @@ async def test_list_sessions(tmp_path: Path, project: Path) -> None:
     assert other.sessions == []
 
 
-async def test_the_zed_settings_in_docs_start_a_working_agent(
+async def test_the_zed_settings_in_the_readme_start_a_working_agent(
     tmp_path: Path, project: Path
 ) -> None:
-    doc = (Path(__file__).parents[2] / "docs" / "acp.md").read_text()
-    block = re.search(r"### Zed\n.*?```json\n(.*?)```", doc, re.S)
+    doc = (Path(__file__).parents[2] / "README.md").read_text()
+    block = re.search(r"#### Zed\n.*?```json\n(.*?)```", doc, re.S)
     assert block is not None
     server = json.loads(block.group(1))["agent_servers"]["elelem"]
     assert server["type"] == "custom" and server["command"] == "elelem"
