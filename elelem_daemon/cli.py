@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 from collections.abc import Sequence
 
@@ -25,7 +26,14 @@ def parser() -> argparse.ArgumentParser:
         cmd.add_argument("-p", "--provider", help="provider name (default: see README)")
         cmd.add_argument("-m", "--model", help="model name, overriding the provider's default")
         cmd.add_argument("--log-level", help="debug, info, warning or error")
-        if name != "daemon":
+        if name == "daemon":
+            cmd.add_argument(
+                "--max-frame",
+                type=frame_limit,
+                metavar="BYTES",
+                help="largest message body accepted (default: ELELEM_MAX_FRAME, else 64 MiB)",
+            )
+        else:
             cmd.add_argument(
                 "--no-project-plugins",
                 action="store_true",
@@ -35,6 +43,17 @@ def parser() -> argparse.ArgumentParser:
             cmd.add_argument("prompt", nargs="+")
     sub.add_parser("help", help="show this help")
     return top
+
+
+def frame_limit(text: str) -> int:
+    """A frame limit in bytes: a positive integer."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number of bytes, got {text!r}")
+    return value
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -52,7 +71,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if options.command == "daemon":
         from .protocol import serve
 
-        return serve(provider=options.provider, model=options.model)
+        max_frame = options.max_frame
+        if max_frame is None and os.environ.get("ELELEM_MAX_FRAME"):
+            try:
+                max_frame = frame_limit(os.environ["ELELEM_MAX_FRAME"])
+            except argparse.ArgumentTypeError as exc:
+                print(f"elelem: ELELEM_MAX_FRAME: {exc}", file=sys.stderr)
+                return 2
+        return serve(provider=options.provider, model=options.model, max_frame=max_frame)
     try:
         return asyncio.run(terminal(options))
     except KeyboardInterrupt:

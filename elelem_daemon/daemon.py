@@ -19,6 +19,7 @@ from . import params as spec
 from .agent import CANCELLED
 from .editor import Asker, Events, Peer
 from .errors import ElelemError, InvalidParams, SessionBusy, UnknownSession
+from .framing import MAX_BODY
 
 log = logging.getLogger(__name__)
 WATCH_INTERVAL = 1.0
@@ -76,8 +77,15 @@ class Live:
 
 
 class Daemon:
-    def __init__(self, peer: Peer, provider: str | None = None, model: str | None = None):
+    def __init__(
+        self,
+        peer: Peer,
+        provider: str | None = None,
+        model: str | None = None,
+        max_frame: int = MAX_BODY,
+    ):
         self.peer = peer
+        self.max_frame = max_frame
         self.provider = provider
         self.model = model
         self.sessions: dict[str, Live] = {}
@@ -149,6 +157,7 @@ class Daemon:
                 "providers": self.registry.provider_names(),
                 "cancel": True,
                 "inputAsk": True,
+                "maxFrameBytes": self.max_frame,
             },
         }
 
@@ -204,6 +213,7 @@ class Daemon:
             "commands": [
                 {"name": name.lstrip("/"), "description": about} for name, about in session.commands
             ],
+            "plugins": plugins(session.registry),
         }
 
     async def turn(self, params: Any) -> dict[str, Any]:
@@ -274,6 +284,14 @@ class Daemon:
             return
         if task is not None:
             task.cancel()
+
+
+def plugins(registry: Any) -> list[dict[str, Any]]:
+    """Which plugins a session loaded and where each came from (a failed one has `error`)."""
+    return [
+        {"name": o.name, "source": o.source, "path": o.path, "error": o.error}
+        for o in registry.all_origins()
+    ]
 
 
 def alive(pid: int) -> bool:

@@ -34,7 +34,7 @@ from pygls.protocol.json_rpc import (
 from pygls.server import JsonRPCServer
 
 from .daemon import Daemon
-from .framing import BadFrame, FrameReader
+from .framing import MAX_BODY, BadFrame, FrameReader
 from .messages import is_id, shape_problem
 from .stdio import Stdout, stdin_chunks
 
@@ -254,19 +254,21 @@ async def run(
     model: str | None = None,
     stdin: int = 0,
     stdout: BinaryIO | None = None,
+    max_frame: int | None = None,
 ) -> int:
     """Serve until EOF, `exit`, a signal or the client's death; return the exit code."""
+    max_frame = max_frame or MAX_BODY
     loop = asyncio.get_running_loop()
     stopped: asyncio.Future[int] = loop.create_future()
     server = JsonRPCServer(ElelemProtocol, converter_factory)
     protocol: ElelemProtocol = server.protocol  # type: ignore[assignment]
     peer = Connection(protocol, stopped)
     protocol.set_writer(Stdout(stdout or sys.stdout.buffer, lambda: peer.stop(0)))
-    daemon = Daemon(peer, provider, model)
+    daemon = Daemon(peer, provider, model, max_frame)
     register(server, daemon)
     for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
         loop.add_signal_handler(sig, peer.stop, 128 + sig)
-    reading = asyncio.create_task(read_loop(FrameReader(stdin_chunks(stdin)), protocol))
+    reading = asyncio.create_task(read_loop(FrameReader(stdin_chunks(stdin), max_frame), protocol))
     reading.add_done_callback(lambda _: peer.stop(0))
     code = await stopped
     reading.cancel()
@@ -277,7 +279,9 @@ async def run(
     return code
 
 
-def serve(provider: str | None = None, model: str | None = None) -> int:
+def serve(
+    provider: str | None = None, model: str | None = None, max_frame: int | None = None
+) -> int:
     """`elelem daemon`. stdout is the protocol's alone: the protocol writes to a private
     copy of fd 1, and fd 1 itself (what a child process inherits) and `sys.stdout` (a
     plugin's print) become stderr."""
@@ -287,7 +291,7 @@ def serve(provider: str | None = None, model: str | None = None) -> int:
     sys.stdout = sys.stderr
 
     async def main() -> None:
-        code = await run(provider, model, 0, stdout)
+        code = await run(provider, model, 0, stdout, max_frame)
         sys.stderr.flush()
         os._exit(code)  # no thread or stuck tool may hold the exit up
 
