@@ -1,0 +1,91 @@
+"""Fault fixtures: the e2e ones (the real daemon over stdio, HOME and cwd in temp
+folders, the stub provider), plus what faults need: project plugins, raw capture of
+the daemon's pipes, its memory and its process tree."""
+
+from __future__ import annotations
+
+import asyncio
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+from e2e.conftest import client, descendants, env, running, session, spawn, within, workdir
+
+__all__ = ["client", "env", "session", "spawn", "workdir", "within"]
+pytestmark = pytest.mark.e2e
+
+
+def plugin(folder: Path, name: str, source: str) -> Path:
+    """Write a plugin file `NAME.py` into FOLDER/.agents/plugins."""
+    plugins = folder / ".agents" / "plugins"
+    plugins.mkdir(parents=True, exist_ok=True)
+    path = plugins / f"{name}.py"
+    path.write_text(textwrap.dedent(source))
+    return path
+
+
+def rss_kib(pid: int) -> int:
+    """Resident memory of a process, from /proc/PID/status (VmRSS, in KiB)."""
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    raise AssertionError(f"no VmRSS for {pid}")
+
+
+async def tree_with(pid: int, needle: str, seconds: float = 10.0) -> set[int]:
+    """The descendants of pid once one of them runs a command line containing needle."""
+    for _ in range(int(seconds / 0.02)):
+        pids = descendants(pid)
+        if any(needle in cmdline(p) for p in pids):
+            return pids
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"no descendant of {pid} runs {needle!r}")
+
+
+async def all_gone(pids: set[int], seconds: float = 5.0) -> list[int]:
+    """Wait until none of pids runs; return those still running after `seconds`."""
+    for _ in range(int(seconds / 0.05)):
+        if not any(running(p) for p in pids):
+            return []
+        await asyncio.sleep(0.05)
+    return [p for p in pids if running(p)]
+
+
+def cmdline(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().replace(b"\0", b" ").decode(errors="replace").strip()
+    except OSError:
+        return ""
+
+
+class Tap:
+    """Every byte the daemon writes to stdout, and to stderr when piped."""
+
+    def __init__(self) -> None:
+        self.stdout = bytearray()
+        self.stderr = bytearray()
+        self._task: asyncio.Task[None] | None = None
+
+    def attach(self, client: Any) -> None:
+        stdout = client.process.stdout
+        read = stdout.read
+
+        async def tee(n: int = -1) -> bytes:
+            data = await read(n)
+            self.stdout += data
+            return data
+
+        stdout.read = tee
+        if client.process.stderr is not None:
+            self._task = asyncio.create_task(self._drain(client.process.stderr))
+
+    async def _drain(self, stream: asyncio.StreamReader) -> None:
+        while chunk := await stream.read(65536):
+            self.stderr += chunk
+
+    async def done(self) -> None:
+        if self._task is not None:
+            await within(self._task, 10)
