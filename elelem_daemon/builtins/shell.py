@@ -2,9 +2,10 @@
 
 Commands run in the session's working directory, in their own process group, with
 stdin closed and stdout+stderr merged. A timeout or a cancelled turn kills the whole
-group (SIGTERM, then SIGKILL). Output past the cap keeps its head and tail around a
-visible marker. Provider API keys (`*_API_KEY`) are removed from the environment
-unless ELELEM_TOOL_ENV_KEEP_KEYS=1.
+group and every descendant (SIGTERM, then SIGKILL). Once the command exits, the
+background children it left (which may hold its output open) are killed too.
+Output past the cap keeps its head and tail around a visible marker. Provider API
+keys (`*_API_KEY`) are removed from the environment unless ELELEM_TOOL_ENV_KEEP_KEYS=1.
 """
 
 from __future__ import annotations
@@ -15,11 +16,13 @@ import signal
 from pathlib import Path
 from typing import Any
 
+from ..procs import descendants, signal_all
 from ..registry import Plugin
 
 TIMEOUT = float(os.environ.get("ELELEM_TOOL_TIMEOUT", "120"))
 OUTPUT_CAP = int(os.environ.get("ELELEM_TOOL_OUTPUT_CAP", "100000"))
 GRACE = 0.5
+LINGER = 0.5  # how long output may still come once the command itself has exited
 
 
 def tool_env() -> dict[str, str]:
@@ -64,13 +67,18 @@ def kill_group(process: asyncio.subprocess.Process, sig: int) -> None:
 
 
 async def stop(process: asyncio.subprocess.Process) -> None:
-    """SIGTERM the process group, then SIGKILL whatever is left after a grace period."""
+    """SIGTERM the process group and every descendant, then SIGKILL whatever is left
+    after a grace period (descendants first looked up while their parents live)."""
+    tree = descendants(process.pid)
     kill_group(process, signal.SIGTERM)
+    signal_all(tree, signal.SIGTERM)
     try:
         await asyncio.wait_for(asyncio.shield(process.wait()), GRACE)
     except TimeoutError:
         pass
+    tree |= descendants(process.pid)
     kill_group(process, signal.SIGKILL)  # grandchildren may outlive the leader
+    signal_all(tree, signal.SIGKILL)
 
 
 async def run(
@@ -89,11 +97,24 @@ async def run(
     )
     output = Capped(cap or OUTPUT_CAP)
 
-    async def drain() -> int:
+    async def read() -> None:
         assert process.stdout is not None
         while chunk := await process.stdout.read(65536):
             output.add(chunk)
-        return await process.wait()
+
+    async def drain() -> int:
+        reading = asyncio.ensure_future(read())
+        try:
+            status = await process.wait()
+            # the command is over: what still holds its output open is a background child
+            for _ in range(2):
+                if not reading.done():
+                    await asyncio.wait([reading], timeout=LINGER)
+                if not reading.done():
+                    kill_group(process, signal.SIGKILL)  # what it wrote is still read
+            return status
+        finally:
+            reading.cancel()
 
     try:
         status = await asyncio.wait_for(drain(), timeout)

@@ -1,0 +1,43 @@
+"""Process trees, read from /proc: what a tool started, so that none of it outlives it.
+
+A tool's command runs in its own process group; a grandchild that leaves the group
+(`setsid`) is still found here as long as its parent lives, because it is looked up
+by parentage before anything is killed.
+"""
+
+from __future__ import annotations
+
+import os
+
+
+def descendants(pid: int) -> set[int]:
+    """The pids of a process's children, grandchildren, ... (empty off Linux)."""
+    children: dict[int, list[int]] = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return set()
+    for entry in entries:
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as stat:
+                    ppid = int(stat.read().rsplit(b")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(ppid, []).append(int(entry))
+    found: set[int] = set()
+    todo = [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            if child not in found:
+                found.add(child)
+                todo.append(child)
+    return found
+
+
+def signal_all(pids: set[int], sig: int) -> None:
+    for pid in pids:
+        try:
+            os.kill(pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
