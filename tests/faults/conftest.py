@@ -89,3 +89,66 @@ class Tap:
     async def done(self) -> None:
         if self._task is not None:
             await within(self._task, 10)
+
+
+class Raw:
+    """The daemon driven byte by byte: writes are not paired with reads, so a test
+    decides when (and whether) the daemon's answers are read."""
+
+    def __init__(self, process: asyncio.subprocess.Process) -> None:
+        from elelem_daemon.framing import FrameReader
+
+        assert process.stdout is not None
+        self.process = process
+        stdout = process.stdout
+        self.reader = FrameReader(lambda: stdout.read(65536))
+
+    @classmethod
+    async def spawn(cls, env: dict[str, str], cwd: Path, *args: str) -> Raw:
+        import sys
+
+        process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "elelem_daemon",
+            "--provider",
+            "stub",
+            *args,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            env=env,
+            cwd=str(cwd),
+        )
+        return cls(process)
+
+    async def write(self, data: bytes) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(data)
+        await self.process.stdin.drain()
+
+    async def message(self) -> dict[str, Any]:
+        import json
+
+        frame = await self.reader.frame()
+        assert isinstance(frame, bytes), frame
+        return json.loads(frame)
+
+    async def close(self) -> None:
+        if self.process.returncode is None:
+            self.process.kill()
+            await self.process.wait()
+
+
+@pytest.fixture
+async def raw(env: dict[str, str], workdir: Path) -> Any:
+    """raw(*args) -> a started Raw daemon; killed at the end of the test."""
+    started: list[Raw] = []
+
+    async def start(*args: str, **more_env: str) -> Raw:
+        daemon = await Raw.spawn({**env, **more_env}, workdir, *args)
+        started.append(daemon)
+        return daemon
+
+    yield start
+    for daemon in started:
+        await daemon.close()
