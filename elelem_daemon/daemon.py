@@ -186,11 +186,14 @@ class Daemon:
         from .session import start
 
         p = spec.check(params, spec.NEW)
-        cwd = Path(p.get("cwd") or os.getcwd()).expanduser()
-        if not cwd.is_dir():
-            raise InvalidParams(
-                f"cwd is not a directory: {cwd}", errors=[f"cwd: not a directory: {cwd}"]
-            )
+        cwd = Path(p.get("cwd") or os.getcwd())
+        try:
+            cwd = cwd.expanduser()
+            problem = None if cwd.is_dir() else "not a directory"
+        except (OSError, RuntimeError, ValueError) as exc:  # ~nobody, a name too long, ...
+            problem = f"unusable: {exc}"
+        if problem:
+            raise InvalidParams(f"cwd is {problem}: {cwd}", errors=[f"cwd: {problem}: {cwd}"])
         default = self.provider or default_provider()
         provider = p.get("provider") or default
         model = p.get("model") or (self.model if provider == default else None)
