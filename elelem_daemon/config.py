@@ -1,10 +1,93 @@
-"""Settings shared by every face: which provider to use when none is named."""
+"""Settings shared by every face: which provider to use when none is named.
+
+The order (docs/providers.md):
+1. `ELELEM_PROVIDER`;
+2. `provider = "NAME"` in `$XDG_CONFIG_HOME/elelem/config.toml` (`~/.config/...`);
+3. `anthropic` when `ANTHROPIC_API_KEY` is set;
+4. `openai` when `OPENAI_API_KEY` or `OPENAI_BASE_URL` is set;
+5. `ollama` when an Ollama server answers at `OLLAMA_HOST` within half a second;
+6. the `stub`, with a one-line notice on stderr saying how to choose (once per process).
+
+Only the steps needed run, so a set `ELELEM_PROVIDER` costs nothing.
+"""
 
 from __future__ import annotations
 
 import os
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TextIO
+
+from .errors import ElelemError
+
+PROBE_TIMEOUT = 0.5
+_noticed = False
+NOTICE = (
+    "elelem: no provider configured, using the stub. Choose one with -p NAME, "
+    "ELELEM_PROVIDER, or set ANTHROPIC_API_KEY, OPENAI_API_KEY / OPENAI_BASE_URL, "
+    "or start Ollama (see docs/providers.md)"
+)
 
 
-def default_provider() -> str:
-    """The provider for a session that names none: ELELEM_PROVIDER, else the stub."""
-    return os.environ.get("ELELEM_PROVIDER") or "stub"
+def config_path(env: Mapping[str, str]) -> Path:
+    base = env.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "elelem" / "config.toml"
+
+
+def configured_provider(env: Mapping[str, str]) -> str | None:
+    """`provider` from the config file, if the file exists; a broken file is an error."""
+    path = config_path(env)
+    if not path.is_file():
+        return None
+    import tomllib
+
+    try:
+        settings = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ElelemError(f"cannot read {path}: {exc}") from None
+    name = settings.get("provider")
+    if name is not None and (not isinstance(name, str) or not name.strip()):
+        raise ElelemError(f'{path}: provider must be a name such as "anthropic", got {name!r}')
+    return name.strip() if name else None
+
+
+def ollama_answers(env: Mapping[str, str], timeout: float = PROBE_TIMEOUT) -> bool:
+    """Whether an Ollama server answers `GET /api/version` at OLLAMA_HOST."""
+    import http.client
+    import json
+    from urllib.parse import urlsplit
+
+    host = (env.get("OLLAMA_HOST") or "127.0.0.1:11434").strip()
+    url = urlsplit(host if "://" in host else f"http://{host}")
+    kind = http.client.HTTPSConnection if url.scheme == "https" else http.client.HTTPConnection
+    try:
+        connection = kind(url.hostname or "127.0.0.1", url.port or 11434, timeout=timeout)
+        try:
+            connection.request("GET", url.path.rstrip("/") + "/api/version")
+            response = connection.getresponse()
+            return response.status == 200 and "version" in json.loads(response.read(4096))
+        finally:
+            connection.close()
+    except (OSError, ValueError, http.client.HTTPException):
+        return False
+
+
+def default_provider(env: Mapping[str, str] | None = None, notice: TextIO | None = None) -> str:
+    """The provider for a session that names none (the order is in the module docstring)."""
+    env = os.environ if env is None else env
+    if name := env.get("ELELEM_PROVIDER", "").strip():
+        return name
+    if name := configured_provider(env):
+        return name
+    if env.get("ANTHROPIC_API_KEY"):
+        return "anthropic"
+    if env.get("OPENAI_API_KEY") or env.get("OPENAI_BASE_URL"):
+        return "openai"
+    if ollama_answers(env):
+        return "ollama"
+    global _noticed
+    if not _noticed:
+        _noticed = True
+        print(NOTICE, file=notice or sys.stderr, flush=True)
+    return "stub"

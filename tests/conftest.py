@@ -20,6 +20,10 @@ def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
     monkeypatch.setenv("XDG_STATE_HOME", str(home / ".local" / "state"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
     monkeypatch.delenv("ELELEM_PROVIDER", raising=False)
+    # the default provider must stay the stub whatever the machine has set up
+    for name in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("OLLAMA_HOST", "127.0.0.1:9")  # nothing answers there
     monkeypatch.chdir(home)  # no AGENTS.md from the repository in the system prompt
     return home
 

@@ -53,14 +53,15 @@ async def test_tools_lists_params_and_aliases(session):
 
 
 async def test_provider_and_model(session):
-    assert await session.command("/provider") == "  → available: stub"
+    assert await session.command("/provider") == "  → available: anthropic, ollama, openai, stub"
     assert await session.command("/provider stub") == "  → switched to stub"
     assert await session.command("/model") == "  → model: stub"
     assert await session.command("/model tiny") == "  → model: tiny"
     assert session.provider.model == "tiny"
     out = await session.command("/provider nosuch")
     assert (
-        out == 'error: unknown provider: "nosuch". Available: stub. Run: pip install elelem-nosuch'
+        out == 'error: unknown provider: "nosuch". Available: anthropic, ollama, openai, stub. '
+        "Run: pip install elelem-nosuch"
     )
     assert session.provider_name == "stub"
 

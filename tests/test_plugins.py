@@ -112,7 +112,8 @@ def test_unknown_provider_imports_the_package_once_then_explains(tmp_path, monke
     with pytest.raises(UnknownProvider) as err:
         registry.build_provider("nosuch")
     assert str(err.value) == (
-        'unknown provider: "nosuch". Available: late, stub. Run: pip install elelem-nosuch'
+        'unknown provider: "nosuch". Available: anthropic, late, ollama, openai, stub. '
+        "Run: pip install elelem-nosuch"
     )
     sys.modules.pop("elelem_late", None)
 

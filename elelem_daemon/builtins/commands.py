@@ -21,12 +21,22 @@ def preview(message: dict[str, Any]) -> str:
 def context_text(session: Any, args: str | None) -> str:
     messages = session.context
     if not args:
-        return "\n".join(f"  {n}. {m['role']}: {preview(m)}" for n, m in enumerate(messages, 1))
+        lines = [f"  {n}. {m['role']}: {preview(m)}" for n, m in enumerate(messages, 1)]
+        usage = getattr(getattr(session, "agent", None), "usage", None)
+        if usage:
+            lines.append(usage_text(usage))
+        return "\n".join(lines)
     if args == "json":
         return json.dumps(messages, indent=2, ensure_ascii=False)
     if args.isdigit() and 1 <= int(args) <= len(messages):
         return str(messages[int(args) - 1]["content"])
     return "  Usage: /context [json|<number>]"
+
+
+def usage_text(usage: dict[str, int]) -> str:
+    """The token counts the provider reported for the last turn."""
+    tokens = f"{usage.get('input_tokens', 0)} in, {usage.get('output_tokens', 0)} out"
+    return f"  tokens, last turn: {tokens}"
 
 
 def tools_text(session: Any) -> str:

@@ -1,4 +1,4 @@
-"""Built-in providers. Each is imported only when it is chosen."""
+"""Built-in providers. Each is imported only when it is chosen (httpx included)."""
 
 from __future__ import annotations
 
@@ -19,3 +19,6 @@ def lazy(module: str, cls: str) -> Any:
 
 def register(plugin: Plugin) -> None:
     plugin.provider("stub", lazy("elelem_daemon.providers.stub", "StubProvider"))
+    plugin.provider("anthropic", lazy("elelem_daemon.providers.anthropic", "AnthropicProvider"))
+    plugin.provider("openai", lazy("elelem_daemon.providers.openai", "OpenAIProvider"))
+    plugin.provider("ollama", lazy("elelem_daemon.providers.ollama", "OllamaProvider"))

@@ -1,0 +1,224 @@
+"""The `anthropic` provider: the Messages API, streamed as server-sent events.
+
+Settings (environment):
+
+    ANTHROPIC_API_KEY           required
+    ANTHROPIC_MODEL             default claude-opus-4-5
+    ANTHROPIC_BASE_URL          default https://api.anthropic.com (`/v1/messages` is added)
+    ANTHROPIC_MAX_TOKENS        default 16000
+    ANTHROPIC_THINKING_BUDGET   extended thinking budget in tokens (>= 1024 and below
+                                ANTHROPIC_MAX_TOKENS); unset or 0 leaves thinking off
+
+Thinking blocks arrive with a signature. They are kept (a `keep` event stores them on
+the round's assistant message as `thinking_blocks`) and sent back unchanged ahead of
+that message's `tool_use` blocks, as the API requires when a turn continues after tool use.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+
+from ..errors import ProviderError
+from .calls import doing
+from .http import Failure, HTTPProvider
+from .sse import sse_events
+
+log = logging.getLogger(__name__)
+DEFAULT_MODEL = "claude-opus-4-5"
+DEFAULT_BASE_URL = "https://api.anthropic.com"
+VERSION = "2023-06-01"
+KEEP = "thinking_blocks"
+RETRY_TYPES = frozenset({"overloaded_error", "api_error", "rate_limit_error"})
+
+
+def whole(name: str, default: int) -> int:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    if not raw.isdigit():
+        raise ProviderError(f"{name} must be a whole number of tokens, got {raw!r}")
+    return int(raw)
+
+
+class AnthropicProvider(HTTPProvider):
+    name = "anthropic"
+
+    def __init__(
+        self,
+        model: str | None = None,
+        client: httpx.AsyncClient | None = None,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        max_tokens: int | None = None,
+        thinking_budget: int | None = None,
+    ) -> None:
+        self.api_key = api_key or os.environ.get("ANTHROPIC_API_KEY", "")
+        if not self.api_key:
+            raise ProviderError("anthropic: set ANTHROPIC_API_KEY to use this provider")
+        self.model = model or os.environ.get("ANTHROPIC_MODEL") or DEFAULT_MODEL
+        base = base_url or os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL
+        self.url = base.rstrip("/") + "/v1/messages"
+        self.max_tokens = max_tokens or whole("ANTHROPIC_MAX_TOKENS", 16000)
+        if self.max_tokens < 1:
+            raise ProviderError("ANTHROPIC_MAX_TOKENS must be at least 1")
+        budget = (
+            whole("ANTHROPIC_THINKING_BUDGET", 0) if thinking_budget is None else thinking_budget
+        )
+        if budget and not 1024 <= budget < self.max_tokens:
+            raise ProviderError(
+                f"ANTHROPIC_THINKING_BUDGET must be at least 1024 and below "
+                f"ANTHROPIC_MAX_TOKENS ({self.max_tokens}), got {budget}"
+            )
+        self.thinking_budget = budget
+        super().__init__(client)
+        self.secrets = [self.api_key]
+
+    # -- request ----------------------------------------------------------------
+    def request(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+    ) -> tuple[str, dict[str, str], dict[str, Any]]:
+        headers = {
+            "x-api-key": self.api_key,
+            "anthropic-version": VERSION,
+            "content-type": "application/json",
+        }
+        body: dict[str, Any] = {"model": self.model, "max_tokens": self.max_tokens, "stream": True}
+        system = "\n\n".join(str(m["content"]) for m in messages if m["role"] == "system")
+        if system:
+            body["system"] = system
+        if self.thinking_budget:
+            body["thinking"] = {"type": "enabled", "budget_tokens": self.thinking_budget}
+        if tools:
+            body["tools"] = [unwrap(tool) for tool in tools]
+        body["messages"] = encode(messages)
+        return self.url, headers, body
+
+    # -- answer -------------------------------------------------------------------
+    async def decode(self, response: httpx.Response) -> AsyncIterator[dict[str, Any]]:
+        blocks: dict[int, dict[str, Any]] = {}
+        kept: list[dict[str, Any]] = []
+        usage = {"input_tokens": 0, "output_tokens": 0}
+        async for _, data in sse_events(response.aiter_lines()):
+            event = self.parse(data)
+            kind = event.get("type")
+            if kind == "message_start":
+                usage.update(counts(event["message"].get("usage")))
+            elif kind == "content_block_start":
+                block = event["content_block"]
+                if block["type"] in ("thinking", "redacted_thinking"):
+                    kept.append(dict(block))
+                    blocks[event["index"]] = kept[-1]
+                else:
+                    blocks[event["index"]] = {**block, "partial": ""}
+                if block["type"] == "text" and block.get("text"):
+                    yield {"type": "saying", "text": block["text"]}
+            elif kind == "content_block_delta":
+                delta, block = event["delta"], blocks[event["index"]]
+                if delta["type"] == "text_delta" and delta["text"]:
+                    yield {"type": "saying", "text": delta["text"]}
+                elif delta["type"] == "thinking_delta":
+                    block["thinking"] = block.get("thinking", "") + delta["thinking"]
+                    yield {"type": "thinking", "text": delta["thinking"]}
+                elif delta["type"] == "signature_delta":
+                    block["signature"] = delta["signature"]
+                elif delta["type"] == "input_json_delta":
+                    block["partial"] += delta["partial_json"]
+            elif kind == "content_block_stop":
+                block = blocks.pop(event["index"], {})
+                if block.get("type") == "tool_use":
+                    yield doing(block["id"], block["name"], block["partial"])
+            elif kind == "message_delta":
+                usage.update(counts(event.get("usage")))
+                if (event.get("delta") or {}).get("stop_reason") == "max_tokens":
+                    log.warning("anthropic: the reply hit max_tokens (ANTHROPIC_MAX_TOKENS)")
+            elif kind == "message_stop":
+                break
+            elif kind == "error":
+                raise stream_error(event.get("error") or {})
+        else:
+            raise ProviderError("anthropic: the stream ended before message_stop")
+        if kept:
+            yield {"type": "keep", "data": {KEEP: kept}}
+        yield {"type": "usage", **usage}
+
+
+def counts(usage: Any) -> dict[str, int]:
+    if not isinstance(usage, dict):
+        return {}
+    return {k: v for k in ("input_tokens", "output_tokens") if isinstance(v := usage.get(k), int)}
+
+
+def stream_error(error: dict[str, Any]) -> Failure:
+    kind = str(error.get("type") or "error")
+    message = error.get("message") or kind
+    return Failure(f"anthropic {kind}: {message}", retryable=kind in RETRY_TYPES)
+
+
+def unwrap(tool: dict[str, Any]) -> dict[str, Any]:
+    """OpenAI function definition → Anthropic tool."""
+    fn = tool.get("function", tool)
+    return {
+        "name": fn["name"],
+        "description": fn.get("description", ""),
+        "input_schema": fn.get("parameters") or {"type": "object", "properties": {}},
+    }
+
+
+def encode(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The agent's history → Anthropic messages (system left out, same roles merged)."""
+    out: list[dict[str, Any]] = []
+
+    def add(role: str, content: str | list[dict[str, Any]]) -> None:
+        if out and out[-1]["role"] == role:
+            out[-1]["content"] = blocks(out[-1]["content"]) + blocks(content)
+        else:
+            out.append({"role": role, "content": content})
+
+    for message in messages:
+        role, content = message["role"], message.get("content") or ""
+        if role == "system":
+            continue
+        if role == "tool":
+            result = {
+                "type": "tool_result",
+                "tool_use_id": message["tool_call_id"],
+                "content": str(content),
+                "is_error": failed(content),
+            }
+            add("user", [result])
+        elif role == "assistant" and (message.get("tool_calls") or message.get(KEEP)):
+            parts = [dict(b) for b in message.get(KEEP) or []]
+            if content:
+                parts.append({"type": "text", "text": str(content)})
+            parts += [
+                {
+                    "type": "tool_use",
+                    "id": c["id"],
+                    "name": c["name"],
+                    "input": c.get("arguments") or {},
+                }
+                for c in message.get("tool_calls") or []
+            ]
+            add("assistant", parts)
+        elif content:
+            add(role, str(content))
+    return out
+
+
+def blocks(content: str | list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{"type": "text", "text": content}] if isinstance(content, str) else content
+
+
+def failed(content: Any) -> bool:
+    """A tool result whose JSON says `"ok": false`."""
+    try:
+        return json.loads(content).get("ok") is False
+    except (TypeError, ValueError, AttributeError):
+        return False

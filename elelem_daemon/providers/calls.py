@@ -1,0 +1,37 @@
+"""Tool calls as the providers hand them to the agent: the `doing` event."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+
+def doing(call_id: str, name: str, arguments: Any) -> dict[str, Any]:
+    """A `doing` event. `arguments` is a dict, or the JSON text the model streamed.
+
+    Text that does not parse to an object gives `arguments: {}` plus an `error`,
+    which the agent turns into a failed tool result the model can read.
+    """
+    event: dict[str, Any] = {"type": "doing", "id": call_id, "name": name, "arguments": {}}
+    if isinstance(arguments, dict):
+        event["arguments"] = arguments
+        return event
+    if arguments is None or (isinstance(arguments, str) and not arguments.strip()):
+        return event
+    if not isinstance(arguments, str):
+        event["error"] = f"tool arguments must be a JSON object, got {json.dumps(arguments)}"
+        return event
+    try:
+        parsed = json.loads(arguments)
+    except ValueError as exc:
+        event["error"] = f"invalid JSON in tool arguments: {exc}: {clip(arguments)}"
+        return event
+    if isinstance(parsed, dict):
+        event["arguments"] = parsed
+    else:
+        event["error"] = f"tool arguments must be a JSON object, got {clip(arguments)}"
+    return event
+
+
+def clip(text: str, limit: int = 200) -> str:
+    return text if len(text) <= limit else text[:limit] + "..."

@@ -1,0 +1,250 @@
+"""HTTPProvider: what the real providers share. Client, timeouts, retries, error text.
+
+A subclass says what to send (`request`) and how to read the answer (`decode`);
+`fetch` does the rest:
+
+- one `httpx.AsyncClient` per provider (injected in tests, built here otherwise);
+- a non-2xx answer becomes `ProviderError("NAME STATUS: the API's own message")`;
+- connection failures and timeouts name the URL that failed;
+- 429, 500, 502, 503, 529, connection failures and a stream that breaks off are
+  retried with capped exponential backoff that honours `retry-after`, but only
+  while no event of that answer has been emitted;
+- every error text passes through `redact`, so an API key never leaves.
+
+Settings (environment, read when the provider is built):
+
+    ELELEM_CONNECT_TIMEOUT   seconds to open a connection              (default 10)
+    ELELEM_READ_TIMEOUT      seconds to wait for the next bytes        (default 600)
+    ELELEM_RETRIES           retries before anything was streamed      (default 2)
+    ELELEM_RETRY_MAX_DELAY   longest wait before a retry, in seconds   (default 60)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import logging
+import os
+import random
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+
+from ..errors import ProviderError
+
+log = logging.getLogger(__name__)
+
+RETRY_STATUS = frozenset({429, 500, 502, 503, 529})
+NO_RETRY_CODES = frozenset({"insufficient_quota", "enforced_spend_limit_reached"})
+BASE_DELAY = 1.0
+
+
+def setting(name: str, default: float, env: dict[str, str] | None = None) -> float:
+    """A non-negative number from the environment, or a clear error naming the variable."""
+    raw = (os.environ if env is None else env).get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if value < 0 or value != value:
+        raise ProviderError(f"{name} must be a number >= 0, got {raw!r}")
+    return value
+
+
+def build_client() -> httpx.AsyncClient:
+    connect = setting("ELELEM_CONNECT_TIMEOUT", 10.0)
+    read = setting("ELELEM_READ_TIMEOUT", 600.0)
+    timeout = httpx.Timeout(read, connect=connect, write=connect, pool=connect)
+    return httpx.AsyncClient(timeout=timeout)
+
+
+class Failure(ProviderError):
+    """A ProviderError that may be worth another try (before anything was emitted)."""
+
+    def __init__(self, text: str, retryable: bool = False, retry_after: float | None = None):
+        super().__init__(text)
+        self.retryable = retryable
+        self.retry_after = retry_after
+
+
+def retry_after(headers: httpx.Headers) -> float | None:
+    """Seconds the server asked us to wait: `retry-after-ms`, `retry-after` (seconds or date)."""
+    if (ms := headers.get("retry-after-ms")) is not None:
+        try:
+            return max(float(ms) / 1000, 0.0)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(float(value), 0.0)
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(when.timestamp() - time.time(), 0.0)
+
+
+def error_detail(body: bytes) -> tuple[str, set[str]]:
+    """The API's own message (one line, clipped) and its error codes, from any of the
+    three error shapes."""
+    text = body.decode("utf-8", errors="replace").strip()
+    try:
+        payload = json.loads(text)
+    except ValueError:
+        return one_line(text), set()
+    if not isinstance(payload, dict):
+        return one_line(text), set()
+    error = payload.get("error", payload)
+    if isinstance(error, str):
+        return one_line(error), set()
+    if not isinstance(error, dict):
+        return one_line(text), set()
+    details = error.get("details") if isinstance(error.get("details"), dict) else {}
+    codes = {str(c) for c in (error.get("code"), error.get("type"), details.get("error_code")) if c}
+    return one_line(str(error.get("message") or text)), codes
+
+
+def one_line(text: str, limit: int = 300) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def root_cause(exc: BaseException) -> str:
+    """The operating system's words (`Connection refused`) under httpx's wrapping."""
+    found, seen = str(exc), 0
+    while exc is not None and seen < 10:
+        if isinstance(exc, OSError) and isinstance(exc.errno, int) and exc.errno > 0:
+            found = os.strerror(exc.errno)
+        elif isinstance(exc, OSError) and exc.strerror:
+            found = exc.strerror
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return found
+
+
+class HTTPProvider:
+    """Base class: subclasses set `name` and implement `request` and `decode`."""
+
+    name = "http"
+    hint = ""  # added to connection failures, e.g. how to start a local server
+
+    def __init__(self, client: httpx.AsyncClient | None = None) -> None:
+        self.client = client if client is not None else build_client()
+        self.retries = int(setting("ELELEM_RETRIES", 2))
+        self.max_delay = setting("ELELEM_RETRY_MAX_DELAY", 60.0)
+        self.sleep = asyncio.sleep  # tests replace it to see the waits
+        self.secrets: list[str] = []
+
+    # -- what a subclass provides ---------------------------------------------
+    def request(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+    ) -> tuple[str, dict[str, str], dict[str, Any]]:
+        """The URL, headers and JSON body of one streamed request."""
+        raise NotImplementedError
+
+    def decode(self, response: httpx.Response) -> AsyncIterator[dict[str, Any]]:
+        """The agent's events from a 2xx streamed answer."""
+        raise NotImplementedError
+
+    def status_text(self, status: int, message: str) -> str:
+        return f"{self.name} {status}: {message or httpx.codes.get_reason_phrase(status)}"
+
+    # -- shared ---------------------------------------------------------------
+    async def fetch(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+    ) -> AsyncIterator[dict[str, Any]]:
+        url, headers, body = self.request(messages, tools)
+        attempt = 0
+        while True:
+            emitted = False
+            try:
+                async with self.client.stream("POST", url, headers=headers, json=body) as response:
+                    if not response.is_success:
+                        await response.aread()
+                        raise self.status_failure(response)
+                    async for event in self.decode(response):
+                        emitted = True
+                        yield event
+                return
+            except httpx.HTTPError as exc:
+                failure = self.transport_failure(exc, url)
+            except Failure as exc:
+                failure = exc
+            except ProviderError as exc:
+                raise ProviderError(self.redact(str(exc))) from None
+            except (KeyError, TypeError, AttributeError, IndexError) as exc:
+                failure = Failure(
+                    f"{self.name}: unexpected stream data ({type(exc).__name__}: {exc})"
+                )
+            text = self.redact(str(failure))
+            if emitted or not failure.retryable or attempt >= self.retries:
+                raise ProviderError(text) from None
+            delay = self.backoff(attempt, failure.retry_after)
+            if delay is None:
+                raise ProviderError(f"{text} (retry after {failure.retry_after:.0f} s)") from None
+            attempt += 1
+            log.warning("%s; retry %d/%d in %.1f s", text, attempt, self.retries, delay)
+            await self.sleep(delay)
+
+    def backoff(self, attempt: int, after: float | None) -> float | None:
+        """Seconds to wait: the server's `retry-after` (None if beyond the cap), else
+        exponential with jitter, capped."""
+        if after is not None:
+            return after if after <= self.max_delay else None
+        delay = min(BASE_DELAY * 2**attempt, self.max_delay)
+        return delay * (0.5 + random.random() / 2)
+
+    def status_failure(self, response: httpx.Response) -> Failure:
+        message, codes = error_detail(response.content)
+        status = response.status_code
+        return Failure(
+            self.status_text(status, message),
+            retryable=status in RETRY_STATUS and not codes & NO_RETRY_CODES,
+            retry_after=retry_after(response.headers),
+        )
+
+    def transport_failure(self, exc: httpx.HTTPError, url: str) -> Failure:
+        timeout = self.client.timeout
+        hint = f" ({self.hint})" if self.hint else ""
+        if isinstance(exc, httpx.ConnectTimeout):
+            return Failure(
+                f"{self.name}: cannot connect to {url}: no answer within {timeout.connect:g} s "
+                f"(ELELEM_CONNECT_TIMEOUT){hint}",
+                retryable=True,
+            )
+        if isinstance(exc, httpx.TimeoutException):
+            return Failure(
+                f"{self.name}: {url} sent nothing for {timeout.read:g} s (ELELEM_READ_TIMEOUT)"
+            )
+        if isinstance(exc, httpx.ConnectError):
+            reason = root_cause(exc)
+            return Failure(f"{self.name}: cannot connect to {url}: {reason}{hint}", retryable=True)
+        if isinstance(exc, httpx.TransportError):
+            reason = str(exc) or type(exc).__name__
+            return Failure(f"{self.name}: the stream from {url} broke off: {reason}", True)
+        return Failure(f"{self.name}: {url}: {exc}")
+
+    def redact(self, text: str) -> str:
+        for secret in self.secrets:
+            if secret and len(secret) >= 4:
+                text = text.replace(secret, "***")
+        return text
+
+    def parse(self, data: str, what: str = "stream data") -> Any:
+        """JSON from one stream line, or a clear error quoting (the start of) the line."""
+        try:
+            return json.loads(data)
+        except ValueError:
+            clipped = data if len(data) <= 120 else data[:120] + "..."
+            raise ProviderError(f"{self.name}: malformed {what}: {clipped!r}") from None
+
+    async def aclose(self) -> None:
+        await self.client.aclose()

@@ -1,0 +1,146 @@
+"""The `ollama` provider: `/api/chat`, streamed as one JSON object per line.
+
+Settings (environment):
+
+    OLLAMA_HOST      host:port or URL of the server (default 127.0.0.1:11434;
+                     `http://` and port 11434 are added when missing)
+    OLLAMA_MODEL     default gpt-oss:latest
+    OLLAMA_THINK     `true`, `false`, `low`, `medium` or `high`: sent as `think`;
+                     unset sends nothing (models without thinking answer 400 to it)
+    OLLAMA_NUM_CTX   context window, sent as `options.num_ctx`; unset sends none
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+
+from ..errors import ProviderError
+from .calls import doing
+from .http import HTTPProvider
+
+DEFAULT_MODEL = "gpt-oss:latest"
+DEFAULT_HOST = "127.0.0.1:11434"
+THINK = {"true": True, "false": False, "low": "low", "medium": "medium", "high": "high"}
+
+
+def host_url(host: str | None = None) -> str:
+    """`OLLAMA_HOST` as a base URL: scheme and default port added when missing."""
+    host = (host or os.environ.get("OLLAMA_HOST") or DEFAULT_HOST).strip().rstrip("/")
+    if "://" not in host:
+        host = f"http://{host}"
+    url = httpx.URL(host)
+    if not url.host:
+        raise ProviderError(f"OLLAMA_HOST is not a host or URL: {host!r}")
+    if url.port is None and url.scheme == "http":
+        url = url.copy_with(port=11434)
+    return str(url).rstrip("/")
+
+
+class OllamaProvider(HTTPProvider):
+    name = "ollama"
+    hint = "is Ollama running? Start it with: ollama serve"
+
+    def __init__(
+        self,
+        model: str | None = None,
+        client: httpx.AsyncClient | None = None,
+        *,
+        host: str | None = None,
+        think: bool | str | None = None,
+    ) -> None:
+        env = os.environ
+        self.base_url = host_url(host)
+        self.model = model or env.get("OLLAMA_MODEL") or DEFAULT_MODEL
+        raw = env.get("OLLAMA_THINK", "").strip().lower()
+        if think is None and raw:
+            if raw not in THINK:
+                raise ProviderError(f"OLLAMA_THINK must be one of {', '.join(THINK)}, got {raw!r}")
+            think = THINK[raw]
+        self.think = think
+        ctx = env.get("OLLAMA_NUM_CTX", "").strip()
+        if ctx and not ctx.isdigit():
+            raise ProviderError(f"OLLAMA_NUM_CTX must be a whole number of tokens, got {ctx!r}")
+        self.options = {"num_ctx": int(ctx)} if ctx else {}
+        super().__init__(client)
+
+    def status_text(self, status: int, message: str) -> str:
+        text = super().status_text(status, message)
+        if status == 404 and "not found" in message:
+            text += f" (run: ollama pull {self.model})"
+        return text
+
+    def request(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+    ) -> tuple[str, dict[str, str], dict[str, Any]]:
+        body: dict[str, Any] = {"model": self.model, "stream": True, "keep_alive": "5m"}
+        if self.think is not None:
+            body["think"] = self.think
+        if self.options:
+            body["options"] = self.options
+        if tools:
+            body["tools"] = tools
+        body["messages"] = encode(messages)
+        return f"{self.base_url}/api/chat", {"content-type": "application/json"}, body
+
+    async def decode(self, response: httpx.Response) -> AsyncIterator[dict[str, Any]]:
+        count = 0
+        async for line in response.aiter_lines():
+            if not line.strip():
+                continue
+            chunk = self.parse(line, "NDJSON line")
+            if not isinstance(chunk, dict):
+                raise ProviderError(f"ollama: unexpected NDJSON line: {line[:120]!r}")
+            if "error" in chunk:
+                raise ProviderError(f"ollama: {chunk['error']}")
+            message = chunk.get("message") or {}
+            if isinstance(message.get("thinking"), str) and message["thinking"]:
+                yield {"type": "thinking", "text": message["thinking"]}
+            if isinstance(message.get("content"), str) and message["content"]:
+                yield {"type": "saying", "text": message["content"]}
+            for call in message.get("tool_calls") or []:
+                count += 1
+                function = call.get("function") or {}
+                call_id = call.get("id") or f"call_{count}"
+                yield doing(str(call_id), str(function.get("name", "")), function.get("arguments"))
+            if chunk.get("done"):
+                prompt, reply = chunk.get("prompt_eval_count"), chunk.get("eval_count")
+                if isinstance(prompt, int) or isinstance(reply, int):
+                    yield {
+                        "type": "usage",
+                        "input_tokens": prompt or 0,
+                        "output_tokens": reply or 0,
+                    }
+                return
+        raise ProviderError('ollama: the stream ended before "done": true')
+
+
+def encode(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The agent's history in /api/chat shape: object arguments, `tool_name` on results."""
+    out: list[dict[str, Any]] = []
+    names: dict[str, str] = {}
+    for message in messages:
+        role, content = message["role"], message.get("content")
+        text = "" if content is None else str(content)
+        if role == "tool":
+            name = message.get("name") or names.get(message.get("tool_call_id", ""), "")
+            out.append({"role": "tool", "tool_name": name, "content": text})
+        elif role == "assistant" and message.get("tool_calls"):
+            calls = message["tool_calls"]
+            names.update({c["id"]: c["name"] for c in calls})
+            out.append(
+                {
+                    "role": "assistant",
+                    "content": text,
+                    "tool_calls": [
+                        {"function": {"name": c["name"], "arguments": c.get("arguments") or {}}}
+                        for c in calls
+                    ],
+                }
+            )
+        else:
+            out.append({"role": role, "content": text})
+    return out

@@ -1,0 +1,215 @@
+"""The `openai` provider: Chat Completions, streamed, for OpenAI and compatible servers
+(llama.cpp's server, vLLM, LM Studio, OpenRouter, Ollama's /v1).
+
+Settings (environment):
+
+    OPENAI_API_KEY        required for api.openai.com; optional for other servers
+    OPENAI_MODEL          default gpt-4o
+    OPENAI_BASE_URL       default https://api.openai.com/v1 (`/chat/completions` is added)
+    OPENAI_MAX_TOKENS     a reply cap, sent as `max_completion_tokens` to api.openai.com
+                          and as `max_tokens` elsewhere; unset sends none
+    OPENAI_STREAM_USAGE   `0` stops asking for usage (`stream_options`), for servers
+                          that reject it; default 1
+
+`delta.reasoning_content` and `delta.reasoning` are thinking; reasoning is never sent back.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+
+from ..errors import ProviderError
+from .calls import doing
+from .http import RETRY_STATUS, Failure, HTTPProvider
+from .sse import sse_events
+
+log = logging.getLogger(__name__)
+DEFAULT_MODEL = "gpt-4o"
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+
+
+class OpenAIProvider(HTTPProvider):
+    name = "openai"
+
+    def __init__(
+        self,
+        model: str | None = None,
+        client: httpx.AsyncClient | None = None,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+    ) -> None:
+        env = os.environ
+        self.base_url = (base_url or env.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
+        if not self.base_url.startswith(("http://", "https://")):
+            raise ProviderError(
+                f"OPENAI_BASE_URL must start with http:// or https://, got {self.base_url!r}"
+            )
+        self.api_key = api_key or env.get("OPENAI_API_KEY", "")
+        self.official = httpx.URL(self.base_url).host == "api.openai.com"
+        if self.official and not self.api_key:
+            raise ProviderError("openai: set OPENAI_API_KEY, or OPENAI_BASE_URL for a local server")
+        self.model = model or env.get("OPENAI_MODEL") or DEFAULT_MODEL
+        raw = env.get("OPENAI_MAX_TOKENS", "").strip()
+        if raw and not raw.isdigit():
+            raise ProviderError(f"OPENAI_MAX_TOKENS must be a whole number of tokens, got {raw!r}")
+        self.max_tokens = int(raw) if raw else None
+        self.stream_usage = env.get("OPENAI_STREAM_USAGE", "1").strip().lower() not in (
+            "0",
+            "false",
+            "no",
+            "off",
+        )
+        super().__init__(client)
+        self.secrets = [self.api_key]
+
+    def request(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+    ) -> tuple[str, dict[str, str], dict[str, Any]]:
+        headers = {"content-type": "application/json"}
+        if self.api_key:
+            headers["authorization"] = f"Bearer {self.api_key}"
+        body: dict[str, Any] = {"model": self.model, "stream": True}
+        if self.stream_usage:
+            body["stream_options"] = {"include_usage": True}
+        if self.max_tokens:
+            body["max_completion_tokens" if self.official else "max_tokens"] = self.max_tokens
+        if tools:
+            body["tools"] = tools
+            body["tool_choice"] = "auto"
+        body["messages"] = encode(messages)
+        return f"{self.base_url}/chat/completions", headers, body
+
+    async def decode(self, response: httpx.Response) -> AsyncIterator[dict[str, Any]]:
+        calls: dict[int, dict[str, str]] = {}
+        usage: dict[str, int] = {}
+        finished = False
+        async for _, data in sse_events(response.aiter_lines()):
+            if data.strip() == "[DONE]":
+                break
+            chunk = self.parse(data)
+            if not isinstance(chunk, dict):
+                raise ProviderError(f"openai: unexpected stream data: {data[:120]!r}")
+            if "error" in chunk or chunk.get("object") == "error":
+                raise stream_error(chunk)
+            if isinstance(chunk.get("usage"), dict):
+                usage = counts(chunk["usage"]) or usage
+            for choice in chunk.get("choices") or []:
+                delta = choice.get("delta") or {}
+                reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+                if isinstance(reasoning, str) and reasoning:
+                    yield {"type": "thinking", "text": reasoning}
+                if isinstance(delta.get("content"), str) and delta["content"]:
+                    yield {"type": "saying", "text": delta["content"]}
+                for fragment in delta.get("tool_calls") or []:
+                    gather(calls, fragment)
+                if choice.get("finish_reason") == "error":
+                    raise stream_error(chunk)
+                if choice.get("finish_reason") and not finished:
+                    finished = True
+                    if choice["finish_reason"] == "length":
+                        log.warning("openai: the reply hit the model's token limit")
+                    for event in doings(calls):
+                        yield event
+        else:
+            if not finished:
+                raise ProviderError("openai: the stream ended before finish_reason or [DONE]")
+        if not finished:
+            for event in doings(calls):
+                yield event
+        if usage:
+            yield {"type": "usage", **usage}
+
+
+def gather(calls: dict[int, dict[str, str]], fragment: dict[str, Any]) -> None:
+    """Fold one `delta.tool_calls[]` fragment into its call's buffer (keyed by index)."""
+    index = fragment.get("index")
+    if not isinstance(index, int):
+        index = len(calls)
+    buffer = calls.setdefault(index, {"id": "", "name": "", "arguments": ""})
+    if fragment.get("id"):
+        buffer["id"] = str(fragment["id"])
+    function = fragment.get("function") or {}
+    if function.get("name"):
+        buffer["name"] = str(function["name"])
+    arguments = function.get("arguments")
+    if isinstance(arguments, str):
+        buffer["arguments"] += arguments
+    elif arguments is not None:
+        buffer["arguments"] += json.dumps(arguments)
+
+
+def doings(calls: dict[int, dict[str, str]]) -> list[dict[str, Any]]:
+    events = [
+        doing(call["id"] or f"call_{n}", call["name"], call["arguments"])
+        for n, (_, call) in enumerate(sorted(calls.items()), 1)
+    ]
+    calls.clear()
+    return events
+
+
+def counts(usage: dict[str, Any]) -> dict[str, int]:
+    prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens")
+    if not isinstance(prompt, int) or not isinstance(completion, int):
+        return {}
+    return {"input_tokens": prompt, "output_tokens": completion}
+
+
+def stream_error(chunk: dict[str, Any]) -> Failure:
+    error = chunk.get("error", chunk)
+    if isinstance(error, dict):
+        message, code = error.get("message") or json.dumps(error), error.get("code")
+    else:
+        message, code = str(error), None
+    retryable = code in RETRY_STATUS or code in ("server_error", "rate_limit_exceeded")
+    return Failure(f"openai: {message}", retryable=retryable)
+
+
+def encode(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The agent's history in Chat Completions shape; tool calls as JSON-string arguments.
+
+    An assistant message with only tool calls gets `content: ""`, not null: OpenAI takes
+    both, llama-cpp-python's server rejects null.
+    """
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        role, content = message["role"], message.get("content")
+        if role == "tool":
+            out.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": message["tool_call_id"],
+                    "content": str(content or ""),
+                }
+            )
+        elif role == "assistant" and message.get("tool_calls"):
+            out.append(
+                {
+                    "role": "assistant",
+                    "content": "" if content is None else str(content),
+                    "tool_calls": [
+                        {
+                            "id": c["id"],
+                            "type": "function",
+                            "function": {
+                                "name": c["name"],
+                                "arguments": json.dumps(
+                                    c.get("arguments") or {},
+                                    separators=(",", ":"),
+                                    ensure_ascii=False,
+                                ),
+                            },
+                        }
+                        for c in message["tool_calls"]
+                    ],
+                }
+            )
+        else:
+            out.append({"role": role, "content": "" if content is None else str(content)})
+    return out
