@@ -229,3 +229,21 @@ async def test_requests_racing_a_close_are_each_answered_once(client: Client) ->
     assert all(not isinstance(r, Exception) or r.kind == "unknown_session" for r in results)
     assert (await within(turn.result()))["stopReason"] == "cancelled"
     assert json.dumps(await within(client.list_sessions())) == "[]"
+
+
+# -- methods sent as the wrong kind of message (found by the fuzzer) -----------------
+async def test_a_request_sent_as_a_notification_does_nothing(client: Client) -> None:
+    for method in ["shutdown", "session/new", "session/list"]:
+        await client.notify(method, {})
+    await client.notify("session/turn", {"sessionId": "x", "text": "hi"})
+    assert await within(client.list_sessions()) == []  # not shut down, no session made
+    assert client.errors.empty()
+
+
+@pytest.mark.parametrize("method", ["exit", "session/cancel", "initialized"])
+async def test_a_notification_sent_as_a_request_is_refused(client: Client, method: str) -> None:
+    with pytest.raises(RpcError) as error:
+        await within(client.request(method, {"sessionId": "x"}))
+    assert (error.value.code, error.value.kind) == (-32600, "invalid_request")
+    assert "is a notification" in error.value.message
+    assert await within(client.list_sessions()) == []  # and the daemon is still there

@@ -62,6 +62,8 @@ def verify(daemon: Fuzzed, got: list[dict[str, Any]], ids: list[Any]) -> None:
     assert problems == [], problems[:3]
     counts = Counter(m.get("id") for m in got if "method" not in m)
     assert all(counts[i] <= 1 for i in ids), counts  # never twice
+    sentinels = [m for m in got if str(m.get("id")).startswith("sentinel-")]
+    assert all("result" in m for m in sentinels), sentinels  # not shut down
     assert daemon.process.poll() is None
 
 
@@ -80,6 +82,16 @@ LINE_ENDS = st.sampled_from([b"\r\n", b"\n", b"\r", b""])
 
 
 ID = "@ID@"
+REQUESTS = ["shutdown", "session/new", "session/turn", "session/close", "initialize"]
+NOTICES = ["exit", "session/cancel", "initialized"]  # with an id: invalid_request
+
+
+NOT_EXIT = "exit".__ne__
+
+
+def harmless(value: Any) -> bool:
+    """Not the one message that rightly ends (or stops) the daemon."""
+    return not (isinstance(value, dict) and value.get("method") in ("exit", "shutdown"))
 
 
 @st.composite
@@ -92,12 +104,15 @@ def parts(draw: st.DrawFn) -> tuple[bytes, list[Any]]:
     )
     msg_id = ID  # replaced by a fresh id once the case is drawn
     if kind == "request":
-        method = draw(st.sampled_from(["session/list", "session/context", "nope"]))
+        method = draw(st.sampled_from(["session/list", "session/context", "nope", *NOTICES]))
         return frame({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": {}}), [msg_id]
-    if kind == "notification":
-        return frame({"jsonrpc": "2.0", "method": draw(st.text(max_size=20))}), []
+    if kind == "notification":  # any name, a request's name included: it is ignored
+        method = draw(
+            st.sampled_from(REQUESTS) | st.text(max_size=20).filter(lambda m: m != "exit")
+        )
+        return frame({"jsonrpc": "2.0", "method": method, "params": {}}), []
     if kind == "json":  # any JSON value as a body
-        return frame(draw(JSON)), []
+        return frame(draw(JSON.filter(harmless))), []
     if kind == "headers":  # any header lines, then a body
         lines = draw(
             st.lists(
