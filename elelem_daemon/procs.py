@@ -41,3 +41,36 @@ def signal_all(pids: set[int], sig: int) -> None:
             os.kill(pid, sig)
         except (ProcessLookupError, PermissionError):
             pass
+
+
+def pipe_of(fd: int) -> str | None:
+    """The name /proc gives the pipe behind fd (`pipe:[INODE]`), None if it is not one."""
+    try:
+        return f"pipe:[{os.fstat(fd).st_ino}]"
+    except (OSError, ValueError):
+        return None
+
+
+def holders(pipe: str | None) -> set[int]:
+    """The other processes that have `pipe` open (e.g. a command's output): found even
+    when they left the command's process group and were orphaned."""
+    try:
+        entries = os.listdir("/proc") if pipe else []
+    except OSError:
+        return set()
+    me, found = os.getpid(), set()
+    for entry in entries:
+        if not entry.isdigit() or int(entry) == me:
+            continue
+        try:
+            names = os.listdir(f"/proc/{entry}/fd")
+        except OSError:
+            continue
+        for name in names:
+            try:
+                if os.readlink(f"/proc/{entry}/fd/{name}") == pipe:
+                    found.add(int(entry))
+                    break
+            except OSError:
+                continue
+    return found

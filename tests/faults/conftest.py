@@ -5,6 +5,7 @@ the daemon's pipes, its memory and its process tree."""
 from __future__ import annotations
 
 import asyncio
+import os
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -35,10 +36,10 @@ def rss_kib(pid: int) -> int:
 
 
 async def tree_with(pid: int, needle: str, seconds: float = 10.0) -> set[int]:
-    """The descendants of pid once one of them runs a command line containing needle."""
+    """The descendants of pid once one of them runs exactly the command line needle."""
     for _ in range(int(seconds / 0.02)):
         pids = descendants(pid)
-        if any(needle in cmdline(p) for p in pids):
+        if any(needle == cmdline(p) for p in pids):
             return pids
         await asyncio.sleep(0.02)
     raise AssertionError(f"no descendant of {pid} runs {needle!r}")
@@ -152,3 +153,15 @@ async def raw(env: dict[str, str], workdir: Path) -> Any:
     yield start
     for daemon in started:
         await daemon.close()
+
+
+async def anywhere(needle: str, seconds: float = 10.0, exact: bool = False) -> set[int]:
+    """The pids of every process whose command line contains needle, once there is one
+    (for what escaped a process tree: double forks, setsid)."""
+    for _ in range(int(seconds / 0.02)):
+        pids = [int(e) for e in os.listdir("/proc") if e.isdigit()]
+        found = {p for p in pids if (cmdline(p) == needle if exact else needle in cmdline(p))}
+        if found:
+            return found
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"no process runs {needle!r}")

@@ -13,7 +13,7 @@ import pytest
 
 from elelem_daemon.client import Client
 
-from .conftest import all_gone, plugin, tree_with, within
+from .conftest import all_gone, anywhere, plugin, tree_with, within
 
 pytestmark = pytest.mark.e2e
 
@@ -110,6 +110,8 @@ async def test_cancel_kills_every_grandchild_even_one_in_its_own_session(
     turn = await client.start_turn(session, call("execute", command=GRANDCHILDREN))
     pids = await tree_with(client.process.pid, "sleep 55")
     pids = await tree_with(client.process.pid, "sleep 54") | pids
+    pids |= await anywhere("sleep 51", exact=True)  # orphaned at once: out of the tree
+    assert len(pids) >= 5
     await turn.cancel()
     assert (await within(turn.result(), 5))["stopReason"] == "cancelled"
     assert await all_gone(pids) == []
@@ -124,6 +126,29 @@ async def test_a_command_that_leaves_a_child_holding_its_output_returns(
     child, started = result["result"]["content"].split()  # in 10 s, not the 120 s timeout
     assert (started, result["result"]["exit_status"]) == ("started", 0)
     assert await all_gone({int(child)}) == []
+
+
+async def test_a_child_in_its_own_session_holding_the_output_is_killed_too(
+    client: Client, session: str
+) -> None:
+    command = "setsid sleep 62 & echo $!; echo started"
+    reply, (result,) = await results(client, session, call("execute", command=command), 10)
+    child, started = result["result"]["content"].split()
+    assert (started, result["result"]["exit_status"]) == ("started", 0)
+    assert await all_gone({int(child)}) == []
+
+
+async def test_cancel_kills_a_double_forked_process_that_holds_the_output(
+    client: Client, session: str
+) -> None:
+    turn = await client.start_turn(
+        session, call("execute", command="(setsid sleep 63 &); sleep 64")
+    )
+    escaped = await anywhere("sleep 63", exact=True)  # out of the daemon's tree and group
+    assert not escaped & await tree_with(client.process.pid, "sleep 64")
+    await turn.cancel()
+    assert (await within(turn.result(), 5))["stopReason"] == "cancelled"
+    assert await all_gone(escaped) == []
 
 
 async def test_100_mb_of_output_is_capped_head_and_tail(client: Client, session: str) -> None:
