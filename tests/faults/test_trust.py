@@ -97,3 +97,32 @@ async def test_trusted_must_be_a_boolean(client: Any, workdir: Path) -> None:
     with pytest.raises(RpcError) as error:
         await within(client.new_session(cwd=str(workdir), trusted="yes"))
     assert error.value.kind == "invalid_params"
+
+
+@pytest.mark.parametrize("flag", [[], ["--no-project-plugins"]])
+async def test_the_terminal_opts_out_with_no_project_plugins(
+    env: dict[str, str], workdir: Path, plugins: dict[str, Path], flag: list[str]
+) -> None:
+    import asyncio
+    import sys
+
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "elelem_daemon",
+        "ask",
+        "-p",
+        "stub",
+        *flag,
+        "!echo hi",
+        env=env,
+        cwd=str(workdir),
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    stdout, stderr = await within(process.communicate(), 30)
+    assert (process.returncode, stdout.strip()) == (0, b"hi"), stderr
+    trusted = not flag
+    assert plugins["spy"].with_suffix(".ran").exists() == trusted
+    assert (b"broken" in stderr) == trusted  # a broken project plugin is warned about
