@@ -247,3 +247,20 @@ async def test_a_notification_sent_as_a_request_is_refused(client: Client, metho
     assert (error.value.code, error.value.kind) == (-32600, "invalid_request")
     assert "is a notification" in error.value.message
     assert await within(client.list_sessions()) == []  # and the daemon is still there
+
+
+async def test_sessions_opened_and_closed_by_the_hundred_do_not_grow_memory(
+    client: Client,
+) -> None:
+    async def round_of(count: int) -> int:
+        for _ in range(count):
+            session = (await within(client.new_session()))["sessionId"]
+            await within(client.turn(session, "!stream 50"))
+            await within(client.close_session(session))
+        return rss_kib(client.process.pid)
+
+    first = await round_of(100)  # warm: caches, allocator arenas
+    second = await round_of(100)
+    third = await round_of(100)
+    assert await within(client.list_sessions()) == []
+    assert third - first < 16 * 1024, (first, second, third)  # KiB
