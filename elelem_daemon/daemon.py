@@ -20,6 +20,7 @@ from .agent import CANCELLED
 from .editor import Asker, Events, Peer
 from .errors import ElelemError, InvalidParams, SessionBusy, UnknownSession
 from .framing import MAX_BODY
+from .plugins import origins
 
 log = logging.getLogger(__name__)
 WATCH_INTERVAL = 1.0
@@ -216,7 +217,7 @@ class Daemon:
             "commands": [
                 {"name": name.lstrip("/"), "description": about} for name, about in session.commands
             ],
-            "plugins": plugins(session.registry),
+            "plugins": origins(session.registry),
         }
 
     async def turn(self, params: Any) -> dict[str, Any]:
@@ -287,14 +288,6 @@ class Daemon:
             return
         if task is not None:
             task.cancel()
-
-
-def plugins(registry: Any) -> list[dict[str, Any]]:
-    """Which plugins a session loaded and where each came from (a failed one has `error`)."""
-    return [
-        {"name": o.name, "source": o.source, "path": o.path, "error": o.error}
-        for o in registry.all_origins()
-    ]
 
 
 def alive(pid: int) -> bool:

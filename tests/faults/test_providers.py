@@ -13,7 +13,6 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from providers.conftest import STREAMS
 from providers.replay import Cut, ReplayServer, Reply, Sleep, json_reply
 from providers.samples import FIRST
 
@@ -21,6 +20,7 @@ from elelem_daemon.client import Client
 
 from .conftest import Tap, within
 from .front import TLS_ALERT, TLS_HELLO, Front
+from .replies import big_reply, calls, text_stream
 
 pytestmark = pytest.mark.e2e
 
@@ -28,36 +28,6 @@ CANARY = "sk-canary-faults-4Jd8QnW2"
 NORMAL = "The README says: # Demo"
 BAD_CHUNKS = b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\nzz\r\n"
 LIMITED = {"error": {"message": "Rate limit reached", "code": "rate_limit_exceeded"}}
-
-
-def text_stream(name: str = "openai") -> Reply:
-    file = {"openai": "openai_text.sse", "ollama": "ollama_text.ndjson"}[name]
-    kind = "application/x-ndjson" if name == "ollama" else "text/event-stream"
-    return Reply([(STREAMS / file).read_bytes()], content_type=kind)
-
-
-def sse(*chunks: dict[str, Any]) -> bytes:
-    return b"".join(b"data: " + json.dumps(c).encode() + b"\n\n" for c in chunks)
-
-
-def calls(*pairs: tuple[str, str]) -> Reply:
-    """An OpenAI reply asking for tool calls: (name, arguments text) each."""
-    fragments = [
-        {"index": i, "id": f"call_{i}", "type": "function", "function": {"name": n, "arguments": a}}
-        for i, (n, a) in enumerate(pairs)
-    ]
-    body = sse(
-        {"choices": [{"index": 0, "delta": {"tool_calls": fragments}, "finish_reason": None}]},
-        {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
-    )
-    return Reply([body + b"data: [DONE]\n\n"])
-
-
-def big_reply(megabytes: int) -> Reply:
-    piece = "z" * 100_000
-    chunk = sse({"choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}]})
-    end = sse({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
-    return Reply([chunk] * (megabytes * 10) + [end + b"data: [DONE]\n\n"])
 
 
 @pytest.fixture
