@@ -69,7 +69,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     setup(options.log_level)
     if options.command == "daemon":
-        from .protocol import serve
+        from .stdio import serve
 
         max_frame = options.max_frame
         if max_frame is None and os.environ.get("ELELEM_MAX_FRAME"):

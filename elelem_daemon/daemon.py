@@ -57,6 +57,7 @@ class Live:
 
     def done(self) -> None:
         self.task = None
+        self.events.flush()  # held deltas belong to this turn, before its response
         self.events.turn_id = None
 
     async def cancel(self) -> None:
@@ -91,6 +92,7 @@ class Daemon:
         self.model = model
         self.sessions: dict[str, Live] = {}
         self.ask = False
+        self.interval = 0.0  # capabilities.events.coalesceMs, in seconds
         self.initialized = False
         self.shut_down = False
         self._registry: Any = None
@@ -145,9 +147,11 @@ class Daemon:
                 "capabilities.input.ask must be a boolean",
                 errors=["capabilities.input.ask: expected a boolean"],
             )
-        self.ask, self.initialized = bool(ask), True
+        interval = spec.render_interval(caps)
+        self.ask, self.initialized, self.interval = bool(ask), True, interval
         for live in self.sessions.values():
             live.session.input.enabled = self.ask
+            live.events.interval = self.interval
         client = p.get("clientInfo", {})
         log.info("client: %s %s", client.get("name", "?"), client.get("version", ""))
         if p.get("processId", 0) > 0 and self._watch is None:
@@ -210,6 +214,7 @@ class Daemon:
             project=p.get("trusted", True),
         )
         events.session_id = session.id
+        events.interval = self.interval
         self.sessions[session.id] = Live(session, events)
         return {
             **self.sessions[session.id].describe(),

@@ -4,6 +4,7 @@ questions become `input/ask` requests. No JSON-RPC here: a `Peer` does the sendi
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from typing import Any, Protocol
@@ -26,12 +27,21 @@ class Peer(Protocol):
 
 class Events(NullOutput):
     """A daemon session's Output: each event is an `event/*` notification carrying
-    `sessionId` and `turnId`. Whole replies are not sent: the response carries them."""
+    `sessionId` and `turnId`. Whole replies are not sent: the response carries them.
 
-    def __init__(self, peer: Peer) -> None:
+    With an `interval` (seconds, the client's render rate), `saying` and `thinking`
+    deltas go out at most once per interval, joined; held text is sent before any
+    other event and when the turn ends (`flush`)."""
+
+    def __init__(self, peer: Peer, interval: float = 0.0) -> None:
         self.peer = peer
         self.session_id: str | None = None
         self.turn_id: int | None = None
+        self.interval = interval
+        self._held: list[str] = []
+        self._held_method = ""
+        self._timer: asyncio.TimerHandle | None = None
+        self._last = float("-inf")  # loop time of the last delta notification
 
     def _send(self, method: str, params: dict[str, Any]) -> None:
         if self.session_id is None:  # a setup block printing before the session exists
@@ -39,17 +49,46 @@ class Events(NullOutput):
             return
         self.peer.notify(method, {"sessionId": self.session_id, "turnId": self.turn_id, **params})
 
+    def _delta(self, method: str, text: str) -> None:
+        if not self.interval:
+            self._send(method, {"text": text})
+            return
+        if self._held and method != self._held_method:
+            self.flush()
+        self._held.append(text)
+        self._held_method = method
+        if self._timer is None:
+            loop = asyncio.get_running_loop()
+            wait = self._last + self.interval - loop.time()
+            if wait <= 0:
+                self.flush()
+            else:
+                self._timer = loop.call_later(wait, self.flush)
+
+    def flush(self) -> None:
+        """Send the held deltas now."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self._held:
+            text = "".join(self._held)
+            self._held.clear()
+            self._send(self._held_method, {"text": text})
+            self._last = asyncio.get_running_loop().time()
+
     def say(self, text: str, kind: str = "plain") -> None:
         if text and text.strip():
+            self.flush()
             self._send("event/say", {"text": text, "kind": kind})
 
     def thinking(self, text: str) -> None:
-        self._send("event/thinking", {"text": text})
+        self._delta("event/thinking", text)
 
     def saying(self, text: str) -> None:
-        self._send("event/saying", {"text": text})
+        self._delta("event/saying", text)
 
     def doing(self, call: dict[str, Any]) -> None:
+        self.flush()
         self._send(
             "event/doing",
             {"id": call["id"], "name": call["name"], "arguments": call.get("arguments", {})},
@@ -57,6 +96,7 @@ class Events(NullOutput):
 
     def result(self, call: dict[str, Any], result: Result) -> None:
         payload = json.loads(result.to_json())  # JSON-safe whatever the tool returned
+        self.flush()
         self._send(
             "event/result",
             {"id": call["id"], "name": call["name"], "ok": result.ok, "result": payload},

@@ -48,6 +48,7 @@ COMMAND: Spec = {**SESSION, "line": ("string", True)}
 COMPLETE: Spec = {**SESSION, "text": ("string", True)}
 LIST: Spec = {"cwd": ("string", False)}
 NONE: Spec = {}
+MAX_COALESCE_MS = 1000  # the slowest render rate a client may ask for (events.coalesceMs)
 
 
 def check(params: Any, spec: Spec) -> dict[str, Any]:
@@ -80,3 +81,25 @@ def _is(value: Any, kind: str) -> bool:
 
 def _name(value: Any) -> str:
     return JSON_NAMES.get(type(value), type(value).__name__)
+
+
+def render_interval(capabilities: dict[str, Any]) -> float:
+    """`capabilities.events.coalesceMs` (0 to 1000 ms; absent or null is 0) in seconds."""
+    events = capabilities.get("events")
+    if events is None:
+        return 0.0
+    if not isinstance(events, dict):
+        raise InvalidParams(
+            "capabilities.events must be an object",
+            errors=["capabilities.events: expected an object"],
+        )
+    ms = events.get("coalesceMs")
+    if ms is None:
+        return 0.0
+    if isinstance(ms, bool) or not isinstance(ms, int | float) or not 0 <= ms <= MAX_COALESCE_MS:
+        raise InvalidParams(
+            f"capabilities.events.coalesceMs must be a number of milliseconds from 0 to "
+            f"{MAX_COALESCE_MS}, got {ms!r}",
+            errors=[f"capabilities.events.coalesceMs: expected 0 to {MAX_COALESCE_MS}"],
+        )
+    return ms / 1000

@@ -14,15 +14,12 @@ module adds what a daemon facing editors needs on top:
 from __future__ import annotations
 
 import asyncio
-import itertools
 import json
 import logging
-import os
 import signal
-import sys
 from collections.abc import Awaitable, Callable
 from concurrent.futures import Future
-from typing import Any, BinaryIO
+from typing import Any
 
 from pygls.exceptions import JsonRpcException
 from pygls.protocol import JsonRPCProtocol, default_converter
@@ -34,9 +31,10 @@ from pygls.protocol.json_rpc import (
 from pygls.server import JsonRPCServer
 
 from .daemon import Daemon
-from .framing import MAX_BODY, BadFrame, FrameReader
+from .framing import BadFrame, FrameReader
 from .messages import is_id, shape_problem
-from .stdio import Stdout, stdin_chunks
+from .stdio import Connection, Stdout
+from .stdio import serve as serve  # the entry is stdio.serve; this name stays for old imports
 
 log = logging.getLogger(__name__)
 
@@ -90,6 +88,22 @@ def converter_factory() -> Any:
     return converter
 
 
+def compact_encoder(default: Callable[[Any], Any]) -> Callable[[Any], str]:
+    """Compact ASCII JSON from one C encoder built once (`json.dumps` builds one per call).
+
+    No circular-reference bookkeeping: the daemon's messages are trees, and a reused
+    marker table could keep stale entries after a failed encode.
+    """
+    from json.encoder import c_make_encoder, encode_basestring_ascii
+
+    if c_make_encoder is None:  # an interpreter without the C accelerator
+        return json.JSONEncoder(separators=(",", ":"), default=default).encode
+    encoder = c_make_encoder(
+        None, default, encode_basestring_ascii, None, ":", ",", False, False, True
+    )
+    return lambda obj: "".join(encoder(obj, 0))
+
+
 class ElelemProtocol(JsonRPCProtocol):
     """pygls' JSON-RPC protocol with a strict entry (`receive`) and errors with kinds.
 
@@ -99,6 +113,8 @@ class ElelemProtocol(JsonRPCProtocol):
 
     requests: frozenset[str] = frozenset()  # set by `register`
     notices: frozenset[str] = frozenset()
+
+    _encode: Callable[[Any], str] | None = None
 
     def receive(self, body: bytes) -> bool:
         """Handle one frame's body; False if it was not JSON (the caller may resync)."""
@@ -170,6 +186,16 @@ class ElelemProtocol(JsonRPCProtocol):
     def notify(self, method: str, params: Any | None = None) -> None:
         self._send_data({"jsonrpc": "2.0", "method": method, "params": params})
 
+    def _send_data(self, data: Any) -> None:
+        """One frame, from a reused compact encoder (pygls builds one per message and
+        logs every body). ASCII JSON, so the header counts bytes and characters alike."""
+        if not data or self.writer is None:
+            return
+        if self._encode is None:
+            self._encode = compact_encoder(self._serialize_message)
+        body = self._encode(data).encode()
+        self.writer.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+
     def _send_response(
         self, msg_id: Any, result: Any | None = None, error: Any | None = None
     ) -> None:
@@ -209,34 +235,13 @@ class ElelemProtocol(JsonRPCProtocol):
             )
 
 
-class Connection:
-    """The `editor.Peer` the daemon talks through."""
-
-    def __init__(self, protocol: ElelemProtocol, stopped: asyncio.Future[int]) -> None:
-        self.protocol = protocol
-        self.stopped = stopped
-        self._ids = itertools.count(1)
-
-    def notify(self, method: str, params: dict[str, Any]) -> None:
-        self.protocol.notify(method, params)
-
-    async def request(self, method: str, params: dict[str, Any]) -> Any:
-        msg_id = f"elelem-{next(self._ids)}"
-        future = self.protocol.send_request(method, params, msg_id=msg_id)
-        try:
-            return await asyncio.wrap_future(future)
-        except asyncio.CancelledError:  # the turn was cancelled: the question is moot
-            self.protocol._request_futures.pop(msg_id, None)
-            self.protocol.notify("$/cancelRequest", {"id": msg_id})
-            raise
-
-    def stop(self, code: int) -> None:
-        if not self.stopped.done():
-            self.stopped.set_result(code)
-
-
-async def read_loop(reader: FrameReader, protocol: ElelemProtocol) -> None:
-    while (frame := await reader.frame()) is not None:
+async def read_loop(
+    reader: FrameReader, protocol: ElelemProtocol, frame: bytes | BadFrame | None = None
+) -> None:
+    """Hand each frame to the protocol, from `frame` on (one read before pygls loaded)."""
+    if frame is None:
+        frame = await reader.frame()
+    while frame is not None:
         try:
             if isinstance(frame, BadFrame):
                 protocol.send_error(None, -32700, frame.message, "parse_error")
@@ -245,6 +250,7 @@ async def read_loop(reader: FrameReader, protocol: ElelemProtocol) -> None:
         except Exception:  # a bug must not end the daemon
             log.exception("could not handle a message")
         await asyncio.sleep(0)  # let the handler start before the next message (a cancel)
+        frame = await reader.frame()
 
 
 def register(server: JsonRPCServer, daemon: Daemon) -> None:
@@ -270,51 +276,30 @@ def _notice(daemon: Daemon, method: str) -> Callable[[Any], None]:
     return handle
 
 
-async def run(
-    provider: str | None = None,
-    model: str | None = None,
-    stdin: int = 0,
-    stdout: BinaryIO | None = None,
-    max_frame: int | None = None,
+async def attach(
+    daemon: Daemon,
+    peer: Connection,
+    writer: Stdout,
+    reader: FrameReader,
+    first: bytes | BadFrame | None = None,
 ) -> int:
-    """Serve until EOF, `exit`, a signal or the client's death; return the exit code."""
-    max_frame = max_frame or MAX_BODY
+    """Put pygls between the reader, the daemon and the writer that `stdio.run` built,
+    then serve until EOF, `exit`, a signal or the client's death; return the exit code."""
     loop = asyncio.get_running_loop()
-    stopped: asyncio.Future[int] = loop.create_future()
     server = JsonRPCServer(ElelemProtocol, converter_factory)
     protocol: ElelemProtocol = server.protocol  # type: ignore[assignment]
-    peer = Connection(protocol, stopped)
-    protocol.set_writer(Stdout(stdout or sys.stdout.buffer, lambda: peer.stop(0)))
-    daemon = Daemon(peer, provider, model, max_frame)
+    peer.protocol = protocol
+    protocol.set_writer(writer)
     register(server, daemon)
     for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
         loop.add_signal_handler(sig, peer.stop, 128 + sig)
-    reading = asyncio.create_task(read_loop(FrameReader(stdin_chunks(stdin), max_frame), protocol))
+    reading = asyncio.create_task(read_loop(reader, protocol, first))
     reading.add_done_callback(lambda _: peer.stop(0))
-    code = await stopped
+    code = await peer.stopped
     reading.cancel()
     await daemon.close()
     pending = [f for f in protocol._request_futures.values() if isinstance(f, asyncio.Future)]
     if pending:
         await asyncio.wait(pending, timeout=SETTLE)
+    writer.flush()
     return code
-
-
-def serve(
-    provider: str | None = None, model: str | None = None, max_frame: int | None = None
-) -> int:
-    """`elelem daemon`. stdout is the protocol's alone: the protocol writes to a private
-    copy of fd 1, and fd 1 itself (what a child process inherits) and `sys.stdout` (a
-    plugin's print) become stderr."""
-    sys.stdout.flush()
-    stdout = open(os.dup(1), "wb")  # lives as long as the process
-    os.dup2(2, 1)
-    sys.stdout = sys.stderr
-
-    async def main() -> None:
-        code = await run(provider, model, 0, stdout, max_frame)
-        sys.stderr.flush()
-        os._exit(code)  # no thread or stuck tool may hold the exit up
-
-    asyncio.run(main())
-    return 0

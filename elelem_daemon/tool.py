@@ -11,6 +11,19 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 Handler = Callable[[dict[str, Any]], Any]
+Check = Callable[[Any], bool]
+
+# Keywords of JSON Schema 2019-09 / 2020-12 that fastjsonschema (draft 7) would ignore.
+NEWER_KEYWORDS = (
+    "prefixItems",
+    "unevaluated",
+    "dependentRequired",
+    "dependentSchemas",
+    "minContains",
+    "maxContains",
+    "$dynamic",
+    "$recursive",
+)
 
 TYPE_NAMES = {
     "string": "a string",
@@ -77,6 +90,7 @@ class Tool:
         self.aliases = list(aliases)
         self.handler = handler
         self._validator: Any = None
+        self._valid: Check | None = None
 
     @property
     def schema(self) -> dict[str, Any]:
@@ -94,15 +108,48 @@ class Tool:
         }
 
     def validate(self, args: Any) -> list[str]:
-        """The json_schemer-style messages for args; empty when they are valid."""
+        """The json_schemer-style messages for args; empty when they are valid.
+
+        A compiled check (~2 µs) answers "valid" first; only arguments it rejects go
+        through jsonschema (~45 µs), whose messages are the answer.
+        """
         if self._validator is None:
             from jsonschema import Draft202012Validator  # deferred: start-up time
 
             self._validator = Draft202012Validator(self.schema)
+            self._valid = _compiled(self.schema)
+        if self._valid is not None and self._valid(args):
+            return []
         messages: list[str] = []
         for error in self._validator.iter_errors(args):
             messages.extend(m for m in _messages(error) if m not in messages)
         return messages
+
+
+def _compiled(schema: dict[str, Any]) -> Check | None:
+    """fastjsonschema's check for a schema it reads as jsonschema does, else None.
+
+    It is only trusted to say "valid": where it is stricter (formats), jsonschema has
+    the last word; schemas using newer keywords it would ignore are not compiled.
+    """
+    text = json.dumps(schema, default=str)
+    if any(word in text for word in NEWER_KEYWORDS):
+        return None
+    try:
+        import fastjsonschema  # deferred: start-up time
+
+        check = fastjsonschema.compile(schema)
+    except Exception:  # a schema it cannot compile is left to jsonschema
+        return None
+
+    def valid(args: Any) -> bool:
+        try:
+            check(args)
+        except Exception:
+            return False
+        return True
+
+    return valid
 
 
 class NullTool(Tool):

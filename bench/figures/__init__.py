@@ -1,0 +1,22 @@
+"""The figures, in the order the table shows them. Each is `async def run(ctx) -> [Row]`."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+from ..context import Context
+from ..table import Row
+from . import cancel, coldstart, conversation, dispatch, latency, memory, peer, throughput
+
+Figure = Callable[[Context], Awaitable[list[Row]]]
+
+FIGURES: dict[str, Figure] = {
+    "coldstart": coldstart.run,
+    "throughput": throughput.run,
+    "latency": latency.run,
+    "dispatch": dispatch.run,
+    "conversation": conversation.run,
+    "memory": memory.run,
+    "cancel": cancel.run,
+    "peer": peer.run,
+}

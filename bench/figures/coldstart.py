@@ -1,0 +1,93 @@
+"""Cold start: spawn `elelem daemon` until its `initialize` response.
+
+Side by side with the bare asyncio echo server (`servers/echo.py`): the runs alternate,
+so both sides see the same machine load. Median of the runs, after one warm-up each.
+
+A second, informative row goes one step further: until the answer to the first real
+request (`session/new` for the daemon, any request for the echo server), which is when
+a user can start typing.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ..context import Context, initialize
+from ..table import Row, median
+from ..wire import Conn
+
+TARGET = 2.5
+Step = Callable[[Conn], Awaitable[Any]]
+
+
+@dataclass
+class Server:
+    spawn: Callable[[], Awaitable[Conn]]
+    init: Step
+    first: Step  # the first real request after initialize
+
+
+async def start_ms(server: Server) -> tuple[float, float]:
+    """Milliseconds from spawning to the `initialize` answer, and to the first request's."""
+    start = time.perf_counter()
+    conn = await server.spawn()
+    try:
+        await server.init(conn)
+        init = time.perf_counter()
+        await server.first(conn)
+        ready = time.perf_counter()
+    finally:
+        await conn.close()
+    return (init - start) * 1000, (ready - start) * 1000
+
+
+def daemon(ctx: Context) -> Server:
+    async def new(conn: Conn) -> Any:
+        return await conn.request("session/new", {"cwd": str(ctx.home)})
+
+    return Server(ctx.daemon, initialize, new)
+
+
+def echo(ctx: Context) -> Server:
+    async def ping(conn: Conn) -> Any:
+        return await conn.request("ping", {"cwd": str(ctx.home)})
+
+    return Server(ctx.echo, initialize, ping)
+
+
+async def side_by_side(
+    ctx: Context, ours: Server, theirs: Server
+) -> tuple[tuple[float, float], tuple[float, float], int]:
+    """Median (initialize, first request) times of two servers, alternating; the run count."""
+    runs = ctx.n(15, 3)
+    await start_ms(ours)  # warm-up: the page cache, the bytecode
+    await start_ms(theirs)
+    a, b = [], []
+    for _ in range(runs):
+        a.append(await start_ms(ours))
+        b.append(await start_ms(theirs))
+
+    def medians(times: list[tuple[float, float]]) -> tuple[float, float]:
+        return median([t[0] for t in times]), median([t[1] for t in times])
+
+    return medians(a), medians(b), runs
+
+
+async def run(ctx: Context) -> list[Row]:
+    (init, ready), (bare_init, bare_ready), runs = await side_by_side(ctx, daemon(ctx), echo(ctx))
+    note = f"median of {runs}; baseline: bare asyncio echo server"
+    return [
+        Row(
+            "cold start (spawn → initialize)",
+            init,
+            "ms",
+            bare_init,
+            target=f"≤ {TARGET}× bare server",
+            ok=init / bare_init <= TARGET,
+            note=note,
+        ),
+        Row("cold start to a session (→ session/new)", ready, "ms", bare_ready, note=note),
+    ]
