@@ -264,3 +264,38 @@ async def test_sessions_opened_and_closed_by_the_hundred_do_not_grow_memory(
     third = await round_of(100)
     assert await within(client.list_sessions()) == []
     assert third - first < 16 * 1024, (first, second, third)  # KiB
+
+
+# -- the first message, which the daemon answers before pygls is loaded ---------------
+FIRSTS = {
+    "initialize with bad params": (
+        request(1, "initialize", capabilities={"input": {"ask": "yes"}}),
+        [(1, "invalid_params")],
+    ),
+    "initialize as a notification": (
+        encode({"jsonrpc": "2.0", "method": "initialize", "params": {}}),
+        [],
+    ),
+    "initialize with params null": (
+        encode({"jsonrpc": "2.0", "id": 2, "method": "initialize", "params": None}),
+        [(2, "invalid_request")],
+    ),
+    "garbage": (b"\x00\xff garbage\r\n\r\n", [(None, "parse_error")]),
+    "a cut frame": (b"Content-Length: 5\r\n\r\n{", []),  # then the next frame fills it
+    "exit with an id": (request(3, "exit"), [(3, "invalid_request")]),
+}
+
+
+@pytest.mark.parametrize("name", list(FIRSTS))
+async def test_the_first_message_whatever_it_is(raw: Any, name: str) -> None:
+    daemon = await raw()
+    first, due = FIRSTS[name]
+    await daemon.write(first + request("next") + request("next2"))
+    got = []
+    while not any(m.get("id") == "next2" for m in got):
+        got.append(await within(daemon.message()))
+    errors = [(m["id"], m["error"]["data"]["kind"]) for m in got if "error" in m]
+    if name == "a cut frame":  # its body took the next frame's first bytes: then the rest
+        due = [(None, "parse_error")] * max(1, len(errors))  # of that header is junk too
+    assert errors == due
+    assert {"next2"} <= {m.get("id") for m in got if "result" in m}
