@@ -2,7 +2,9 @@
 
 A tool's command runs in its own process group; a grandchild that leaves the group
 (`setsid`) is still found here as long as its parent lives, because it is looked up
-by parentage before anything is killed.
+by parentage before anything is killed, and after that as long as it holds the
+command's output pipe (`holders`, asked while the daemon's end of it is still open,
+so the pipe's name cannot belong to anything else).
 """
 
 from __future__ import annotations
