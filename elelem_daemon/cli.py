@@ -7,10 +7,12 @@ import asyncio
 import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
 
 from . import __version__
 
-COMMANDS = ("chat", "ask", "daemon", "help")
+COMMANDS = ("chat", "ask", "daemon", "sessions", "help")
 
 
 def parser() -> argparse.ArgumentParser:
@@ -39,8 +41,29 @@ def parser() -> argparse.ArgumentParser:
                 action="store_true",
                 help="do not load .agents/plugins from this project",
             )
+        if name != "daemon":
+            cmd.add_argument(
+                "--no-save",
+                action="store_true",
+                help="do not store this session (see `elelem sessions`)",
+            )
+        if name == "chat":
+            cmd.add_argument(
+                "--resume",
+                nargs="?",
+                const="",
+                metavar="ID",
+                help="continue a stored session (default: the latest in this folder)",
+            )
+            cmd.add_argument(
+                "--pick", action="store_true", help="choose a stored session to continue"
+            )
         if name == "ask":
             cmd.add_argument("prompt", nargs="+")
+    stored = sub.add_parser("sessions", help="list stored sessions, most recent first")
+    stored.add_argument("--here", action="store_true", help="only sessions in this folder")
+    stored.add_argument("--json", action="store_true", help="one JSON object per line")
+    stored.add_argument("--delete", metavar="ID", help="delete a stored session")
     sub.add_parser("help", help="show this help")
     return top
 
@@ -67,7 +90,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     from .log import setup
 
-    setup(options.log_level)
+    setup(getattr(options, "log_level", None))
+    if options.command == "sessions":
+        return stored_sessions(options)
     if options.command == "daemon":
         from .stdio import serve
 
@@ -91,34 +116,66 @@ async def terminal(options: argparse.Namespace) -> int:
     from .io import Output
     from .plugins import core_registry
     from .repl import Repl
-    from .session import start
+    from .resume import choose, pick
+    from .session import resume, start
+    from .store import Store
 
     ask = options.command == "ask"
     output = None
     if ask and not sys.stdout.isatty():  # keep stdout for the reply alone
         output = Output(stream=sys.stderr, color=False)
+    store = None if options.no_save else Store()
+    picking = getattr(options, "pick", False)
+    resuming = picking or getattr(options, "resume", None) is not None
     try:
-        session = start(
-            core_registry(),
-            options.provider or default_provider(),
-            options.model,
-            output=output,
-            project=not options.no_project_plugins,
-            terminal=True,
-        )
+        common = dict(output=output, project=not options.no_project_plugins, terminal=True)
+        if resuming:
+            if picking:
+                stored = choose(Store())
+            else:
+                stored = pick(Store(), options.resume, Path.cwd())
+            session = resume(
+                core_registry(), store, stored, options.provider, options.model, **common
+            )
+        else:
+            session = start(
+                core_registry(),
+                options.provider or default_provider(),
+                options.model,
+                store=store,
+                **common,
+            )
     except ElelemError as exc:
         print(f"elelem: {exc}", file=sys.stderr)
         return 1
-    if not ask:
-        await Repl(session).run()
-        return 0
-    reply = await session.turn(ask_prompt(options.prompt))
+    try:
+        if not ask:
+            await Repl(session, stored.title if resuming else None).run()
+            return 0
+        return await ask_once(session, options.prompt, output is not None)
+    finally:
+        session.close()
+
+
+async def ask_once(session: Any, words: list[str], print_reply: bool) -> int:
+    reply = await session.turn(ask_prompt(words))
     if not reply.strip():
         print("elelem: no reply", file=sys.stderr)
         return 1
-    if output is not None:
+    if print_reply:
         print(reply)
     return 0
+
+
+def stored_sessions(options: argparse.Namespace) -> int:
+    from .errors import ElelemError
+    from .resume import sessions
+
+    try:
+        return sessions(options)
+    except ElelemError as exc:
+        print(f"elelem: {exc}", file=sys.stderr)
+        return 1
 
 
 def ask_prompt(words: list[str]) -> str:

@@ -212,8 +212,17 @@ class Client:
     async def context(self, session_id: str) -> list[Message]:
         return (await self.request("session/context", {"sessionId": session_id}))["messages"]
 
-    async def list_sessions(self) -> list[Message]:
-        return (await self.request("session/list", {}))["sessions"]
+    async def list_sessions(self, cwd: str | None = None) -> list[Message]:
+        """Open and stored sessions; only those in `cwd` if given."""
+        params = {"cwd": cwd} if cwd is not None else {}
+        return (await self.request("session/list", params))["sessions"]
+
+    async def load_session(self, session_id: str, **params: Any) -> Message:
+        """`session/load`: `provider`, `model`, `trusted` optional; the result has `messages`."""
+        return await self.request("session/load", {"sessionId": session_id, **params})
+
+    async def delete_session(self, session_id: str) -> None:
+        await self.request("session/delete", {"sessionId": session_id})
 
     async def close_session(self, session_id: str) -> None:
         await self.request("session/close", {"sessionId": session_id})

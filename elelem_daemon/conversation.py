@@ -1,11 +1,16 @@
-"""Conversation: the ordered list of kept messages (roles user, assistant, tool)."""
+"""Conversation: the ordered list of kept messages (roles user, assistant, tool).
+
+Listeners hear every change as it happens: `listener("add", message)` and
+`listener("clear", None)`. The session store uses this to write each kept message.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 Message = dict[str, Any]
+Listener = Callable[[str, Message | None], None]
 
 
 class Conversation:
@@ -13,6 +18,7 @@ class Conversation:
 
     def __init__(self, messages: list[Message] | None = None) -> None:
         self._messages: list[Message] = []
+        self.listeners: list[Listener] = []
         for message in messages or []:
             self.add(message["role"], message["content"])
 
@@ -21,6 +27,7 @@ class Conversation:
             raise ValueError(f"invalid role: {role}")
         message = {"role": role, "content": content}
         self._messages.append(message)
+        self._tell("add", message)
         return message
 
     @property
@@ -29,6 +36,11 @@ class Conversation:
 
     def clear(self) -> None:
         self._messages.clear()
+        self._tell("clear", None)
+
+    def _tell(self, event: str, message: Message | None) -> None:
+        for listener in list(self.listeners):
+            listener(event, message)
 
     def to_list(self, system_prompt: str | None = None) -> list[Message]:
         head = [{"role": "system", "content": system_prompt}] if system_prompt else []

@@ -14,13 +14,14 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from . import __version__
+from . import __version__, saved
 from . import params as spec
 from .agent import CANCELLED
 from .editor import Asker, Events, Peer
 from .errors import ElelemError, InvalidParams, SessionBusy, UnknownSession
 from .framing import MAX_BODY
 from .plugins import origins
+from .store import Store
 
 log = logging.getLogger(__name__)
 WATCH_INTERVAL = 1.0
@@ -66,6 +67,22 @@ class Live:
             task.cancel()
             await asyncio.wait([task], timeout=CLOSE_GRACE)
 
+    async def close(self) -> None:
+        """Cancel the running turn, then release the session's stored file."""
+        await self.cancel()
+        self.session.close()
+
+    def introduce(self) -> dict[str, Any]:
+        """What `session/new` answers: the description, the tools, the commands and the
+        plugins (with where each came from)."""
+        s = self.session
+        return {
+            **self.describe(),
+            "tools": [{"name": t.name, "description": t.description} for t in s.toolbox],
+            "commands": [{"name": n.lstrip("/"), "description": a} for n, a in s.commands],
+            "plugins": origins(s.registry),
+        }
+
     def describe(self) -> dict[str, Any]:
         s = self.session
         return {
@@ -96,6 +113,7 @@ class Daemon:
         self.initialized = False
         self.shut_down = False
         self._registry: Any = None
+        self.store = Store()
         self._watch: asyncio.Task[None] | None = None
         self.requests: dict[str, Callable[[Any], Awaitable[Any]]] = {
             "initialize": self.initialize,
@@ -105,6 +123,8 @@ class Daemon:
             "session/command": self.command,
             "session/complete": self.complete,
             "session/list": self.list_sessions,
+            "session/load": self.load,
+            "session/delete": self.delete,
             "session/close": self.close_session,
             "session/context": self.context,
         }
@@ -202,28 +222,22 @@ class Daemon:
         default = self.provider or default_provider()
         provider = p.get("provider") or default
         model = p.get("model") or (self.model if provider == default else None)
+        trusted = p.get("trusted", True)
+        return self.open(
+            lambda **io: start(
+                self.registry, provider, model, cwd, project=trusted, store=self.store, **io
+            )
+        )
+
+    def open(self, build: Callable[..., Any]) -> dict[str, Any]:
+        """Build a session with the editor as its Input and Output; describe it."""
         events = Events(self.peer)
         asker = Asker(self.peer, events, self.ask)
-        session = start(
-            self.registry,
-            provider,
-            model,
-            cwd,
-            input=asker,
-            output=events,
-            project=p.get("trusted", True),
-        )
+        session = build(input=asker, output=events)
         events.session_id = session.id
         events.interval = self.interval
         self.sessions[session.id] = Live(session, events)
-        return {
-            **self.sessions[session.id].describe(),
-            "tools": [{"name": t.name, "description": t.description} for t in session.toolbox],
-            "commands": [
-                {"name": name.lstrip("/"), "description": about} for name, about in session.commands
-            ],
-            "plugins": origins(session.registry),
-        }
+        return self.sessions[session.id].introduce()
 
     async def turn(self, params: Any) -> dict[str, Any]:
         p = spec.check(params, spec.TURN)
@@ -270,14 +284,23 @@ class Daemon:
         return {"items": session.commands.complete(p["text"], session.cwd)}
 
     async def list_sessions(self, params: Any) -> dict[str, Any]:
-        spec.check(params, spec.LIST)
-        return {"sessions": [live.describe() for live in self.sessions.values()]}
+        return {"sessions": saved.listing(self, spec.check(params, spec.LIST).get("cwd"))}
+
+    async def load(self, params: Any) -> dict[str, Any]:
+        return saved.load(self, spec.check(params, spec.LOAD))
+
+    async def delete(self, params: Any) -> dict[str, Any]:
+        session_id = spec.check(params, spec.SESSION)["sessionId"]
+        live = self.sessions.pop(session_id, None)
+        if live is not None:
+            await live.close()
+        return saved.delete(self, session_id, was_open=live is not None)
 
     async def close_session(self, params: Any) -> dict[str, Any]:
         p = spec.check(params, spec.SESSION)
         live = self.live(p["sessionId"])
         del self.sessions[p["sessionId"]]
-        await live.cancel()
+        await live.close()
         return {}
 
     async def context(self, params: Any) -> dict[str, Any]:

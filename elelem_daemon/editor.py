@@ -113,17 +113,23 @@ class Asker(NullInput):
         self.events = events
         self.enabled = enabled
 
-    async def ask(self, prompt: str, options: list[str] | None = None) -> str | None:
+    async def ask(
+        self, prompt: str, options: list[str] | None = None, **details: Any
+    ) -> str | None:
+        """`details` as protocol.md says: `kind` (default `question`) and, for a
+        permission question, `tool: {name, arguments, diff?}`."""
         if not self.enabled:
             return None
         params: dict[str, Any] = {
             "sessionId": self.events.session_id,
             "turnId": self.events.turn_id,
-            "kind": "question",
+            "kind": details.get("kind") or "question",
             "prompt": prompt,
         }
         if options:
             params["options"] = list(options)
+        if isinstance(details.get("tool"), dict):
+            params["tool"] = json.loads(json.dumps(details["tool"], default=str))
         try:
             answer = await self.peer.request("input/ask", params)
         except Exception as exc:  # an error response, or the client went away

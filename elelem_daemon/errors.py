@@ -2,8 +2,9 @@
 
     ElelemError                 a problem the user must act on; shown as one line
     ├── UnknownProvider         no plugin or package provides the provider named
-    ├── UnknownSession          (daemon) a sessionId that names no open session
+    ├── UnknownSession          a sessionId that names no open (daemon) or stored session
     ├── SessionBusy             (daemon) a turn is already running in that session
+    ├── SessionLocked           a stored session is open in another elelem process
     ├── InvalidParams           (daemon) a request's params are missing or of the wrong type
     └── ProviderError           a provider's HTTP/API failure; ends the turn as `Error: ...`
 
@@ -39,6 +40,10 @@ class SessionBusy(ElelemError):
 
 class ProviderError(ElelemError):
     kind = "provider_error"
+
+
+class SessionLocked(ElelemError):
+    kind = "session_locked"
 
 
 class InvalidParams(ElelemError):

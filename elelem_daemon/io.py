@@ -8,6 +8,7 @@ the defaults: NullOutput is silent in every method, NullInput answers from a scr
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import sys
 from collections.abc import Iterable
@@ -19,6 +20,7 @@ DIM = "\033[2;3m"
 CYAN = "\033[36m"
 YELLOW = "\033[33m"
 RED = "\033[31m"
+GREEN = "\033[32m"
 RESET = "\033[0m"
 
 
@@ -57,8 +59,30 @@ class NullInput:
     async def readline(self, prompt: str = "> ") -> str | None:
         return self._answers.pop(0) if self._answers else None
 
-    async def ask(self, prompt: str, options: list[str] | None = None) -> str | None:
+    async def ask(
+        self, prompt: str, options: list[str] | None = None, **details: Any
+    ) -> str | None:
+        """A question for the user; None when no one answers.
+
+        `details` says what is asked: `kind` is `question` (the default) or
+        `permission`, which also carries `tool: {name, arguments, diff?}`.
+        """
         return self._answers.pop(0) if self._answers else None
+
+
+async def ask(
+    input: Any, prompt: str, options: list[str] | None = None, **details: Any
+) -> str | None:
+    """input.ask with details, also for a plugin Input whose ask takes only (prompt, options)."""
+    try:
+        params = inspect.signature(input.ask).parameters.values()
+    except (TypeError, ValueError):
+        params = ()
+    takes = any(p.kind is p.VAR_KEYWORD for p in params)
+    known = {p.name for p in params}
+    return await input.ask(
+        prompt, options, **{k: v for k, v in details.items() if takes or k in known}
+    )
 
 
 class Output(NullOutput):
@@ -129,6 +153,25 @@ class Output(NullOutput):
         Console(file=stream, force_terminal=True).print(Markdown(text))
 
 
+def painted_diff(diff: str, color: bool) -> str:
+    """A unified diff with added lines green, removed red and hunk headers cyan."""
+    if not color:
+        return diff
+    lines = []
+    for line in diff.split("\n"):
+        if line.startswith(("+++", "---")):
+            lines.append(line)
+        elif line.startswith("+"):
+            lines.append(f"{GREEN}{line}{RESET}")
+        elif line.startswith("-"):
+            lines.append(f"{RED}{line}{RESET}")
+        elif line.startswith("@@"):
+            lines.append(f"{CYAN}{line}{RESET}")
+        else:
+            lines.append(line)
+    return "\n".join(lines)
+
+
 class Input(NullInput):
     """The terminal: reads lines from stdin; asks questions on the same terminal."""
 
@@ -139,7 +182,12 @@ class Input(NullInput):
     async def readline(self, prompt: str = "> ") -> str | None:
         return await asyncio.to_thread(self._read, prompt)
 
-    async def ask(self, prompt: str, options: list[str] | None = None) -> str | None:
+    async def ask(
+        self, prompt: str, options: list[str] | None = None, **details: Any
+    ) -> str | None:
+        diff = (details.get("tool") or {}).get("diff")
+        if diff:
+            print(painted_diff(diff.rstrip("\n"), sys.stdout.isatty()), flush=True)
         hint = f" [{'/'.join(options)}]" if options else ""
         return await self.readline(f"{prompt}{hint} ")
 

@@ -47,6 +47,12 @@ TURN: Spec = {**SESSION, "text": ("string", True)}
 COMMAND: Spec = {**SESSION, "line": ("string", True)}
 COMPLETE: Spec = {**SESSION, "text": ("string", True)}
 LIST: Spec = {"cwd": ("string", False)}
+LOAD: Spec = {
+    **SESSION,
+    "provider": ("string", False),
+    "model": ("string", False),
+    "trusted": ("boolean", False),
+}
 NONE: Spec = {}
 MAX_COALESCE_MS = 1000  # the slowest render rate a client may ask for (events.coalesceMs)
 

@@ -27,6 +27,7 @@ BUILTINS = (
     "elelem_daemon.builtins.search",
     "elelem_daemon.builtins.interview",
     "elelem_daemon.builtins.commands",
+    "elelem_daemon.builtins.permissions",
 )
 ENTRY_POINT_GROUP = "elelem.plugins"
 

@@ -43,6 +43,7 @@ CODES = {  # ElelemError.kind -> JSON-RPC error code; any other kind is -32000
     "unknown_session": -32602,
     "unknown_provider": -32602,
     "session_busy": -32001,
+    "session_locked": -32002,
     "shutting_down": -32600,
 }
 KINDS = {  # code -> data.kind, for errors raised by pygls itself

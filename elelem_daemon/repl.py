@@ -8,12 +8,17 @@ from . import __version__
 
 
 class Repl:
-    def __init__(self, session: Any) -> None:
+    def __init__(self, session: Any, resumed: str | None = None) -> None:
         self.session = session
+        self.resumed = resumed  # the title of a resumed session, whose history is redrawn
 
     async def run(self) -> None:
         output = self.session.output
         output.say(f"elelem v{__version__}")
+        if self.resumed is not None:
+            from .resume import show_history
+
+            show_history(self.session, self.resumed)
         while not self.session.exited:
             line = await self.session.input.readline("> ")
             if line is None:

@@ -12,6 +12,7 @@ from .agent import Agent
 from .commands import Commands
 from .io import NullInput
 from .registry import Registry
+from .store import Store, Stored
 from .toolbox import Toolbox
 
 log = logging.getLogger(__name__)
@@ -60,6 +61,7 @@ class Session:
         self.model = model if model is not None else getattr(agent.provider, "model", None)
         self.exited = False
         self.project = True
+        self.recorder: Any = None  # set when the session is stored (see recorder.py)
 
     # -- forwarded to the agent ---------------------------------------------
     @property
@@ -115,6 +117,11 @@ class Session:
     def exit(self) -> None:
         self.exited = True
 
+    def close(self) -> None:
+        """Release what the session holds open (its stored file and lock)."""
+        if self.recorder is not None:
+            self.recorder.close()
+
     def reload(self) -> None:
         """Forget setups, clear tools and commands, re-read plugin files, rerun setups."""
         from .plugins import project_registry
@@ -140,13 +147,17 @@ def start(
     plugin_files: bool = True,
     project: bool = True,
     terminal: bool = False,
+    store: Store | None = None,
+    stored: Stored | None = None,
 ) -> Session:
     """Build the provider, agent and session, then run every setup block against it.
 
     With `plugin_files`, the user's and (if `project`) the project's plugin files load
     into a child of `registry`, so each working directory gets its own. Input and
     Output default to the null forms, or in the `terminal` to a plugin's factories
-    and then the terminal's own.
+    and then the terminal's own. With a `store`, the session is saved as it goes;
+    with `stored`, it continues that stored session (its id and messages), saving
+    the new messages to the same file if `store` is given too.
     """
     from .io import Input, NullOutput, Output
     from .plugins import project_registry
@@ -164,5 +175,27 @@ def start(
     agent = Agent(built, output=output, cwd=cwd)
     session = Session(agent, input, commands, registry, cwd, provider, model)
     session.project = project
+    if store is not None or stored is not None:
+        from .recorder import record
+
+        record(session, store, stored)
     session.apply_setups()
     return session
+
+
+def resume(
+    registry: Registry,
+    store: Store | None,
+    stored: Stored,
+    provider: str | None = None,
+    model: str | None = None,
+    **options: Any,
+) -> Session:
+    """Start a session continuing `stored`: its cwd, and its provider and model unless given."""
+    if provider is None or provider == stored.provider:
+        provider, model = stored.provider, model or stored.model
+    cwd = Path(stored.cwd)
+    if not cwd.is_dir():
+        log.warning("store: %s no longer exists; using %s", cwd, Path.cwd())
+        cwd = Path.cwd()
+    return start(registry, provider, model, cwd, store=store, stored=stored, **options)

@@ -113,7 +113,9 @@ class Toolbox:
             for hook in self._after.get(tool.name, []):
                 await _call(hook, args, value)
         except Exception as exc:  # a failing tool is data for the model, never a crash
-            log.warning("tool %s failed: %s", tool.name, exc, exc_info=True)
+            log.warning(
+                "tool %s failed: %s", tool.name, exc, exc_info=log.isEnabledFor(logging.DEBUG)
+            )
             return Result.failure(str(exc), name=tool.name, args=args)
         return Result.wrap(value)
 

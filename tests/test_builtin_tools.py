@@ -1,10 +1,22 @@
 import asyncio
 import os
 import time
+import uuid
 
 import pytest
 
 from elelem_daemon.builtins import search
+
+NAP = f"30.{uuid.uuid4().int % 10**9}"  # a sleep no other process on the machine runs
+
+
+@pytest.fixture(autouse=True)
+def execute_allowed(isolated_home):
+    """These tests are about the tools: the permission policy (tested in
+    test_permissions.py) would ask before each `execute`, so allow it here."""
+    rules = isolated_home / ".config" / "elelem" / "permissions"
+    rules.parent.mkdir(parents=True, exist_ok=True)
+    rules.write_text("execute allow\n")
 
 
 async def run(session, name, **args):
@@ -33,6 +45,8 @@ async def test_write_creates_parent_folders(session, workdir):
     assert await run(session, "write", path="a/b/c.txt", content="héllo") == {
         "bytes": 6,
         "path": "a/b/c.txt",
+        "diff": "--- /dev/null\n+++ a/b/c.txt\n@@ -0,0 +1 @@\n+héllo\n"
+        "\\ No newline at end of file\n",
         "ok": True,
     }
     assert (workdir / "a/b/c.txt").read_text() == "héllo"
@@ -61,7 +75,7 @@ async def test_execute_hides_api_keys(session, monkeypatch):
 
 
 async def test_execute_times_out_and_kills_the_group(session):
-    result = await run(session, "execute", command="sleep 30 & sleep 30", timeout=0.3)
+    result = await run(session, "execute", command=f"sleep {NAP} & sleep {NAP}", timeout=0.3)
     assert result["error"] == "timed out after 0.3s" and result["ok"] is False
     await asyncio.sleep(0.1)
     assert not sleeping()
@@ -85,7 +99,7 @@ async def test_capped_keeps_head_and_tail():
 
 
 async def test_cancelling_a_running_command_kills_it(session):
-    task = asyncio.create_task(run(session, "execute", command="sleep 30"))
+    task = asyncio.create_task(run(session, "execute", command=f"sleep {NAP}"))
     await asyncio.sleep(0.3)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
@@ -97,7 +111,7 @@ async def test_cancelling_a_running_command_kills_it(session):
 
 
 def sleeping() -> bool:
-    """Is a `sleep 30` started by this test process still alive?"""
+    """Is a `sleep NAP` started by this test still alive? (NAP is unique to this run.)"""
     for pid in os.listdir("/proc"):
         if not pid.isdigit():
             continue
@@ -108,7 +122,7 @@ def sleeping() -> bool:
                 state = f.read().rsplit(")", 1)[1].split()[0]
         except OSError:
             continue
-        if cmd[:2] == [b"sleep", b"30"] and state != "Z":
+        if cmd[:2] == [b"sleep", NAP.encode()] and state != "Z":
             return True
     return False
 

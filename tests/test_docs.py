@@ -17,6 +17,7 @@ async def test_the_plugins_md_example(tmp_path):
     folder = tmp_path / ".agents" / "plugins"
     folder.mkdir(parents=True)
     (folder / "hello.py").write_text(example())
+    (tmp_path / ".agents" / "permissions").write_text("execute allow\n")  # see the doc's note
     (tmp_path / "notes.txt").write_text("one two three")
     session = start(core_registry(entry_points=False), "parrot", "ara", cwd=tmp_path)
 

@@ -37,7 +37,18 @@ def env(tmp_path: Path) -> dict[str, str]:
     home = tmp_path / "home"
     home.mkdir()
     values = {k: v for k, v in os.environ.items() if not k.startswith("ELELEM_")}
-    return {**values, "HOME": str(home), "ELELEM_LOG_LEVEL": "warning"}
+    config = home / ".config"
+    (config / "elelem").mkdir(parents=True)
+    # These tests are about the daemon: let `execute` run without the permission
+    # policy's question (tests/e2e/test_stored.py tests the policy over the wire).
+    (config / "elelem" / "permissions").write_text("execute allow\n")
+    return {
+        **values,
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(config),
+        "XDG_STATE_HOME": str(home / ".local" / "state"),
+        "ELELEM_LOG_LEVEL": "warning",
+    }
 
 
 @pytest.fixture

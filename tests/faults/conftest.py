@@ -165,3 +165,11 @@ async def anywhere(needle: str, seconds: float = 10.0, exact: bool = False) -> s
             return found
         await asyncio.sleep(0.02)
     raise AssertionError(f"no process runs {needle!r}")
+
+
+def stored(env: dict[str, str]) -> bytes:
+    """Every byte of every stored session file (issue 8's store) under env's state home."""
+    folder = Path(env["XDG_STATE_HOME"]) / "elelem" / "sessions"
+    files = sorted(folder.glob("*")) if folder.is_dir() else []
+    assert files, f"no stored session in {folder}"
+    return b"\n".join(path.read_bytes() for path in files)

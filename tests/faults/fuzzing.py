@@ -34,6 +34,7 @@ class Fuzzed:
         closed = "http://127.0.0.1:9"  # nothing listens: no fuzzed switch leaves the box
         env.update(
             HOME=str(home),
+            ELELEM_STATE_DIR=str(home / "state"),
             ELELEM_LOG_LEVEL="critical",
             OPENAI_BASE_URL=closed,
             ANTHROPIC_BASE_URL=closed,

@@ -54,6 +54,7 @@ KINDS = {  # protocol.md, Errors (internal_error excluded: it is a bug)
     "unknown_provider",
     "session_busy",
     "request_cancelled",
+    "session_locked",
 }
 
 
@@ -158,6 +159,8 @@ METHODS = [
     "session/command",
     "session/complete",
     "session/list",
+    "session/load",
+    "session/delete",
     "session/close",
     "session/context",
     "session/cancel",
@@ -211,6 +214,8 @@ OWN = {  # the params each method reads
     "session/command": {"sessionId", "line"},
     "session/complete": {"sessionId", "text"},
     "session/close": {"sessionId"},
+    "session/load": {"sessionId", "provider", "model", "trusted"},
+    "session/delete": {"sessionId"},
     "session/context": {"sessionId"},
     "session/cancel": {"sessionId"},
     "$/cancelRequest": {"id"},
@@ -227,7 +232,9 @@ def params(draw: st.DrawFn, method: str, session: str) -> Any:
     value = {key: draw(VALUES[key] if draw(st.integers(0, 4)) else JSON) for key in sorted(keys)}
     if value.get("sessionId") == "@SESSION@":
         value["sessionId"] = session
-    if method in ("session/close", "session/cancel") and value.get("sessionId") == session:
+    if method in ("session/close", "session/cancel", "session/delete") and (
+        value.get("sessionId") == session
+    ):
         value["sessionId"] = "not-the-shared-one"  # later cases keep their session
     return value
 
@@ -265,10 +272,21 @@ def test_the_cases_ran(daemon: Fuzzed) -> None:
     assert daemon.cases >= 2 * CASES
 
 
-@pytest.mark.parametrize("cwd", ["~nobody-here/x", "x" * 300, "\0"])
-def test_found_by_fuzzing_an_unusable_cwd_is_invalid_params(daemon: Fuzzed, cwd: str) -> None:
-    """These were internal errors (RuntimeError from expanduser, OSError ENAMETOOLONG)."""
-    got = daemon.exchange(frame(daemon.request("cwd", "session/new", {"cwd": cwd})), {"cwd"})
+UNUSABLE = [
+    ("session/new", "~nobody-here/x"),  # RuntimeError from expanduser
+    ("session/new", "x" * 300),  # OSError ENAMETOOLONG
+    ("session/new", "\0"),
+    ("session/list", "~nobody-here/x"),  # the session store's filter (issue 8)
+    ("session/list", "\0"),  # ValueError: embedded null byte
+]
+
+
+@pytest.mark.parametrize("method, cwd", UNUSABLE)
+def test_found_by_fuzzing_an_unusable_cwd_is_invalid_params(
+    daemon: Fuzzed, method: str, cwd: str
+) -> None:
+    """These were internal errors."""
+    got = daemon.exchange(frame(daemon.request("cwd", method, {"cwd": cwd})), {"cwd"})
     (answer,) = [m for m in got if m.get("id") == "cwd"]
     assert answer["error"]["data"]["kind"] == "invalid_params"
     assert answer["error"]["data"]["errors"][0].startswith("cwd: ")

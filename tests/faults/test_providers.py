@@ -18,7 +18,7 @@ from providers.samples import FIRST
 
 from elelem_daemon.client import Client
 
-from .conftest import Tap, within
+from .conftest import Tap, stored, within
 from .front import TLS_ALERT, TLS_HELLO, Front
 from .replies import big_reply, calls, text_stream
 
@@ -155,7 +155,7 @@ def faults(front: Front, replay: ReplayServer) -> dict[str, tuple[Callable[[], N
 
 
 async def test_each_fault_ends_the_turn_clearly_and_the_session_goes_on(
-    daemon: tuple[Client, Tap], front: Front, replay: ReplayServer
+    daemon: tuple[Client, Tap], front: Front, replay: ReplayServer, env: dict[str, str]
 ) -> None:
     client, tap = daemon
     session = (await within(client.new_session(provider="openai")))["sessionId"]
@@ -177,11 +177,11 @@ async def test_each_fault_ends_the_turn_clearly_and_the_session_goes_on(
         stop = "end_turn" if pattern == re.escape(NORMAL) else "error"
         due[name] = (True, stop, True, NORMAL)
     assert got == due
-    await leaves_no_key(client, tap, session, run)
+    await leaves_no_key(client, tap, session, run, env)
 
 
 async def test_ndjson_and_dns_faults_in_ollama_and_anthropic_sessions(
-    daemon: tuple[Client, Tap], replay: ReplayServer
+    daemon: tuple[Client, Tap], replay: ReplayServer, env: dict[str, str]
 ) -> None:
     client, tap = daemon
     session = (await within(client.new_session(provider="ollama")))["sessionId"]
@@ -205,11 +205,11 @@ async def test_ndjson_and_dns_faults_in_ollama_and_anthropic_sessions(
     await within(client.command(session, "/provider openai"))  # the same session goes on
     replay.queue(text_stream())
     assert (await run.turn())[0]["reply"] == NORMAL
-    await leaves_no_key(client, tap, session, run)
+    await leaves_no_key(client, tap, session, run, env)
 
 
 async def test_tool_calls_that_are_not_json_or_unknown_are_failed_results(
-    daemon: tuple[Client, Tap], replay: ReplayServer
+    daemon: tuple[Client, Tap], replay: ReplayServer, env: dict[str, str]
 ) -> None:
     client, tap = daemon
     session = (await within(client.new_session(provider="openai")))["sessionId"]
@@ -223,7 +223,7 @@ async def test_tool_calls_that_are_not_json_or_unknown_are_failed_results(
     assert unknown["ok"] is False and "no_such_tool" in unknown["result"]["error"]
     sent = replay.requests[-1].json["messages"]
     assert [m["role"] for m in sent[-3:]] == ["assistant", "tool", "tool"]
-    await leaves_no_key(client, tap, session, run)
+    await leaves_no_key(client, tap, session, run, env)
 
 
 async def test_10000_tool_calls_in_one_reply_each_run_and_answered(
@@ -258,7 +258,9 @@ async def test_a_50_mb_reply_arrives_whole(
     assert (await run.turn())[0]["reply"] == NORMAL
 
 
-async def leaves_no_key(client: Client, tap: Tap, session: str, run: Run) -> None:
+async def leaves_no_key(
+    client: Client, tap: Tap, session: str, run: Run, env: dict[str, str]
+) -> None:
     """The canary was sent (in a header) and is nowhere the user, a log or a file sees."""
     context = await within(client.context(session))
     await client.close()
@@ -268,6 +270,7 @@ async def leaves_no_key(client: Client, tap: Tap, session: str, run: Run) -> Non
             bytes(tap.stdout),
             bytes(tap.stderr),
             json.dumps([run.events, run.replies, context]).encode(),
+            stored(env),
         ]
     )
     assert b"cannot connect" in seen or b"Error" in seen or b"Demo" in seen

@@ -1,7 +1,7 @@
 """Secrets: a canary API key planted in the daemon's environment never shows up on its
 stdout or stderr, in events, errors or the kept context, and tool processes do not
 inherit it unless ELELEM_TOOL_ENV_KEEP_KEYS=1 says so. (Provider traffic with the same
-canary: test_providers.py.)"""
+canary: test_providers.py.) Nor is it in the stored sessions' files."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pytest
 
 from elelem_daemon.client import Client, RpcError
 
-from .conftest import Tap, plugin, within
+from .conftest import Tap, plugin, stored, within
 
 pytestmark = pytest.mark.e2e
 
@@ -85,6 +85,7 @@ async def test_a_canary_key_is_nowhere(spawn: Any, env: dict[str, str], workdir:
         "events": json.dumps(events),
         "answers": json.dumps(answers),
         "context": context,
+        "stored sessions": stored(env).decode(errors="replace"),
     }.items():
         assert CANARY not in text, where
 

@@ -126,3 +126,34 @@ async def test_the_terminal_opts_out_with_no_project_plugins(
     trusted = not flag
     assert plugins["spy"].with_suffix(".ran").exists() == trusted
     assert (b"broken" in stderr) == trusted  # a broken project plugin is warned about
+
+
+@pytest.mark.parametrize("trusted", [True, False])
+async def test_project_permission_files_apply_only_to_a_trusted_workspace(
+    client: Any, workdir: Path, trusted: bool
+) -> None:
+    """The user's file allows `execute` (the e2e env); the project's denies it."""
+    (workdir / ".agents").mkdir(exist_ok=True)
+    (workdir / ".agents" / "permissions").write_text("execute deny\n")
+    session = (await within(client.new_session(cwd=str(workdir), trusted=trusted)))["sessionId"]
+    events: list[dict[str, Any]] = []
+    call = '!tool execute {"command": "echo ran"}'
+    await within(client.turn(session, call, on_event=events.append))
+    (result,) = [e["params"]["result"] for e in events if e["method"] == "event/result"]
+    if trusted:
+        assert result["error"] == "Permission denied: execute"
+    else:
+        assert result["content"] == "ran\n"
+
+
+async def test_a_loaded_session_reports_its_plugins_and_keeps_to_its_trust(
+    client: Any, workdir: Path, plugins: dict[str, Path]
+) -> None:
+    session = (await within(client.new_session(cwd=str(workdir))))["sessionId"]
+    await within(client.turn(session, "!echo kept"))
+    await within(client.close_session(session))
+    plugins["spy"].with_suffix(".ran").unlink()
+    loaded = await within(client.request("session/load", {"sessionId": session, "trusted": False}))
+    assert "project" not in {p["source"] for p in loaded["plugins"]}
+    assert "shell" in by_name(loaded)
+    assert not plugins["spy"].with_suffix(".ran").exists()

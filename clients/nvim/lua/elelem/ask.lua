@@ -1,0 +1,103 @@
+--- `input/ask`: the daemon asks the user something; `vim.ui.select` answers when there are
+--- options, `vim.ui.input` otherwise. The handler runs inside the coroutine `vim.lsp.rpc`
+--- gives server requests, so it yields until the user answers and never blocks the editor.
+local M = {}
+
+--- Shows a question (a permission's diff) and its answer in the asking session's chat
+--- (both set by `elelem.init`).
+---@type fun(params: table)
+M.on_question = function() end
+---@type fun(params: table, answer: string?, dismissed: boolean?)
+M.on_answer = function() end
+
+---@param params table
+---@return string
+local function prompt_of(params)
+  if type(params.prompt) == "string" and params.prompt ~= "" then
+    return params.prompt
+  end
+  if params.kind == "permission" and type(params.tool) == "table" then
+    local args = vim.json.encode(params.tool.arguments or vim.empty_dict())
+    return ("Allow %s(%s)?"):format(params.tool.name or "?", args)
+  end
+  return "elelem asks:"
+end
+
+--- Asks through `vim.ui` and calls `done(answer)` (nil when dismissed).
+---@param params table
+---@param done fun(answer: string?)
+function M.show(params, done)
+  local prompt = prompt_of(params)
+  local options = params.options
+  if type(options) == "table" and #options > 0 then
+    vim.ui.select(options, { prompt = prompt, kind = "elelem." .. (params.kind or "question") }, function(choice)
+      done(choice)
+    end)
+  else
+    vim.ui.input({ prompt = prompt .. " " }, function(text)
+      done(text)
+    end)
+  end
+end
+
+---@type table<string, fun(answer: string?, dismissed: boolean?)> session id -> its open question
+local open = {}
+
+--- Gives up the open question of a session whose turn has ended (the daemon ignores late
+--- answers): the built-in command-line prompt is closed; another UI's answer is ignored.
+---@param session_id string
+function M.dismiss(session_id)
+  local finish = open[session_id]
+  if not finish then
+    return
+  end
+  finish(nil, true)
+  if vim.fn.getcmdtype() == "@" then -- vim.ui.input's input() is waiting
+    vim.api.nvim_feedkeys(vim.keycode("<C-c>"), "n", false)
+  end
+end
+
+--- The `input/ask` handler: returns `{text}` or `vim.NIL` (no answer).
+---@param params table
+---@return table|userdata
+function M.answer(params)
+  local co, main = coroutine.running()
+  local answered, answer, yielded = false, nil, false
+  local id = params.sessionId
+  local function finish(text, dismissed)
+    if answered then
+      return
+    end
+    answered, answer = true, text
+    if open[id] == finish then
+      open[id] = nil
+    end
+    M.on_answer(params, text, dismissed)
+    if yielded then
+      vim.schedule(function()
+        coroutine.resume(co)
+      end)
+    end
+  end
+  if id then
+    open[id] = finish
+  end
+  M.on_question(params)
+  M.show(params, function(text)
+    finish(text)
+  end)
+  if not answered then
+    if main or not co then
+      finish(nil, true)
+      return vim.NIL -- no coroutine to wait in: no answer
+    end
+    yielded = true
+    coroutine.yield()
+  end
+  if answer == nil then
+    return vim.NIL
+  end
+  return { text = answer }
+end
+
+return M

@@ -1,0 +1,359 @@
+--- The chat buffer of one session: a Markdown transcript that events stream into.
+---
+--- A turn reads `## You`, the prompt, `## elelem`, then per round the dimmed (foldable)
+--- thinking, the streamed reply and one `+ name(args)` line per tool call that gains ` ✓` or
+--- ` ✗ error` when its result comes. Stream deltas are queued and written once per loop tick;
+--- every other write flushes the queue first, so the buffer always follows event order.
+local thinking = require("elelem.thinking")
+
+local M = {}
+
+local api = vim.api
+local ns = api.nvim_create_namespace("elelem.chat")
+local ns_think = api.nvim_create_namespace("elelem.thinking")
+local ns_tool = api.nvim_create_namespace("elelem.tools")
+
+---@class elelem.Chat
+---@field name string
+---@field buf integer?
+---@field empty boolean the buffer holds nothing yet
+---@field mode "thinking"|"saying"|nil the kind of text the last line is open for
+---@field block integer? first row of the open block
+---@field think_mark integer?
+---@field header integer? extmark on the running turn's `## elelem` line
+---@field said boolean text was streamed since the turn began or the last tool call
+---@field listed boolean the last lines are tool lines
+---@field previewed boolean the running tool call's diff is shown already
+---@field calls table<string, integer> tool call id -> extmark on its line
+---@field queue {kind: string, text: string}[]
+---@field scheduled boolean
+local Chat = {}
+Chat.__index = Chat
+
+---@param name string unique part of the buffer name
+---@return elelem.Chat
+function M.new(name)
+  return setmetatable({ name = name, empty = true, said = false, calls = {}, queue = {}, scheduled = false }, Chat)
+end
+
+--- The chat buffer, created on first use (or again if it was wiped).
+---@return integer
+function Chat:buffer()
+  if self.buf and api.nvim_buf_is_valid(self.buf) then
+    return self.buf
+  end
+  local buf = api.nvim_create_buf(false, true)
+  pcall(api.nvim_buf_set_name, buf, "elelem://chat/" .. self.name)
+  vim.bo[buf].filetype = "markdown"
+  vim.bo[buf].modifiable = false
+  vim.b[buf].elelem_chat = true
+  self.buf, self.empty, self.mode, self.calls = buf, true, nil, {}
+  thinking.track(buf)
+  return buf
+end
+
+--- Runs `fn(buf)` with the buffer modifiable, keeping windows that showed the last line
+--- following the end.
+---@param fn fun(buf: integer)
+function Chat:write(fn)
+  local buf = self:buffer()
+  local last = api.nvim_buf_line_count(buf)
+  local follow = {}
+  for _, win in ipairs(vim.fn.win_findbuf(buf)) do
+    if api.nvim_win_get_cursor(win)[1] >= last then
+      table.insert(follow, win)
+    end
+  end
+  vim.bo[buf].modifiable = true
+  local ok, err = pcall(fn, buf)
+  vim.bo[buf].modifiable = false
+  local count = api.nvim_buf_line_count(buf)
+  for _, win in ipairs(follow) do
+    pcall(api.nvim_win_set_cursor, win, { count, 0 })
+  end
+  if not ok then
+    error(err, 0)
+  end
+end
+
+--- Appends whole lines (highlighted with `hl` if given); returns the first new row (0-based).
+---@param lines string[]
+---@param hl string?
+---@return integer
+function Chat:lines(lines, hl)
+  self:flush()
+  local row = 0
+  self:write(function(buf)
+    if self.empty then
+      api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+      self.empty = false
+    else
+      row = api.nvim_buf_line_count(buf)
+      api.nvim_buf_set_lines(buf, -1, -1, false, lines)
+    end
+    if hl then
+      for i, line in ipairs(lines) do
+        api.nvim_buf_set_extmark(buf, ns, row + i - 1, 0, { end_col = #line, hl_group = hl, priority = 200 })
+      end
+    end
+  end)
+  self.mode = nil
+  return row
+end
+
+---@param text string
+---@return string[]
+local function split(text)
+  return vim.split(text, "\n", { plain = true })
+end
+M.split = split
+
+--- Writes one stream delta at the end of the buffer.
+---@param kind "thinking"|"saying"
+---@param text string
+function Chat:stream(kind, text)
+  self:write(function(buf)
+    if self.mode ~= kind then
+      if self.empty then
+        self.empty = false
+      else
+        -- after tool lines (a Markdown list), a blank line starts a new paragraph
+        api.nvim_buf_set_lines(buf, -1, -1, false, self.listed and { "", "" } or { "" })
+      end
+      self.listed = false
+      self.mode, self.block, self.think_mark = kind, api.nvim_buf_line_count(buf) - 1, nil
+    end
+    local count = api.nvim_buf_line_count(buf)
+    local parts = split(text)
+    local last_row = count - 1 + #parts - 1
+    if kind == "thinking" then
+      thinking.mark(buf, self.block, last_row) -- before the change, so folds see it
+    end
+    parts[1] = (api.nvim_buf_get_lines(buf, count - 1, count, false)[1] or "") .. parts[1]
+    api.nvim_buf_set_lines(buf, count - 1, count, false, parts)
+    if kind == "thinking" then
+      self.think_mark = api.nvim_buf_set_extmark(buf, ns_think, self.block, 0, {
+        id = self.think_mark,
+        end_row = last_row,
+        end_col = #parts[#parts],
+        hl_group = "ElelemThinking",
+        priority = 200,
+      })
+    end
+  end)
+  if kind == "saying" then
+    self.said = true
+  end
+end
+
+--- Queues a stream delta; the queue is written on the next loop tick (or by the next write).
+---@param kind "thinking"|"saying"
+---@param text string
+function Chat:push(kind, text)
+  local last = self.queue[#self.queue]
+  if last and last.kind == kind then
+    last.text = last.text .. text
+  else
+    table.insert(self.queue, { kind = kind, text = text })
+  end
+  if not self.scheduled then
+    self.scheduled = true
+    vim.schedule(function()
+      self:flush()
+    end)
+  end
+end
+
+--- Writes the queued deltas now.
+function Chat:flush()
+  self.scheduled = false
+  local queue = self.queue
+  self.queue = {}
+  for _, item in ipairs(queue) do
+    self:stream(item.kind, item.text)
+  end
+end
+
+--- Starts a turn: the prompt and the `## elelem` heading the reply streams under.
+---@param text string
+function Chat:user(text)
+  local lines = self.empty and {} or { "" }
+  vim.list_extend(lines, { "## You", "" })
+  vim.list_extend(lines, split(text))
+  vim.list_extend(lines, { "", "## elelem" })
+  local row = self:lines(lines) + #lines - 1
+  self.header = api.nvim_buf_set_extmark(self:buffer(), ns, row, 0, {})
+  self.said, self.calls, self.listed = false, {}, false
+end
+
+---@param value any
+---@return string
+local function json(value)
+  if type(value) == "table" and next(value) == nil then
+    return "{}"
+  end
+  local ok, text = pcall(vim.json.encode, value)
+  return ok and text or vim.inspect(value)
+end
+
+---@param text string
+---@param max integer
+---@return string
+local function clip(text, max)
+  text = text:gsub("\n", " ")
+  if vim.fn.strchars(text) > max then
+    return vim.fn.strcharpart(text, 0, max - 1) .. "…"
+  end
+  return text
+end
+
+--- A tool call about to run: `+ name(args)`.
+---@param params {id: string, name: string, arguments: table?}
+function Chat:doing(params)
+  local name = tostring(params.name)
+  local line = clip(("+ %s(%s)"):format(name, json(params.arguments or {})), 160)
+  local row = self:lines({ line })
+  local buf = self:buffer()
+  api.nvim_buf_set_extmark(buf, ns, row, 0, { end_col = 2 + #name, hl_group = "ElelemTool" })
+  self.calls[tostring(params.id)] = api.nvim_buf_set_extmark(buf, ns_tool, row, 0, {})
+  self.said, self.listed, self.previewed = false, true, false
+end
+
+--- Its result: ` ✓` or ` ✗ error` at the end of the call's line.
+---@param params {id: string, name: string, ok: boolean, result: table?}
+function Chat:result(params)
+  self:flush()
+  local mark = self.calls[tostring(params.id)]
+  if not mark then
+    self:doing({ id = params.id, name = params.name, arguments = {} })
+    mark = self.calls[tostring(params.id)]
+  end
+  local buf = self:buffer()
+  local row = api.nvim_buf_get_extmark_by_id(buf, ns_tool, mark, {})[1]
+  local line = api.nvim_buf_get_lines(buf, row, row + 1, false)[1]
+  local err = type(params.result) == "table" and params.result.error
+  local suffix = params.ok and " ✓" or (" ✗ " .. clip(tostring(err or "failed"), 120))
+  self:write(function()
+    api.nvim_buf_set_text(buf, row, #line, row, #line, { suffix })
+    local hl = params.ok and "ElelemToolOk" or "ElelemToolError"
+    api.nvim_buf_set_extmark(buf, ns, row, #line, { end_col = #line + #suffix, hl_group = hl })
+  end)
+  local diff = type(params.result) == "table" and params.result.diff
+  if type(diff) == "string" and diff ~= "" and not self.previewed then
+    self:diff(diff) -- what a write or edit changed
+  end
+end
+
+--- A unified diff as a fenced `diff` block (a permission's preview, a write's result).
+---@param diff string
+function Chat:diff(diff)
+  local lines = { "```diff" }
+  vim.list_extend(lines, split((diff:gsub("\n$", ""))))
+  table.insert(lines, "```")
+  self:lines(lines)
+  self.previewed = true
+end
+
+--- Ends the turn: what the stream did not show, and a dim summary beside the heading.
+---@param result {reply: string?, stopReason: string?, usage: table?}
+function Chat:finish(result)
+  self:flush()
+  local reason = result.stopReason or "end_turn"
+  local reply = result.reply or ""
+  if reason == "error" then
+    self:lines(split(reply), "ElelemError")
+  elseif reason == "cancelled" then
+    self:lines({ "[cancelled]" }, "ElelemDim")
+  elseif reason == "max_turn_requests" then
+    self:lines({ "[stopped: too many tool rounds]" }, "ElelemError")
+  elseif not self.said and reply ~= "" then
+    self:lines(split(reply))
+  end
+  local summary = reason
+  local usage = result.usage
+  if type(usage) == "table" and usage.input_tokens then
+    summary = ("%s · %s in · %s out"):format(reason, usage.input_tokens, usage.output_tokens or 0)
+  end
+  if self.header then
+    local row = api.nvim_buf_get_extmark_by_id(self:buffer(), ns, self.header, {})[1]
+    if row then
+      api.nvim_buf_set_extmark(self:buffer(), ns, row, 0, { virt_text = { { "  " .. summary, "ElelemDim" } } })
+    end
+  end
+  self.header, self.mode, self.listed = nil, nil, false
+end
+
+--- Something the agent printed (`event/say`).
+---@param params {text: string, kind: string?}
+function Chat:say(params)
+  local text = tostring(params.text or "")
+  if params.kind == "error" and not text:lower():match("^error") then
+    text = "error: " .. text -- as the terminal prints it
+  end
+  local hl = ({ error = "ElelemError", info = "ElelemDim" })[params.kind or "plain"]
+  self:lines(split(text), hl)
+end
+
+--- A line that is not part of the conversation (errors of the client, notices).
+---@param text string
+---@param hl string?
+function Chat:notice(text, hl)
+  self:lines(split(text), hl or "ElelemDim")
+end
+
+--- A slash command and, once it has answered, its output in a fence longer than any in it.
+---@param line string
+function Chat:command(line)
+  local lines = self.empty and {} or { "" }
+  vim.list_extend(lines, { "## " .. line })
+  self:lines(lines)
+end
+
+---@param output string
+function Chat:output(output)
+  local longest = 2
+  for run in output:gmatch("`+") do
+    longest = math.max(longest, #run)
+  end
+  local fence = ("`"):rep(longest + 1)
+  local lines = { "", fence .. "text" }
+  vim.list_extend(lines, split(output == "" and "(no output)" or (output:gsub("\n$", ""))))
+  table.insert(lines, fence)
+  self:lines(lines)
+end
+
+--- A stored conversation, redrawn (`session/load`).
+---@param messages {role: string, content: string}[]
+function Chat:history(messages)
+  for _, message in ipairs(messages) do
+    if message.role == "user" then
+      self:user(tostring(message.content or ""))
+    elseif message.role == "assistant" then
+      self:lines(split(tostring(message.content or "")))
+      self:finish({ stopReason = "end_turn", reply = "" })
+    end
+  end
+end
+
+--- Empties the buffer (a new session).
+function Chat:clear()
+  self:flush()
+  local buf = self:buffer()
+  self:write(function()
+    api.nvim_buf_set_lines(buf, 0, -1, false, {})
+  end)
+  for _, space in ipairs({ ns, ns_think, ns_tool }) do
+    api.nvim_buf_clear_namespace(buf, space, 0, -1)
+  end
+  thinking.track(buf)
+  self.empty, self.mode, self.header, self.calls, self.said = true, nil, nil, {}, false
+end
+
+--- All lines of the buffer.
+---@return string[]
+function Chat:text()
+  self:flush()
+  return api.nvim_buf_get_lines(self:buffer(), 0, -1, false)
+end
+
+return M

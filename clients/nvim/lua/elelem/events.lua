@@ -1,0 +1,45 @@
+--- Daemon notifications and the daemon's end, routed to the sessions they concern.
+local session = require("elelem.session")
+
+local M = {}
+
+--- Routes a daemon notification to its session's chat.
+---@param method string
+---@param params table
+function M.on_notification(method, params)
+  local s = type(params) == "table" and session.find(params.sessionId)
+  if not s then
+    return
+  end
+  local c = s.chat
+  if method == "event/saying" then
+    c:push("saying", tostring(params.text or ""))
+  elseif method == "event/thinking" then
+    c:push("thinking", tostring(params.text or ""))
+  elseif method == "event/doing" then
+    c:doing(params)
+  elseif method == "event/result" then
+    c:result(params)
+  elseif method == "event/say" then
+    c:say(params)
+  end
+end
+
+--- The daemon is gone: every session must be created again on its next prompt.
+---@param expected boolean
+function M.on_daemon_exit(expected)
+  session.forget()
+  for tab, s in pairs(session.sessions) do
+    if not vim.api.nvim_tabpage_is_valid(tab) then
+      session.sessions[tab] = nil
+    elseif s.id then
+      s.id, s.info, s.creating = nil, nil, nil
+      if not expected then
+        s.chat:notice("(the daemon stopped: the next prompt starts a new session)")
+      end
+      s:refresh()
+    end
+  end
+end
+
+return M

@@ -1,0 +1,92 @@
+--- Stored sessions (protocol.md "Stored sessions", draft): resume the most recent one of
+--- this directory, or pick one. Loading replaces the tab's session and redraws its history.
+local config = require("elelem.config")
+local daemon = require("elelem.daemon")
+local errors = require("elelem.errors")
+local session = require("elelem.session")
+local trust = require("elelem.trust")
+
+local M = {}
+
+---@param message string
+---@param level integer?
+local function notify(message, level)
+  vim.notify("elelem: " .. message, level or vim.log.levels.INFO)
+end
+
+--- Stored sessions that are not open in this daemon (open ones belong to a tab already),
+--- most recently updated first, as the daemon sends them.
+---@param params table
+---@param cb fun(entries: table[])
+local function stored(params, cb)
+  daemon.request("session/list", params, function(err, result)
+    if err then
+      return notify("cannot list sessions: " .. errors.message(err), vim.log.levels.ERROR)
+    end
+    local entries = {}
+    for _, entry in ipairs(result.sessions or {}) do
+      if entry.stored and not entry.open then
+        table.insert(entries, entry)
+      end
+    end
+    cb(entries)
+  end)
+end
+
+--- Loads a stored session into the current tab.
+---@param entry {sessionId: string, title: string?}
+function M.load(entry)
+  local s = session.current()
+  if s.busy then
+    return notify("a turn is running; wait for it or :ElelemCancel", vim.log.levels.WARN)
+  end
+  local params = { sessionId = entry.sessionId }
+  if entry.cwd then
+    params.trusted = trust.decide(entry.cwd)
+  end
+  daemon.request("session/load", params, function(err, result)
+    if err then
+      return notify("cannot load the session: " .. errors.message(err), vim.log.levels.ERROR)
+    end
+    s:reset()
+    s:adopt(result)
+    s:show("input")
+    s.chat:history(result.messages or {})
+    s.chat:notice(("(resumed: %s)"):format(result.title or entry.title or entry.sessionId))
+    s:refresh()
+  end)
+end
+
+--- Resumes the most recent stored session of this directory.
+function M.resume()
+  local cwd = config.cwd()
+  stored({ cwd = cwd }, function(entries)
+    if #entries == 0 then
+      return notify("no stored session for " .. cwd)
+    end
+    M.load(entries[1])
+  end)
+end
+
+---@param entry table
+---@return string
+function M.format(entry)
+  local when = tostring(entry.updatedAt or ""):gsub("T", " "):gsub("%.%d+", ""):gsub("Z$", "")
+  return ("%s  %s  %s"):format(when, entry.title or "(untitled)", vim.fn.fnamemodify(entry.cwd or "", ":~"))
+end
+
+--- Lets the user pick a stored session with `vim.ui.select`.
+function M.pick()
+  stored(vim.empty_dict(), function(entries)
+    if #entries == 0 then
+      return notify("no stored sessions")
+    end
+    vim.ui.select(entries, { prompt = "elelem sessions", format_item = M.format, kind = "elelem.sessions" }, function(entry)
+      if entry then
+        M.load(entry)
+      end
+    end)
+  end)
+end
+
+return M

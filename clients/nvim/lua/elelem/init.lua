@@ -1,0 +1,217 @@
+--- elelem.nvim: the elelem agent in Neovim, as a thin client of `elelem daemon`.
+--- `setup(opts)` is optional; the functions below back the user commands of plugin/elelem.lua.
+local ask = require("elelem.ask")
+local config = require("elelem.config")
+local daemon = require("elelem.daemon")
+local events = require("elelem.events")
+local input = require("elelem.input")
+local log = require("elelem.log")
+local session = require("elelem.session")
+
+local M = {}
+
+local HIGHLIGHTS = {
+  ElelemThinking = { link = "Comment" },
+  ElelemDim = { link = "Comment" },
+  ElelemTool = { link = "Function" },
+  ElelemToolOk = { link = "DiagnosticOk" },
+  ElelemToolError = { link = "DiagnosticError" },
+  ElelemError = { link = "DiagnosticError" },
+  ElelemTitle = { link = "Title" },
+}
+
+local function highlights()
+  for name, spec in pairs(HIGHLIGHTS) do
+    vim.api.nvim_set_hl(0, name, vim.tbl_extend("force", spec, { default = true }))
+  end
+end
+
+local group = vim.api.nvim_create_augroup("elelem", { clear = true })
+vim.api.nvim_create_autocmd("VimLeavePre", {
+  group = group,
+  callback = function()
+    daemon.shutdown()
+  end,
+})
+vim.api.nvim_create_autocmd("TabClosed", {
+  group = group,
+  callback = function()
+    vim.schedule(session.prune) -- a closing tab of several windows is still valid here
+  end,
+})
+vim.api.nvim_create_autocmd("ColorScheme", { group = group, callback = highlights })
+highlights()
+
+daemon.handlers.notification = events.on_notification
+daemon.handlers.exit = events.on_daemon_exit
+daemon.handlers.request["input/ask"] = ask.answer
+ask.on_question = function(params)
+  local s = session.find(params.sessionId)
+  local diff = type(params.tool) == "table" and params.tool.diff
+  if s and type(diff) == "string" and diff ~= "" then
+    s.chat:diff(diff)
+  end
+end
+ask.on_answer = function(params, answer, dismissed)
+  local s = session.find(params.sessionId)
+  if s then
+    local question = params.prompt or (params.tool and params.tool.name) or "?"
+    local shown = dismissed and "(dismissed: the turn ended)" or answer == nil and "(no answer)" or answer
+    s.chat:notice(("? %s → %s"):format(question, shown))
+  end
+end
+input.commands = function()
+  return session.current():commands()
+end
+input.request = function(text, cb)
+  local s = session.current()
+  s:ensure(function(failed)
+    if failed then
+      return cb({})
+    end
+    daemon.request("session/complete", { sessionId = s.id, text = text }, function(err, result)
+      cb(not err and result and result.items or {})
+    end)
+  end)
+end
+
+--- Configures the plugin; see `:help elelem-setup`. Raises on a bad option.
+---@param opts elelem.Config?
+function M.setup(opts)
+  config.setup(opts)
+  log.level = config.options.log_level
+end
+
+--- Opens (or focuses) this tab's chat and sends `prompt` if given.
+---@param prompt string?
+function M.open(prompt)
+  local s = session.current()
+  s:show("input")
+  if prompt and vim.trim(prompt) ~= "" then
+    return s:send(vim.trim(prompt))
+  end
+  if #vim.api.nvim_list_uis() > 0 then
+    vim.cmd.startinsert()
+  end
+  s:ensure(function() end) -- start early: command completion needs the session's commands
+  return true
+end
+
+--- Sends a prompt or a `/command` line in this tab's session.
+---@param text string
+---@return boolean ok
+function M.send(text)
+  return M.open(text)
+end
+
+--- Cancels this tab's running turn.
+---@return boolean cancelled
+function M.cancel()
+  local ok = session.current():cancel()
+  if not ok then
+    vim.notify("elelem: no turn is running", vim.log.levels.INFO)
+  end
+  return ok
+end
+
+--- Starts a fresh session in this tab (the old one is closed on the daemon).
+function M.new()
+  local s = session.current()
+  s:reset()
+  s:show("input")
+end
+
+--- Shows `/context`: exactly what the model sees next turn.
+function M.context()
+  return M.open("/context")
+end
+
+--- `path` relative to `dir` when it is inside it (the agent's tools resolve paths there).
+---@param path string
+---@param dir string
+---@return string
+local function relative(path, dir)
+  path = vim.fs.normalize(vim.fn.fnamemodify(path, ":p"))
+  dir = vim.fs.normalize(vim.fn.fnamemodify(dir, ":p"))
+  local prefix = dir:sub(-1) == "/" and dir or dir .. "/"
+  if vim.startswith(path, prefix) then
+    return path:sub(#prefix + 1)
+  end
+  return vim.fn.fnamemodify(path, ":~")
+end
+
+--- Sends lines `line1`..`line2` of buffer `buf` as context, with `prompt` (or puts them in
+--- the prompt area to be asked about when there is no prompt).
+---@param line1 integer
+---@param line2 integer
+---@param prompt string?
+---@param buf integer?
+function M.selection(line1, line2, prompt, buf)
+  buf = buf or vim.api.nvim_get_current_buf()
+  local name = vim.api.nvim_buf_get_name(buf)
+  local path = name == "" and "[No Name]" or relative(name, config.cwd())
+  local lines = vim.api.nvim_buf_get_lines(buf, line1 - 1, line2, false)
+  local longest = 2
+  for _, line in ipairs(lines) do
+    for run in line:gmatch("`+") do
+      longest = math.max(longest, #run)
+    end
+  end
+  local fence = ("`"):rep(longest + 1)
+  local block = ("%s lines %d-%d:\n\n%s%s\n%s\n%s"):format(
+    path, line1, line2, fence, vim.bo[buf].filetype, table.concat(lines, "\n"), fence)
+  if prompt and vim.trim(prompt) ~= "" then
+    return M.open(vim.trim(prompt) .. "\n\n" .. block)
+  end
+  local s = session.current()
+  s:show("input")
+  input.fill(s:input(), "\n\n" .. block)
+  vim.api.nvim_win_set_cursor(0, { 1, 0 })
+  return true
+end
+
+--- Resumes the most recent stored session of this directory (protocol draft, issue 8).
+function M.resume()
+  require("elelem.history").resume()
+end
+
+--- Picks a stored session to load (protocol draft, issue 8).
+function M.pick()
+  require("elelem.history").pick()
+end
+
+--- Stops the daemon; the next command starts it again.
+function M.restart()
+  daemon.stop()
+  vim.notify("elelem: daemon stopped; the next command starts it again", vim.log.levels.INFO)
+end
+
+--- Completion for `:Elelem`: `/name` of this tab's session commands.
+---@param arglead string
+---@param cmdline string
+---@return string[]
+function M.complete(arglead, cmdline)
+  local args = cmdline:gsub("^%s*%S+%s*", "")
+  if args:sub(1, 1) ~= "/" or args:find("%s") then
+    return {}
+  end
+  local s = session.current()
+  if not s.id then
+    s:ensure(function() end)
+  end
+  return vim.tbl_map(function(item)
+    return item.word
+  end, input.matches(s:commands(), arglead))
+end
+
+--- A short status for statuslines: "", "elelem: working…", "elelem: ready".
+---@return string
+function M.status()
+  local s = session.sessions[vim.api.nvim_get_current_tabpage()]
+  if not s or not s.id then
+    return ""
+  end
+  return s.busy and "elelem: working…" or "elelem: ready"
+end
+
+return M

