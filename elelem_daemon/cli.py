@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -32,6 +33,12 @@ def parser() -> argparse.ArgumentParser:
                 "--acp",
                 action="store_true",
                 help="speak the Agent Client Protocol (Zed, codecompanion.nvim, avante.nvim)",
+            )
+            cmd.add_argument(
+                "--max-frame",
+                type=frame_limit,
+                metavar="BYTES",
+                help="largest message body accepted (default: ELELEM_MAX_FRAME, else 64 MiB)",
             )
         else:
             cmd.add_argument(
@@ -66,6 +73,17 @@ def parser() -> argparse.ArgumentParser:
     return top
 
 
+def frame_limit(text: str) -> int:
+    """A frame limit in bytes: a positive integer."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number of bytes, got {text!r}")
+    return value
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args and not args[0].startswith("-") and args[0] not in COMMANDS:
@@ -87,7 +105,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if options.command == "daemon":
         from .stdio import serve
 
-        return serve(provider=options.provider, model=options.model)
+        max_frame = options.max_frame
+        if max_frame is None and os.environ.get("ELELEM_MAX_FRAME"):
+            try:
+                max_frame = frame_limit(os.environ["ELELEM_MAX_FRAME"])
+            except argparse.ArgumentTypeError as exc:
+                print(f"elelem: ELELEM_MAX_FRAME: {exc}", file=sys.stderr)
+                return 2
+        return serve(provider=options.provider, model=options.model, max_frame=max_frame)
     try:
         return asyncio.run(terminal(options))
     except KeyboardInterrupt:

@@ -19,6 +19,8 @@ from . import params as spec
 from .agent import CANCELLED
 from .editor import Asker, Events, Peer
 from .errors import ElelemError, InvalidParams, SessionBusy, UnknownSession
+from .framing import MAX_BODY
+from .plugins import origins
 from .store import Store
 
 log = logging.getLogger(__name__)
@@ -71,12 +73,14 @@ class Live:
         self.session.close()
 
     def introduce(self) -> dict[str, Any]:
-        """What `session/new` answers: the description, the tools and the commands."""
+        """What `session/new` answers: the description, the tools, the commands and the
+        plugins (with where each came from)."""
         s = self.session
         return {
             **self.describe(),
             "tools": [{"name": t.name, "description": t.description} for t in s.toolbox],
             "commands": [{"name": n.lstrip("/"), "description": a} for n, a in s.commands],
+            "plugins": origins(s.registry),
         }
 
     def describe(self) -> dict[str, Any]:
@@ -92,8 +96,15 @@ class Live:
 
 
 class Daemon:
-    def __init__(self, peer: Peer, provider: str | None = None, model: str | None = None):
+    def __init__(
+        self,
+        peer: Peer,
+        provider: str | None = None,
+        model: str | None = None,
+        max_frame: int = MAX_BODY,
+    ):
         self.peer = peer
+        self.max_frame = max_frame
         self.provider = provider
         self.model = model
         self.sessions: dict[str, Live] = {}
@@ -171,6 +182,7 @@ class Daemon:
                 "providers": self.registry.provider_names(),
                 "cancel": True,
                 "inputAsk": True,
+                "maxFrameBytes": self.max_frame,
             },
         }
 
@@ -199,11 +211,14 @@ class Daemon:
         from .session import start
 
         p = spec.check(params, spec.NEW)
-        cwd = Path(p.get("cwd") or os.getcwd()).expanduser()
-        if not cwd.is_dir():
-            raise InvalidParams(
-                f"cwd is not a directory: {cwd}", errors=[f"cwd: not a directory: {cwd}"]
-            )
+        cwd = Path(p.get("cwd") or os.getcwd())
+        try:
+            cwd = cwd.expanduser()
+            problem = None if cwd.is_dir() else "not a directory"
+        except (OSError, RuntimeError, ValueError) as exc:  # ~nobody, a name too long, ...
+            problem = f"unusable: {exc}"
+        if problem:
+            raise InvalidParams(f"cwd is {problem}: {cwd}", errors=[f"cwd: {problem}: {cwd}"])
         default = self.provider or default_provider()
         provider = p.get("provider") or default
         model = p.get("model") or (self.model if provider == default else None)

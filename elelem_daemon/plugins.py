@@ -115,3 +115,12 @@ def project_registry(core: Registry, cwd: Path, project: bool = True) -> Registr
         if project_folder != user_folder().resolve():
             load_folder(registry, project_folder, "project")
     return registry
+
+
+def origins(registry: Registry) -> list[dict[str, Any]]:
+    """Which plugins a registry (a session's) loaded and where each came from; a plugin
+    that failed to load has its `error`."""
+    return [
+        {"name": o.name, "source": o.source, "path": o.path, "error": o.error}
+        for o in registry.all_origins()
+    ]

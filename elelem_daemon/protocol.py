@@ -106,7 +106,14 @@ def compact_encoder(default: Callable[[Any], Any]) -> Callable[[Any], str]:
 
 
 class ElelemProtocol(JsonRPCProtocol):
-    """pygls' JSON-RPC protocol with a strict entry (`receive`) and errors with kinds."""
+    """pygls' JSON-RPC protocol with a strict entry (`receive`) and errors with kinds.
+
+    A request method sent without an id is ignored (a `shutdown` or `session/turn`
+    nobody waits for does nothing), and a notification method sent with an id is an
+    invalid request (an `exit` meant as a question does not end the daemon)."""
+
+    requests: frozenset[str] = frozenset()  # set by `register`
+    notices: frozenset[str] = frozenset()
 
     _encode: Callable[[Any], str] | None = None
 
@@ -139,7 +146,19 @@ class ElelemProtocol(JsonRPCProtocol):
                 "invalid_request",
             )
             return True
-        if obj.get("method") == "$/cancelRequest" and msg_id is None:
+        method = obj.get("method")
+        if method in self.requests and "id" not in obj:  # nobody to answer: do nothing
+            log.warning("ignoring the request %s sent as a notification (it needs an id)", method)
+            return True
+        if method in self.notices and msg_id is not None:
+            self.send_error(
+                msg_id,
+                -32600,
+                f"invalid request: {method} is a notification: send it without an id",
+                "invalid_request",
+            )
+            return True
+        if method == "$/cancelRequest" and msg_id is None:
             params = obj.get("params")
             target = params.get("id") if isinstance(params, dict) else None
             running = self._request_futures.get(target) if is_id(target) else None
@@ -236,6 +255,8 @@ async def read_loop(
 
 
 def register(server: JsonRPCServer, daemon: Daemon) -> None:
+    protocol: ElelemProtocol = server.protocol  # type: ignore[assignment]
+    protocol.requests, protocol.notices = frozenset(daemon.requests), frozenset(daemon.notices)
     for method in daemon.requests:
         server.feature(method)(_request(daemon, method))
     for method in daemon.notices:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .errors import UnknownSession
+from .errors import InvalidParams, UnknownSession
 
 
 def listing(daemon: Any, cwd: str | None = None) -> list[dict[str, Any]]:
@@ -17,7 +17,10 @@ def listing(daemon: Any, cwd: str | None = None) -> list[dict[str, Any]]:
     A session both open and stored is listed twice: as open, and as stored with
     `open: true` (carrying its current provider and model).
     """
-    where = Path(cwd).expanduser().resolve() if cwd is not None else None
+    try:
+        where = Path(cwd).expanduser().resolve() if cwd is not None else None
+    except (OSError, RuntimeError, ValueError) as exc:  # a NUL byte, ~nobody, ...
+        raise InvalidParams(f"cwd is unusable: {exc}", errors=[f"cwd: unusable: {exc}"]) from None
     entries = [
         live.describe()
         for live in daemon.sessions.values()

@@ -2,7 +2,8 @@
 
 stdin is read by a daemon thread (so it never holds up the exit, and a terminal's
 stdin is not made non-blocking); stdout gets one write and flush per pass of the event
-loop, and a client that went away stops the daemon.
+loop, and a client that went away stops the daemon. Reading stops while the handlers
+are behind, so memory stays bounded whatever the client sends.
 
 `serve` (`elelem daemon`) answers a first `initialize` request before loading the
 JSON-RPC machinery (pygls: ~0.5 s of imports, `lsprotocol.types` alone ~0.4 s), so an
@@ -23,8 +24,11 @@ from collections.abc import Awaitable, Callable
 from typing import Any, BinaryIO
 
 from .daemon import Daemon
-from .framing import BadFrame, FrameReader, encode
+from .framing import MAX_BODY, BadFrame, FrameReader, encode
 from .messages import is_id
+
+CHUNK = 65536
+BUFFERED = 64  # chunks read ahead of the handlers: 4 MiB at most
 
 
 class Stdout:
@@ -93,15 +97,21 @@ class Connection:
             self.stopped.set_result(code)
 
 
-def stdin_chunks(fd: int = 0) -> Callable[[], Awaitable[bytes]]:
-    """Read fd in a daemon thread (it never holds up the exit); b"" at the end."""
+def stdin_chunks(fd: int = 0, buffered: int = BUFFERED) -> Callable[[], Awaitable[bytes]]:
+    """Read fd in a daemon thread (it never holds up the exit); b"" at the end.
+
+    At most `buffered` chunks wait to be handled: past that the thread stops reading,
+    so a client that writes faster than the daemon answers (or reads) fills its own
+    pipe instead of the daemon's memory."""
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[bytes] = asyncio.Queue()
+    room = threading.Semaphore(buffered)
 
     def pump() -> None:
         while True:
+            room.acquire()
             try:
-                chunk = os.read(fd, 65536)
+                chunk = os.read(fd, CHUNK)
             except OSError:
                 chunk = b""
             try:
@@ -111,8 +121,13 @@ def stdin_chunks(fd: int = 0) -> Callable[[], Awaitable[bytes]]:
             if not chunk:
                 return
 
+    async def get() -> bytes:
+        chunk = await queue.get()
+        room.release()
+        return chunk
+
     threading.Thread(target=pump, name="elelem-stdin", daemon=True).start()
-    return queue.get
+    return get
 
 
 async def greet(reader: FrameReader, daemon: Daemon, writer: Stdout) -> bytes | BadFrame | None:
@@ -150,20 +165,24 @@ async def run(
     model: str | None = None,
     stdin: int = 0,
     stdout: BinaryIO | None = None,
+    max_frame: int | None = None,
 ) -> int:
     """Serve until EOF, `exit`, a signal or the client's death; return the exit code."""
+    max_frame = max_frame or MAX_BODY
     stopped: asyncio.Future[int] = asyncio.get_running_loop().create_future()
     peer = Connection(stopped)
     writer = Stdout(stdout or sys.stdout.buffer, lambda: peer.stop(0))
-    daemon = Daemon(peer, provider, model)
-    reader = FrameReader(stdin_chunks(stdin))
+    daemon = Daemon(peer, provider, model, max_frame)
+    reader = FrameReader(stdin_chunks(stdin), max_frame)
     first = await greet(reader, daemon, writer)
     from .protocol import attach  # pygls loads while the client reads its answer
 
     return await attach(daemon, peer, writer, reader, first)
 
 
-def serve(provider: str | None = None, model: str | None = None) -> int:
+def serve(
+    provider: str | None = None, model: str | None = None, max_frame: int | None = None
+) -> int:
     """`elelem daemon`. stdout is the protocol's alone: the protocol writes to a private
     copy of fd 1, and fd 1 itself (what a child process inherits) and `sys.stdout` (a
     plugin's print) become stderr."""
@@ -173,7 +192,7 @@ def serve(provider: str | None = None, model: str | None = None) -> int:
     sys.stdout = sys.stderr
 
     async def main() -> None:
-        code = await run(provider, model, 0, stdout)
+        code = await run(provider, model, 0, stdout, max_frame)
         sys.stderr.flush()
         os._exit(code)  # no thread or stuck tool may hold the exit up
 

@@ -2,9 +2,10 @@
 
 Commands run in the session's working directory, in their own process group, with
 stdin closed and stdout+stderr merged. A timeout or a cancelled turn kills the whole
-group (SIGTERM, then SIGKILL). Output past the cap keeps its head and tail around a
-visible marker. Provider API keys (`*_API_KEY`) are removed from the environment
-unless ELELEM_TOOL_ENV_KEEP_KEYS=1.
+group and every descendant (SIGTERM, then SIGKILL). Once the command exits, the
+background children it left (which may hold its output open) are killed too.
+Output past the cap keeps its head and tail around a visible marker. Provider API
+keys (`*_API_KEY`) are removed from the environment unless ELELEM_TOOL_ENV_KEEP_KEYS=1.
 """
 
 from __future__ import annotations
@@ -15,11 +16,14 @@ import signal
 from pathlib import Path
 from typing import Any
 
+from ..procs import descendants, holders, pipe_of, signal_all
 from ..registry import Plugin
 
 TIMEOUT = float(os.environ.get("ELELEM_TOOL_TIMEOUT", "120"))
 OUTPUT_CAP = int(os.environ.get("ELELEM_TOOL_OUTPUT_CAP", "100000"))
 GRACE = 0.5
+LINGER = 0.5  # how long output may still come once the command itself has exited
+POLL = 0.05  # how often a running command is checked for having exited
 
 
 def tool_env() -> dict[str, str]:
@@ -63,14 +67,28 @@ def kill_group(process: asyncio.subprocess.Process, sig: int) -> None:
         pass
 
 
-async def stop(process: asyncio.subprocess.Process) -> None:
-    """SIGTERM the process group, then SIGKILL whatever is left after a grace period."""
+def output_pipe(process: asyncio.subprocess.Process) -> str | None:
+    """The command's output pipe as /proc names it, to find whoever holds it later."""
+    transport = process._transport  # type: ignore[attr-defined]
+    pipe = transport.get_pipe_transport(1) if transport is not None else None
+    source = pipe.get_extra_info("pipe") if pipe is not None else None
+    return pipe_of(source.fileno()) if source is not None else None
+
+
+async def stop(process: asyncio.subprocess.Process, pipe: str | None = None) -> None:
+    """SIGTERM the process group and every descendant, then SIGKILL whatever is left
+    after a grace period (descendants first looked up while their parents live, and
+    whatever holds the command's output open)."""
+    tree = descendants(process.pid) | holders(pipe)
     kill_group(process, signal.SIGTERM)
+    signal_all(tree, signal.SIGTERM)
     try:
         await asyncio.wait_for(asyncio.shield(process.wait()), GRACE)
     except TimeoutError:
         pass
+    tree |= descendants(process.pid) | holders(pipe)
     kill_group(process, signal.SIGKILL)  # grandchildren may outlive the leader
+    signal_all(tree, signal.SIGKILL)
 
 
 async def run(
@@ -95,24 +113,44 @@ async def run(
         await stop(await spawning)
         raise
     output = Capped(cap or OUTPUT_CAP)
+    pipe = output_pipe(process)
 
-    async def drain() -> int:
+    async def read() -> None:
         assert process.stdout is not None
         while chunk := await process.stdout.read(65536):
             output.add(chunk)
-        return await process.wait()
+
+    async def drain() -> int:
+        reading = asyncio.ensure_future(read())
+        try:
+            # not process.wait(): it also waits for the output to close (Python 3.11)
+            while not reading.done() and process.returncode is None:
+                await asyncio.wait([reading], timeout=POLL)
+            for _ in range(2):  # the command is over: what holds its output is a child of it
+                if not reading.done():
+                    await asyncio.wait([reading], timeout=LINGER)
+                if not reading.done():
+                    kill_group(process, signal.SIGKILL)  # what it wrote is still read
+            if not reading.done():  # a child out of the group (setsid) holds it
+                signal_all(holders(pipe), signal.SIGKILL)
+                await asyncio.wait([reading], timeout=LINGER)
+            if not reading.done() and process.returncode is not None:
+                return process.returncode  # still held by something out of reach: let go
+            return await process.wait()
+        finally:
+            reading.cancel()
 
     try:
         status = await asyncio.wait_for(drain(), timeout)
     except TimeoutError:
-        await stop(process)
+        await stop(process, pipe)
         return {
             "error": f"timed out after {timeout:g}s",
             "exit_status": None,
             "content": output.text(),
         }
     except asyncio.CancelledError:
-        await stop(process)
+        await stop(process, pipe)
         raise
     kill_group(process, signal.SIGKILL)  # reap background children the command left behind
     return {"exit_status": status, "content": output.text()}
