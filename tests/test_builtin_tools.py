@@ -151,3 +151,8 @@ async def test_interview_asks_the_input(workdir):
     session = start(core_registry(entry_points=False), cwd=workdir, input=NullInput(["yes", None]))
     assert await run(session, "interview", question="ok?") == {"answer": "yes", "ok": True}
     assert (await run(session, "interview", question="ok?"))["error"] == "the user gave no answer"
+
+
+async def test_quick_commands_never_fail_on_their_closed_output(session):
+    results = [await run(session, "execute", command="true") for _ in range(30)]
+    assert all(r == {"exit_status": 0, "content": "", "ok": True} for r in results)

@@ -72,7 +72,10 @@ def output_pipe(process: asyncio.subprocess.Process) -> str | None:
     transport = process._transport  # type: ignore[attr-defined]
     pipe = transport.get_pipe_transport(1) if transport is not None else None
     source = pipe.get_extra_info("pipe") if pipe is not None else None
-    return pipe_of(source.fileno()) if source is not None else None
+    try:
+        return pipe_of(source.fileno()) if source is not None else None
+    except (ValueError, OSError):  # a quick command may have closed it already
+        return None
 
 
 async def stop(process: asyncio.subprocess.Process, pipe: str | None = None) -> None:
