@@ -9,6 +9,7 @@ from typing import Any
 
 from .. import __version__
 from ..errors import ElelemError
+from ..plugins import origins
 from .files import EditorFiles
 from .io import AcpInput, AcpOutput
 from .rpc import Connection, RpcError, invalid_params
@@ -120,9 +121,14 @@ class AcpServer:
     def _opened(self, face: AcpSession, ignored: list[str]) -> dict[str, Any]:
         """Keep the session; the result common to session/new and session/load."""
         self.sessions[face.id] = face
-        answer: dict[str, Any] = {"modes": face.modes(), "configOptions": face.config_options()}
+        meta: dict[str, Any] = {"plugins": origins(face.session.registry)}
         if ignored:
-            answer["_meta"] = {"elelem": {"unsupported": {"mcpServers": ignored}}}
+            meta["unsupported"] = {"mcpServers": ignored}
+        answer: dict[str, Any] = {
+            "modes": face.modes(),
+            "configOptions": face.config_options(),
+            "_meta": {"elelem": meta},
+        }
         asyncio.get_running_loop().call_soon(face.advertise)  # after the response
         return answer
 

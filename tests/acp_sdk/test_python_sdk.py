@@ -312,7 +312,14 @@ async def test_mcp_servers_are_accepted_and_reported_unsupported(
     server = McpServerStdio(name="files", command="/bin/true", args=[], env=[])
     async with daemon(tmp_path, editor) as (conn, _):
         session = await conn.new_session(cwd=str(project), mcp_servers=[server])
-        assert session.field_meta == {"elelem": {"unsupported": {"mcpServers": ["files"]}}}
+        assert session.field_meta["elelem"]["unsupported"] == {"mcpServers": ["files"]}
+        plugins = {p["name"]: p for p in session.field_meta["elelem"]["plugins"]}
+        assert plugins["files"] == {
+            "name": "files",
+            "source": "builtin",
+            "path": "elelem_daemon.builtins.files",
+            "error": None,
+        }
         answer = await prompt(conn, session.session_id, text("!echo fine"))
         assert answer.stop_reason == "end_turn"
 
