@@ -1,9 +1,9 @@
 import asyncio
-import os
 import time
 import uuid
 
 import pytest
+from processes import alive
 
 from elelem_daemon.builtins import search
 
@@ -112,19 +112,7 @@ async def test_cancelling_a_running_command_kills_it(session):
 
 def sleeping() -> bool:
     """Is a `sleep NAP` started by this test still alive? (NAP is unique to this run.)"""
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                cmd = f.read().split(b"\0")
-            with open(f"/proc/{pid}/stat") as f:
-                state = f.read().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if cmd[:2] == [b"sleep", NAP.encode()] and state != "Z":
-            return True
-    return False
+    return alive(["sleep", NAP])
 
 
 async def test_glob_grep_and_list(session, workdir):

@@ -3,27 +3,14 @@
 from __future__ import annotations
 
 import asyncio
-import os
+
+from processes import alive
 
 from elelem_daemon.builtins.shell import run
 
 
-def alive(argv: list[bytes]) -> bool:
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                cmd = f.read().split(b"\0")[:-1]
-            with open(f"/proc/{pid}/stat") as f:
-                state = f.read().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if cmd == argv and state != "Z":
-            return True
-    return False
-
-
 async def test_cancelling_at_every_step_of_the_start_kills_the_group(tmp_path) -> None:
-    sleeper = [b"sleep", b"43.5"]  # a command line no other test uses
+    sleeper = ["sleep", "43.5"]  # a command line no other test uses
     for steps in range(12):  # cancel after 0, 1, 2, ... loop iterations: some land mid-start
         task = asyncio.create_task(run(["bash", "-c", "sleep 43.5 && echo never"], tmp_path))
         for _ in range(steps):

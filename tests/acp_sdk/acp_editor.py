@@ -14,10 +14,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-acp = pytest.importorskip("acp", reason="pip install -e '.[test]' installs agent-client-protocol")
-
+import acp  # noqa: E402  (the `test` extra installs agent-client-protocol: never skip)
 from acp.schema import (  # noqa: E402
     AcceptElicitationResponse,
     AllowedOutcome,
@@ -32,6 +29,7 @@ from acp.schema import (  # noqa: E402
     RequestPermissionResponse,
     WriteTextFileResponse,
 )
+from processes import alive  # noqa: F401  (the tests import it from here)
 
 TIMEOUT = 20
 
@@ -106,22 +104,6 @@ class Editor:
             while not check():
                 self.seen.clear()
                 await self.seen.wait()
-
-
-def alive(argv: list[str]) -> bool:
-    """Is a process with exactly this command line running (not a zombie)?"""
-    wanted = [part.encode() for part in argv]
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                cmd = f.read().split(b"\0")[:-1]
-            with open(f"/proc/{pid}/stat") as f:
-                state = f.read().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if cmd == wanted and state != "Z":
-            return True
-    return False
 
 
 async def gone(argv: list[str]) -> bool:

@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 import pytest
 
 from elelem_daemon.client import Client
+from elelem_daemon.procs import descendants  # noqa: F401  (the tests import it from here)
 
 T = TypeVar("T")
 pytestmark = pytest.mark.e2e
@@ -78,27 +79,6 @@ async def client(spawn: Any) -> Client:
 @pytest.fixture
 async def session(client: Client) -> str:
     return (await within(client.new_session()))["sessionId"]
-
-
-def descendants(pid: int) -> set[int]:
-    """The pids of a process's children, grandchildren, ... (read from /proc)."""
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat", "rb") as stat:
-                    ppid = int(stat.read().rsplit(b")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-            children.setdefault(ppid, []).append(int(entry))
-    found: set[int] = set()
-    todo = [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            if child not in found:
-                found.add(child)
-                todo.append(child)
-    return found
 
 
 def running(pid: int) -> bool:
