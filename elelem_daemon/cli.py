@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from . import __version__
+from . import __version__, keys
 
 COMMANDS = ("chat", "ask", "daemon", "sessions", "help")
 
@@ -85,6 +85,7 @@ def frame_limit(text: str) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    keys.take()  # first of all: the keys leave the environment (elelem_daemon/keys.py)
     args = list(sys.argv[1:] if argv is None else argv)
     if args and not args[0].startswith("-") and args[0] not in COMMANDS:
         print(f"Unknown command: {args[0]}", file=sys.stderr)

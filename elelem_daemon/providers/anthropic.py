@@ -24,6 +24,7 @@ from typing import Any
 
 import httpx
 
+from .. import keys
 from ..errors import ProviderError
 from .calls import doing
 from .http import Failure, HTTPProvider
@@ -59,7 +60,7 @@ class AnthropicProvider(HTTPProvider):
         max_tokens: int | None = None,
         thinking_budget: int | None = None,
     ) -> None:
-        self.api_key = api_key or os.environ.get("ANTHROPIC_API_KEY", "")
+        self.api_key = api_key or keys.get("ANTHROPIC_API_KEY")
         if not self.api_key:
             raise ProviderError("anthropic: set ANTHROPIC_API_KEY to use this provider")
         self.model = model or os.environ.get("ANTHROPIC_MODEL") or DEFAULT_MODEL
