@@ -1,23 +1,78 @@
 """Built-in tools `read`, `write` and `edit`. Paths are relative to the session's cwd.
 
+`read` shows at most READ_LINES lines and READ_CAP bytes (ELELEM_READ_CAP), from line
+`offset` on (`limit` lines), with a `note` saying what was left out and how to read on.
+
 `write` and `edit` results carry `diff`: a unified diff of what changed (from
-`/dev/null` for a new file), capped at DIFF_CAP characters, so clients can show it.
+`/dev/null` for a new file), capped at DIFF_CAP characters, so clients can show it;
+computed in a thread, and only for sides of at most DIFF_INPUT_CAP bytes.
+
+No file tool (these, `glob`, `grep`, `list`) touches `/proc`, `/sys` or `/dev`, nor
+anything that resolves into them (symlinks and `..` followed first): `target`
+refuses them, saying why. Process environments and memory live there.
 """
 
 from __future__ import annotations
 
+import asyncio
 import difflib
+import os
 from pathlib import Path
 from typing import Any
 
+from ..files import excerpt
 from ..registry import Plugin
 
 PATH = {"type": "string", "description": "File path, relative to the working directory"}
 DIFF_CAP = 50_000
+DIFF_INPUT_CAP = 2_000_000
+READ_LINES = 2000
+READ_CAP = int(os.environ.get("ELELEM_READ_CAP", "100000"))
+REFUSED = (Path("/proc"), Path("/sys"), Path("/dev"))
+
+
+class Refused(Exception):
+    """A path the file tools never touch."""
 
 
 def resolve(session: Any, path: str) -> Path:
     return (session.cwd / Path(path).expanduser()).resolve()
+
+
+def _devices() -> set[int]:
+    found = set()
+    for root in REFUSED[:2]:  # procfs and sysfs, wherever else they are mounted
+        try:
+            found.add(os.stat(root).st_dev)
+        except OSError:
+            pass
+    return found
+
+
+def refusal(path: Path) -> str | None:
+    """Why a resolved path is off limits, or None."""
+    for root in REFUSED:
+        if path.is_relative_to(root):
+            return f"it is under {root}"
+    try:
+        if os.stat(path).st_dev in _devices():
+            return "it is on a proc or sys file system"
+    except OSError:
+        pass
+    return None
+
+
+def target(session: Any, path: str) -> Path:
+    """The resolved path a file tool may use; raises Refused for /proc, /sys, /dev."""
+    resolved = resolve(session, path)
+    reason = refusal(resolved)
+    if reason is not None:
+        shown = path if str(resolved) == path else f"{path} (resolved: {resolved})"
+        raise Refused(
+            f"refused: {shown}: {reason}; the file tools do not touch /proc, /sys or /dev "
+            "(process environments and memory, devices)"
+        )
+    return resolved
 
 
 def unified(before: str | None, after: str, name: str) -> str:
@@ -35,6 +90,14 @@ def unified(before: str | None, after: str, name: str) -> str:
         cut = text.rfind("\n", 0, DIFF_CAP) + 1 or DIFF_CAP  # whole lines only
         text = f"{text[:cut]}[... diff truncated: {len(text) - cut} more characters]\n"
     return text
+
+
+async def diff(before: str | None, after: str, name: str) -> str:
+    """`unified`, in a thread; a note instead when a side is too large to compare."""
+    size = max(len(before or ""), len(after))
+    if size > DIFF_INPUT_CAP:
+        return f"[no diff: {size} characters, past {DIFF_INPUT_CAP}]\n"
+    return await asyncio.to_thread(unified, before, after, name)
 
 
 async def current(session: Any, path: Path) -> str | None:
@@ -59,25 +122,47 @@ async def preview(session: Any, tool: str, args: dict[str, Any]) -> str | None:
     """The diff `write` or `edit` would make with args; None for other tools or a failing edit."""
     if tool not in ("write", "edit") or not isinstance(args.get("path"), str):
         return None
-    path = resolve(session, args["path"])
-    before = await current(session, path)
+    try:
+        path = target(session, args["path"])
+        before = await current(session, path)
+    except (Refused, OSError):
+        return None  # the tool itself says why
     if tool == "write":
-        return unified(before, str(args.get("content", "")), args["path"])
+        return await diff(before, str(args.get("content", "")), args["path"])
     if before is None:
         return None
     after = replaced(before, str(args.get("old", "")), str(args.get("new", "")))
-    return unified(before, after, args["path"]) if isinstance(after, str) else None
+    return await diff(before, after, args["path"]) if isinstance(after, str) else None
 
 
 def register(plugin: Plugin) -> None:
-    @plugin.tool("read", "Read file", {"path": PATH}, ["path"], ["open"])
+    @plugin.tool(
+        "read",
+        "Read file",
+        {
+            "path": PATH,
+            "offset": {"type": "integer", "minimum": 1, "description": "First line (default 1)"},
+            "limit": {
+                "type": "integer",
+                "minimum": 1,
+                "description": f"Number of lines (default and most: {READ_LINES})",
+            },
+        },
+        ["path"],
+        ["open"],
+    )
     async def read(session: Any, args: dict[str, Any]) -> dict[str, Any]:
-        path = resolve(session, args["path"])
+        path = target(session, args["path"])
+        offset = int(args.get("offset") or 1)
+        limit = min(int(args.get("limit") or READ_LINES), READ_LINES)
         try:
-            content = await session.files.read_text(path, errors="replace")
+            shown = await excerpt(session.files, path, offset, limit, READ_CAP)
         except FileNotFoundError:
             return {"error": "not found", "path": args["path"]}
-        return {"content": content, "path": args["path"]}
+        result = {"content": shown.text, "path": args["path"]}
+        if shown.note:
+            result["note"] = shown.note
+        return result
 
     @plugin.tool(
         "write",
@@ -87,11 +172,14 @@ def register(plugin: Plugin) -> None:
         ["write<|channel|>"],
     )
     async def write(session: Any, args: dict[str, Any]) -> dict[str, Any]:
-        path = resolve(session, args["path"])
+        path = target(session, args["path"])
         before = await current(session, path)
         written = await session.files.write_text(path, args["content"])
-        diff = unified(before, args["content"], args["path"])
-        return {"bytes": written, "path": args["path"], "diff": diff}
+        return {
+            "bytes": written,
+            "path": args["path"],
+            "diff": await diff(before, args["content"], args["path"]),
+        }
 
     @plugin.tool(
         "edit",
@@ -104,7 +192,7 @@ def register(plugin: Plugin) -> None:
         ["path", "old", "new"],
     )
     async def edit(session: Any, args: dict[str, Any]) -> dict[str, Any]:
-        path = resolve(session, args["path"])
+        path = target(session, args["path"])
         try:
             text = await session.files.read_text(path)
         except FileNotFoundError:
@@ -118,5 +206,5 @@ def register(plugin: Plugin) -> None:
             "path": args["path"],
             "replaced": args["old"],
             "with": args["new"],
-            "diff": unified(text, after, args["path"]),
+            "diff": await diff(text, after, args["path"]),
         }
