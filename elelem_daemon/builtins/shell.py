@@ -22,6 +22,7 @@ from typing import Any
 from .. import keys
 from ..procs import death_signal, descendants, holders, pipe_of, reaper, signal_all
 from ..registry import Plugin
+from .files import target
 
 TIMEOUT = float(os.environ.get("ELELEM_TOOL_TIMEOUT", "120"))
 OUTPUT_CAP = int(os.environ.get("ELELEM_TOOL_OUTPUT_CAP", "100000"))
@@ -203,4 +204,6 @@ def register(plugin: Plugin) -> None:
     )
     async def list_(session: Any, args: dict[str, Any]) -> dict[str, Any]:
         flags = "-laR" if args.get("recursive") else "-la"
-        return await run(["ls", flags, "--", args.get("path") or "."], session.cwd)
+        path = args.get("path") or "."
+        target(session, path)  # refuses /proc, /sys and /dev
+        return await run(["ls", flags, "--", path], session.cwd)
