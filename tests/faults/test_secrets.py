@@ -1,8 +1,9 @@
 """Secrets: a canary API key planted in the daemon's environment never shows up on its
 stdout or stderr, in events, errors or the kept context, and tool processes do not
 inherit it unless ELELEM_TOOL_ENV_KEEP_KEYS=1 says so. The daemon moved it out of its
-own environment into `elelem_daemon.keys` (test_keys.py has the hostile cases). (Provider traffic with the same
-canary: test_providers.py.) Nor is it in the stored sessions' files."""
+own environment into `elelem_daemon.keys` (test_keys.py has the hostile cases).
+(Provider traffic with the same canary: test_providers.py.) Nor is it in the stored
+sessions' files."""
 
 from __future__ import annotations
 
