@@ -96,7 +96,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     from .log import setup
 
-    setup(getattr(options, "log_level", None))
+    setup(getattr(options, "log_level", None), queued=options.command == "daemon")
     if options.command == "sessions":
         return stored_sessions(options)
     if options.command == "daemon" and options.acp:

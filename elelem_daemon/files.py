@@ -121,6 +121,8 @@ def cut(
         else:
             partial = True
     last = offset + lines - (0 if partial else 1)
+    if not out and offset > 1:  # the offset is just past the last line
+        return Excerpt("", offset, offset - 1, f"the file has {offset - 1} lines")
     if lines >= limit and (block or stream.read(1)):
         note = f"showing lines {offset}-{last}; the file goes on: read on with offset={last + 1}"
     return Excerpt(bytes(out).decode("utf-8", "replace"), offset, last, note)

@@ -106,7 +106,7 @@ class AnthropicProvider(HTTPProvider):
         blocks: dict[int, dict[str, Any]] = {}
         kept: list[dict[str, Any]] = []
         usage = {"input_tokens": 0, "output_tokens": 0}
-        async for _, data in sse_events(response.aiter_lines()):
+        async for _, data in sse_events(self.lines(response)):
             event = self.parse(data)
             kind = event.get("type")
             if kind == "message_start":

@@ -91,7 +91,7 @@ class OpenAIProvider(HTTPProvider):
         calls: dict[int, dict[str, str]] = {}
         usage: dict[str, int] = {}
         finished = False
-        async for _, data in sse_events(response.aiter_lines()):
+        async for _, data in sse_events(self.lines(response)):
             if data.strip() == "[DONE]":
                 break
             chunk = self.parse(data)
