@@ -1,7 +1,7 @@
 """Keys: provider keys and other secrets live here, not in the process environment.
 
 `take()` runs first thing in every face (`elelem daemon`, `--acp`, `chat`, `ask`).
-It moves each variable whose name looks secret (`SECRET_NAMES`) out of `os.environ`
+It moves each variable whose name looks secret (`secret()`) out of `os.environ`
 (so out of the C environment, which child processes inherit) into a private dict,
 and wipes its `NAME=VALUE` bytes from the memory block that `/proc/PID/environ`
 shows: that file reads the process's *original* environment block (between
@@ -25,26 +25,24 @@ memory (`/proc/PID/mem`, ptrace) and with it the keys; root still can.
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import sys
 from collections.abc import Mapping
 
-SECRET_NAMES = (
-    "*_API_KEY",
-    "*_APIKEY",
-    "*_TOKEN",
-    "*SECRET*",
-    "*_PASSWORD",
-    "*_PASSWD",
-    "PGPASSWORD",
-    "*_PRIVATE_KEY",
-    "*_ACCESS_KEY",
-    "*_ACCESS_KEY_ID",
-    "*_CREDENTIALS",
-    "AWS_SESSION_TOKEN",
-    "AWS_SECURITY_TOKEN",
+# The names that look secret (case does not matter): these endings, anything with
+# SECRET in it, and PGPASSWORD. Matched with str methods: no regex at start-up.
+SECRET_ENDINGS = (
+    "_API_KEY",
+    "_APIKEY",
+    "_TOKEN",  # GITHUB_TOKEN, HF_TOKEN, AWS_SESSION_TOKEN, AWS_SECURITY_TOKEN
+    "_PASSWORD",
+    "_PASSWD",
+    "_PRIVATE_KEY",
+    "_ACCESS_KEY",
+    "_ACCESS_KEY_ID",  # AWS_ACCESS_KEY_ID
+    "_CREDENTIALS",
 )
+SECRET_NAMES = ("PGPASSWORD",)
 KEEP = "ELELEM_TOOL_ENV_KEEP"
 KEEP_ALL = "ELELEM_TOOL_ENV_KEEP_KEYS"
 
@@ -56,7 +54,7 @@ _guarded = False
 def secret(name: str) -> bool:
     """Does this variable name look like it holds a secret?"""
     upper = name.upper()
-    return any(fnmatch.fnmatchcase(upper, pattern) for pattern in SECRET_NAMES)
+    return upper.endswith(SECRET_ENDINGS) or "SECRET" in upper or upper in SECRET_NAMES
 
 
 def take(environ: os._Environ[str] | None = None) -> list[str]:
@@ -129,6 +127,8 @@ def environ() -> Mapping[str, str]:
 
 
 def kept(name: str, keep: list[str]) -> bool:
+    import fnmatch
+
     return any(fnmatch.fnmatchcase(name, pattern) for pattern in keep)
 
 

@@ -5,7 +5,7 @@ stdin closed and stdout+stderr merged. A timeout or a cancelled turn kills the w
 group and every descendant (SIGTERM, then SIGKILL). Once the command exits, the
 background children it left (which may hold its output open) are killed too.
 Output past the cap keeps its head and tail around a visible marker. Secrets (API
-keys, tokens, passwords: `keys.SECRET_NAMES`) are not in the environment a command
+keys, tokens, passwords: `keys.secret`) are not in the environment a command
 gets, unless `ELELEM_TOOL_ENV_KEEP` names them (`ELELEM_TOOL_ENV_KEEP_KEYS=1`: all).
 Commands die with the daemon, even on SIGKILL: the direct child by its parent-death
 signal, its process group (grandchildren included) by the reaper (see procs.py).
