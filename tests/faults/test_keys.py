@@ -299,3 +299,41 @@ async def test_a_command_cannot_read_the_daemons_memory(env: dict[str, str], dum
         assert "hits " in content and "hits 0" not in content, content
     else:
         assert "PermissionError" in content and "hits" not in content, content
+
+
+async def test_the_acp_face_and_the_terminal_hold_no_key_either(
+    env: dict[str, str], workdir: Path
+) -> None:
+    planted = {**env, **SECRETS}
+    acp = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "elelem_daemon", "--acp", "--provider", "stub",
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, env=planted,
+        cwd=str(workdir),
+    )  # fmt: skip
+    try:
+        assert acp.stdin is not None and acp.stdout is not None
+        hello = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {"protocolVersion": 1},
+        }
+        acp.stdin.write(json.dumps(hello).encode() + b"\n")
+        assert json.loads(await within(acp.stdout.readline(), 30))["id"] == 1
+        block = environ_of(acp.pid)
+        assert b"PATH=" in block and CANARY.encode() not in block
+    finally:
+        acp.kill()
+        await acp.wait()
+    command = json.dumps({"command": "{ env; cat /proc/$PPID/environ; } > seen.txt"})
+    ask = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "elelem_daemon", "ask", "--provider", "stub", "--no-save",
+        f"!tool execute {command}", stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=planted,
+        cwd=str(workdir),
+    )  # fmt: skip
+    out, err = await within(ask.communicate(), 60)
+    assert ask.returncode == 0, err
+    seen = (workdir / "seen.txt").read_bytes()
+    assert b"\nPATH=" in seen and b"\0PATH=" in seen  # it wrote both environments
+    assert CANARY.encode() not in seen + out + err
