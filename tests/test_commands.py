@@ -72,6 +72,22 @@ async def test_compact_summarises_into_one_message(session):
     assert list(session.conversation) == [{"role": "user", "content": "Context: done."}]
 
 
+async def test_a_failed_compact_keeps_the_conversation(session):
+    from elelem_daemon.errors import ProviderError
+
+    from conftest import Scripted
+
+    await session.turn("hi")
+    session.agent.provider = Scripted(ProviderError("openai 400: context size exceeded"))
+    out = await session.command("/compact")
+    assert out.splitlines() == [
+        "error: openai 400: context size exceeded",
+        "compact failed: the conversation is kept (/clear starts over)",
+    ]
+    assert session.conversation[0] == {"role": "user", "content": "hi"}
+    assert "Context:" not in json.dumps(list(session.conversation))
+
+
 async def test_reload_rereads_plugin_files(session, workdir):
     folder = workdir / ".agents" / "plugins"
     folder.mkdir(parents=True)
