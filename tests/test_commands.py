@@ -73,9 +73,9 @@ async def test_compact_summarises_into_one_message(session):
 
 
 async def test_a_failed_compact_keeps_the_conversation(session):
-    from elelem_daemon.errors import ProviderError
-
     from conftest import Scripted
+
+    from elelem_daemon.errors import ProviderError
 
     await session.turn("hi")
     session.agent.provider = Scripted(ProviderError("openai 400: context size exceeded"))
