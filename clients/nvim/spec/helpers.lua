@@ -94,6 +94,19 @@ function H.shutdown()
   require("elelem.daemon").shutdown()
 end
 
+--- What the screen shows now (headless Neovim keeps its grid): one string per row.
+function H.screen()
+  local rows = {}
+  for row = 1, vim.o.lines do
+    local cells = {}
+    for col = 1, vim.o.columns do
+      table.insert(cells, vim.fn.screenstring(row, col))
+    end
+    rows[row] = table.concat(cells)
+  end
+  return table.concat(rows, "\n")
+end
+
 --- A fresh tab session and an empty notification log.
 function H.reset()
   local s = H.session()
