@@ -38,7 +38,8 @@ local function prompt_of(params)
   end
   local args = type(tool.arguments) == "table" and tool.arguments or {}
   if not prompt then
-    prompt = ("Allow %s(%s)?"):format(tostring(tool.name or "?"), vim.json.encode(next(args) and args or vim.empty_dict()))
+    local shown = vim.json.encode(next(args) and args or vim.empty_dict())
+    prompt = ("Allow %s(%s)?"):format(tostring(tool.name or "?"), shown)
   end
   local lines = {}
   if type(tool.diff) == "string" and tool.diff ~= "" then

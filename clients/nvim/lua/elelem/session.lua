@@ -60,7 +60,7 @@ function Session:input()
   end
   self.prompt = input.create(tostring(self.tab), {
     submit = function(text)
-      self:send(text)
+      return (self:send(text))
     end,
     cancel = function()
       self:cancel()
@@ -159,9 +159,13 @@ function Session:ensure(cb)
 end
 
 ---@param err elelem.Error
-function Session:fail(err)
+---@param text string? the prompt or command line that failed
+function Session:fail(err, text)
   self.busy = false
   self.chat:notice("error: " .. errors.message(err), "ElelemError")
+  if text and errors.kind(err) == "session_busy" and input.restore(self:input(), text) then
+    self.chat:notice("(the prompt is back in the prompt area: send it when the session is free)")
+  end
   self:refresh()
 end
 
@@ -176,7 +180,10 @@ function Session:send(text)
     return self:shell(shell)
   end
   if self.busy then
-    local reason = "elelem: a turn is running; wait for it or :ElelemCancel"
+    -- kept, not lost: typed in the prompt area it stays there; from `:Elelem` it goes there
+    input.restore(self:input(), text)
+    local reason = "elelem: a turn is running; your prompt waits in the prompt area "
+      .. "(send it when the turn ends, or :ElelemCancel)"
     vim.notify(reason, vim.log.levels.WARN)
     return false, reason
   end
@@ -216,7 +223,7 @@ function Session:turn(text, epoch)
     if epoch ~= self.epoch then
       return
     elseif err then
-      return self:fail(err)
+      return self:fail(err, text)
     end
     self.busy = false
     self.chat:finish(result)
@@ -231,7 +238,7 @@ function Session:command(line, epoch)
     if epoch ~= self.epoch then
       return
     elseif err then
-      return self:fail(err)
+      return self:fail(err, line)
     end
     self.busy = false
     self.chat:output(tostring(result.output or ""))
