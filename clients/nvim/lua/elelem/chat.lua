@@ -25,6 +25,7 @@ local ns_tool = api.nvim_create_namespace("elelem.tools")
 ---@field listed boolean the last lines are tool lines
 ---@field previewed boolean the running tool call's diff is shown already
 ---@field calls table<string, integer> tool call id -> extmark on its line
+---@field errors table<string, boolean> error texts the running turn's `event/say` showed
 ---@field queue {kind: string, text: string}[]
 ---@field scheduled boolean
 local Chat = {}
@@ -33,7 +34,10 @@ Chat.__index = Chat
 ---@param name string unique part of the buffer name
 ---@return elelem.Chat
 function M.new(name)
-  return setmetatable({ name = name, empty = true, said = false, calls = {}, queue = {}, scheduled = false }, Chat)
+  return setmetatable(
+    { name = name, empty = true, said = false, calls = {}, errors = {}, queue = {}, scheduled = false },
+    Chat
+  )
 end
 
 --- The chat buffer, created on first use (or again if it was wiped).
@@ -183,7 +187,7 @@ function Chat:user(text)
   vim.list_extend(lines, { "", "## elelem" })
   local row = self:lines(lines) + #lines - 1
   self.header = api.nvim_buf_set_extmark(self:buffer(), ns, row, 0, {})
-  self.said, self.calls, self.listed = false, {}, false
+  self.said, self.calls, self.listed, self.errors = false, {}, false, {}
 end
 
 ---@param value any
@@ -261,7 +265,10 @@ function Chat:finish(result)
   local reason = result.stopReason or "end_turn"
   local reply = result.reply or ""
   if reason == "error" then
-    self:lines(split(reply), "ElelemError")
+    -- the daemon said the provider's error already (`event/say`); `Error: <it>` is no news
+    if not self.errors[(reply:gsub("^Error: ", ""))] then
+      self:lines(split(reply), "ElelemError")
+    end
   elseif reason == "cancelled" then
     self:lines({ "[cancelled]" }, "ElelemDim")
   elseif reason == "max_turn_requests" then
@@ -280,13 +287,16 @@ function Chat:finish(result)
       api.nvim_buf_set_extmark(self:buffer(), ns, row, 0, { virt_text = { { "  " .. summary, "ElelemDim" } } })
     end
   end
-  self.header, self.mode, self.listed = nil, nil, false
+  self.header, self.mode, self.listed, self.errors = nil, nil, false, {}
 end
 
 --- Something the agent printed (`event/say`).
 ---@param params {text: string, kind: string?}
 function Chat:say(params)
   local text = tostring(params.text or "")
+  if params.kind == "error" then
+    self.errors[text] = true
+  end
   if params.kind == "error" and not text:lower():match("^error") then
     text = "error: " .. text -- as the terminal prints it
   end
