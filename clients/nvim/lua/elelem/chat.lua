@@ -25,6 +25,7 @@ local ns_tool = api.nvim_create_namespace("elelem.tools")
 ---@field listed boolean the last lines are tool lines
 ---@field previewed boolean the running tool call's diff is shown already
 ---@field calls table<string, integer> tool call id -> extmark on its line
+---@field tools table<integer, elelem.ToolCall> extmark of a tool line -> its call and result
 ---@field errors table<string, boolean> error texts the running turn's `event/say` showed
 ---@field queue {kind: string, text: string}[]
 ---@field scheduled boolean
@@ -35,7 +36,7 @@ Chat.__index = Chat
 ---@return elelem.Chat
 function M.new(name)
   return setmetatable(
-    { name = name, empty = true, said = false, calls = {}, errors = {}, queue = {}, scheduled = false },
+    { name = name, empty = true, said = false, calls = {}, tools = {}, errors = {}, queue = {}, scheduled = false },
     Chat
   )
 end
@@ -51,7 +52,7 @@ function Chat:buffer()
   vim.bo[buf].filetype = "markdown"
   vim.bo[buf].modifiable = false
   vim.b[buf].elelem_chat = true
-  self.buf, self.empty, self.mode, self.calls = buf, true, nil, {}
+  self.buf, self.empty, self.mode, self.calls, self.tools = buf, true, nil, {}, {}
   thinking.track(buf)
   return buf
 end
@@ -219,7 +220,9 @@ function Chat:doing(params)
   local row = self:lines({ line })
   local buf = self:buffer()
   api.nvim_buf_set_extmark(buf, ns, row, 0, { end_col = 2 + #name, hl_group = "ElelemTool" })
-  self.calls[tostring(params.id)] = api.nvim_buf_set_extmark(buf, ns_tool, row, 0, {})
+  local mark = api.nvim_buf_set_extmark(buf, ns_tool, row, 0, {})
+  self.calls[tostring(params.id)] = mark
+  self.tools[mark] = { name = name, arguments = params.arguments }
   self.said, self.listed, self.previewed = false, true, false
 end
 
@@ -233,6 +236,10 @@ function Chat:result(params)
     mark = self.calls[tostring(params.id)]
   end
   local buf = self:buffer()
+  local call = self.tools[mark]
+  if call then
+    call.ok, call.result = params.ok == true, params.result
+  end
   local row = api.nvim_buf_get_extmark_by_id(buf, ns_tool, mark, {})[1]
   local line = api.nvim_buf_get_lines(buf, row, row + 1, false)[1]
   local err = type(params.result) == "table" and params.result.error
@@ -356,7 +363,21 @@ function Chat:clear()
     api.nvim_buf_clear_namespace(buf, space, 0, -1)
   end
   thinking.track(buf)
-  self.empty, self.mode, self.header, self.calls, self.said = true, nil, nil, {}, false
+  self.empty, self.mode, self.header, self.calls, self.tools, self.said = true, nil, nil, {}, {}, false
+end
+
+--- The tool call whose line is `row` (0-based), if it is a tool line.
+---@param row integer
+---@return elelem.ToolCall?
+function Chat:call_at(row)
+  if not (self.buf and api.nvim_buf_is_valid(self.buf)) then
+    return nil
+  end
+  for _, mark in ipairs(api.nvim_buf_get_extmarks(self.buf, ns_tool, { row, 0 }, { row, -1 }, {})) do
+    if self.tools[mark[1]] then
+      return self.tools[mark[1]]
+    end
+  end
 end
 
 --- All lines of the buffer.

@@ -72,7 +72,8 @@ function Session:input()
   return self.prompt
 end
 
---- Keys of the chat buffer: `q` closes, `<C-c>` cancels, `i`/`a`/`o` go to the prompt.
+--- Keys of the chat buffer: `q` closes, `<C-c>` cancels, `<CR>` on a tool line shows its
+--- result, `i`/`a`/`o` go to the prompt.
 ---@param buf integer
 function Session:keymaps(buf)
   if vim.b[buf].elelem_keys then
@@ -88,6 +89,13 @@ function Session:keymaps(buf)
   map("<C-c>", function()
     self:cancel()
   end, "cancel the turn")
+  map("<CR>", function()
+    local call = self.chat:call_at(api.nvim_win_get_cursor(0)[1] - 1)
+    if call then
+      return require("elelem.result").open(call)
+    end
+    vim.cmd.normal({ vim.v.count1 .. "+", bang = true }) -- what <CR> does elsewhere
+  end, "show the result of the tool call on this line")
   for _, key in ipairs({ "i", "a", "o" }) do
     map(key, function()
       self:show("input")
