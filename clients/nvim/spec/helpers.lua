@@ -21,7 +21,15 @@ H.options = {
   cmd = { H.python, "-m", "elelem_daemon" },
   provider = "stub",
   cwd = H.project,
-  env = { ELELEM_LOG_LEVEL = "warning" },
+  -- the daemon's own folders are the suite's, whatever it inherits (test.sh sets them too)
+  env = {
+    ELELEM_LOG_LEVEL = "warning",
+    HOME = H.tmp .. "/home",
+    XDG_CONFIG_HOME = H.tmp .. "/config",
+    XDG_DATA_HOME = H.tmp .. "/data",
+    XDG_STATE_HOME = H.tmp .. "/state",
+    XDG_CACHE_HOME = H.tmp .. "/cache",
+  },
 }
 
 function H.setup(extra)
