@@ -248,7 +248,7 @@ describe("the chat", function()
     local said = vim.tbl_filter(function(event)
       return event.method == "event/say"
     end, seen)
-    assert.are.same({ text = "the model is down", kind = "error" }, { text = said[1].params.text, kind = said[1].params.kind })
+    assert.are.same({ "the model is down", "error" }, { said[1].params.text, said[1].params.kind })
     local lines = H.lines()
     assert.are.same({ "## elelem", "considering the request", "error: the model is down" }, vim.list_slice(lines, 5))
     local _, count = H.text():gsub("the model is down", "")
