@@ -97,7 +97,7 @@ def workspace(tmp_path: Path) -> Path:
 async def test_a_real_turn_streams_and_calls_a_tool(llama, workspace):
     from elelem_daemon.client import Client
 
-    env = daemon_env(llama, OPENAI_TOOL_CHOICE="required,none", OPENAI_MAX_TOKENS="64")
+    env = daemon_env(llama, OPENAI_TOOL_CHOICE="required,none", OPENAI_MAX_TOKENS="96")
     async with await Client.spawn("daemon", env=env, cwd=str(workspace)) as client:
         await client.initialize()
         session = await client.new_session(cwd=str(workspace))
