@@ -52,7 +52,11 @@ node -e 'console.log(JSON.stringify({
 }, null, 2))' > "$WORK/ud/User/settings.json"
 printf 'bind-addr: 127.0.0.1:0\nauth: none\ncert: false\n' > "$WORK/cs.yaml"
 
-CS=(env "PATH=$NODE24_BIN:$PATH" "HOME=$WORK/home" "XDG_CONFIG_HOME=$WORK/xdg-config"
+# code-server and its daemon get nothing of the caller's that points elsewhere
+# (ELELEM_STATE_DIR moves stored sessions) or at a real provider.
+SCRUB=()
+for name in $(env | grep -oE '^(ELELEM|ANTHROPIC|OPENAI|OLLAMA)_[A-Za-z0-9_]*=' | tr -d =); do SCRUB+=(-u "$name"); done
+CS=(env "${SCRUB[@]}" "PATH=$NODE24_BIN:$PATH" "HOME=$WORK/home" "XDG_CONFIG_HOME=$WORK/xdg-config"
     "XDG_DATA_HOME=$WORK/xdg-data" "XDG_STATE_HOME=$WORK/xdg-state" "XDG_CACHE_HOME=$WORK/xdg-cache"
     "$ELELEM_CODE_SERVER" --config "$WORK/cs.yaml"
     --user-data-dir "$WORK/ud" --extensions-dir "$WORK/ext")

@@ -22,8 +22,15 @@ trap 'rm -rf "$SANDBOX"' EXIT
 scripts/real-state.sh > "$SANDBOX/before"
 mkdir -p "$SANDBOX"/{home,state,config,data,cache}
 status=0
-HOME="$SANDBOX/home" XDG_STATE_HOME="$SANDBOX/state" XDG_CONFIG_HOME="$SANDBOX/config" \
-  XDG_DATA_HOME="$SANDBOX/data" XDG_CACHE_HOME="$SANDBOX/cache" \
-  node --test test/*.test.js || status=$?
+(
+  # Nothing of the caller's that points the daemon elsewhere (ELELEM_STATE_DIR moves stored
+  # sessions) or at a real provider.
+  for name in $(env | grep -oE '^(ELELEM|ANTHROPIC|OPENAI|OLLAMA)_[A-Za-z0-9_]*=' | tr -d =); do
+    case "$name" in ELELEM_TEST_COMMAND | ELELEM_CHROMIUM) ;; *) unset "$name" ;; esac
+  done
+  export HOME="$SANDBOX/home" XDG_STATE_HOME="$SANDBOX/state" XDG_CONFIG_HOME="$SANDBOX/config" \
+    XDG_DATA_HOME="$SANDBOX/data" XDG_CACHE_HOME="$SANDBOX/cache"
+  node --test test/*.test.js
+) || status=$?
 scripts/real-state.sh "$SANDBOX/before" || status=1
 exit $status
