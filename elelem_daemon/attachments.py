@@ -2,9 +2,11 @@
 
 A client sends a list of these beside the prompt's text (protocol.md, Attachments):
 
-    {type: "file", path, range?}                the file's text (its lines in range),
-                                                read through `session.files`: an
-                                                editor's unsaved buffer when it has one
+    {type: "file", path, range?, text?}         the file's text (its lines in range),
+                                                read through `session.files` (an
+                                                editor's unsaved buffer when it has
+                                                one), or the `text` the client sent
+                                                (an ACP embedded resource)
     {type: "folder", path}                      a bounded listing of its files
     {type: "selection", path, range, text}      the selected text, as the editor sent it
     {type: "diagnostics", path?, items: [{range, severity?, message, source?, path?}]}
@@ -82,7 +84,7 @@ class Attachment:
     path: Path | None = None  # resolved
     shown: str = ""  # the path as the model reads it
     lines: Lines | None = None
-    text: str = ""  # a selection's
+    text: str | None = None  # a selection's; a file's when the client sent it
     name: str = ""  # a symbol's
     items: tuple[Diagnostic, ...] = ()
     more: int = 0  # diagnostics left out
@@ -130,7 +132,8 @@ def parse(value: Any, index: int, cwd: Path) -> Attachment:
     path, shown = located(check, cwd, "path")
     if kind == "file":
         lines = check.lines("range") if "range" in value else None
-        return Attachment("file", path, shown, lines, where=where)
+        given = check.field("text", str) if "text" in value else None
+        return Attachment("file", path, shown, lines, given, where=where)
     if kind == "folder":
         if not path.is_relative_to(cwd.resolve()):
             raise check.fail("refused", f"path: {shown} is outside the working directory")

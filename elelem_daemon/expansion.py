@@ -141,7 +141,7 @@ async def render(one: Attachment, files: Any, cwd: Path) -> str | Part:
     if one.type == "image":
         return {"type": "image", "mimeType": one.mime, "data": one.data}
     if one.type == "selection":
-        shown = await asyncio.to_thread(excerpt, one.text, 1, shapes.READ_LINES)
+        shown = await asyncio.to_thread(excerpt, one.text or "", 1, shapes.READ_LINES)
         return blocks.block(
             "selection", shown.text, path=one.shown, lines=str(one.lines), note=shown.note
         )
@@ -190,8 +190,13 @@ async def folder_block(one: Attachment, cwd: Path) -> str:
 
 
 async def file_block(one: Attachment, files: Any) -> str | Part:
-    """A file's (or a symbol's) lines through `files`, checked and capped."""
+    """A file's (or a symbol's) lines through `files` (or as the client sent them),
+    checked and capped."""
     assert one.path is not None
+    if one.text is not None:
+        if "\0" in one.text:
+            raise one.fail("binary", f"{one.shown} is a binary file, not text")
+        return await lines_block(one, one.text)
     kind, size, head = await asyncio.to_thread(probe, one.path)
     if kind == "folder":
         if one.type == "file":
@@ -220,6 +225,11 @@ async def file_block(one: Attachment, files: Any) -> str | Part:
         raise one.fail("unreadable", f"{one.shown}: {exc}") from None
     if "\0" in text:
         raise one.fail("binary", f"{one.shown} is a binary file, not text")
+    return await lines_block(one, text)
+
+
+async def lines_block(one: Attachment, text: str) -> str:
+    """The block of a file's text: the lines asked for, capped as `read` caps."""
     first = one.lines.first if one.lines else 1
     wanted = one.lines.last - first + 1 if one.lines else None
     limit = min(wanted or shapes.READ_LINES, shapes.READ_LINES)

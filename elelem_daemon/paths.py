@@ -44,41 +44,57 @@ SKIPPED = frozenset({".git", ".hg", ".svn"})
 
 
 class Listing:
-    """One listing: the sorted files, each folder's children, and files by name."""
+    """One listing: the sorted files, each folder's entries (worked out when first
+    asked for, a bisect per entry), and the files by name."""
 
     def __init__(self, files: list[str], source: str, truncated: bool = False) -> None:
         self.files = sorted(files)
         self.source = source  # "git" or "walk"
         self.truncated = truncated
-        children: dict[str, set[str]] = {}
-        for path in self.files:
-            folder, _, name = path.rpartition("/")
-            children.setdefault(f"{folder}/" if folder else "", set()).add(name)
-            while folder:
-                parent, _, name = folder.rpartition("/")
-                siblings = children.setdefault(f"{parent}/" if parent else "", set())
-                if f"{name}/" in siblings:
-                    break
-                siblings.add(f"{name}/")
-                folder = parent
-        self.children = {folder: sorted(names) for folder, names in children.items()}
-        self.by_name = sorted((p.rpartition("/")[2].lower(), p) for p in self.files)
+        low = [path[path.rfind("/") + 1 :].lower() for path in self.files]
+        order = sorted(range(len(low)), key=low.__getitem__)
+        self._names = [low[i] for i in order]  # file names, lower case, sorted
+        self._named = [self.files[i] for i in order]  # their paths
+        self._entries: dict[str, list[str]] = {}
 
     def under(self, folder: str) -> list[str]:
         """The files under folder (`src/`; `` for all), sorted."""
-        if not folder:
-            return list(self.files)
-        low = bisect_left(self.files, folder)
-        high = bisect_left(self.files, folder[:-1] + chr(ord(folder[-1]) + 1))
+        low, high = self._span(folder)
         return self.files[low:high]
+
+    def _span(self, folder: str) -> tuple[int, int]:
+        if not folder:
+            return 0, len(self.files)
+        low = bisect_left(self.files, folder)
+        return low, bisect_left(self.files, _past(folder), low)
+
+    def children(self, folder: str) -> list[str]:
+        """A folder's entries (`src/`; `` for cwd): names, folders with `/`, sorted. In
+        sorted paths a subfolder's files are together: one bisect skips them all."""
+        found = self._entries.get(folder)
+        if found is not None:
+            return found
+        at, end = self._span(folder)
+        found, size = [], len(folder)
+        while at < end:
+            rest = self.files[at][size:]
+            slash = rest.find("/")
+            if slash < 0:
+                found.append(rest)
+                at += 1
+            else:
+                found.append(rest[: slash + 1])
+                at = bisect_left(self.files, _past(folder + rest[: slash + 1]), at, end)
+        self._entries[folder] = found
+        return found
 
     def complete(self, word: str, limit: int = COMPLETIONS, anywhere: bool = False) -> list[str]:
         """The folder's entries that start with the word's last part (folders end with
         `/`), sorted; then, `anywhere` and for a word without `/`, the files in any
-        folder whose name starts with it (any case), by path."""
+        folder whose name starts with it (any case), by name."""
         folder, slash, stem = word.rpartition("/")
         prefix = f"{folder}/" if slash else ""
-        names = self.children.get(prefix, [])
+        names = self.children(prefix)
         found: list[str] = []
         at = bisect_left(names, stem)
         while at < len(names) and names[at].startswith(stem) and len(found) < limit:
@@ -86,15 +102,17 @@ class Listing:
             at += 1
         if anywhere and not slash and stem and len(found) < limit:
             key, seen = stem.lower(), set(found)
-            at = bisect_left(self.by_name, (key, ""))
-            while at < len(self.by_name) and len(found) < limit:
-                name, path = self.by_name[at]
-                if not name.startswith(key):
-                    break
-                if path not in seen:
-                    found.append(path)
+            at = bisect_left(self._names, key)
+            while at < len(self._names) and self._names[at].startswith(key) and len(found) < limit:
+                if self._named[at] not in seen:
+                    found.append(self._named[at])
                 at += 1
         return found
+
+
+def _past(folder: str) -> str:
+    """The least string after every path under folder (which ends with `/`)."""
+    return folder[:-1] + chr(ord(folder[-1]) + 1)
 
 
 class PathIndex:

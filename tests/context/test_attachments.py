@@ -196,6 +196,20 @@ async def test_a_buffer_not_yet_on_disk_can_be_attached(session, project: Path) 
     assert got.endswith('<attachment type="file" path="new.py">\ndraft\n</attachment>')
 
 
+async def test_a_file_can_come_with_its_text_as_the_client_has_it(session, project) -> None:
+    sent = {"type": "file", "path": "src/app.py", "text": "one\ntwo\nthree\n", "range": lsp(2, 3)}
+    got = await turn(session, "x", [sent])
+    assert got.endswith(
+        '<attachment type="file" path="src/app.py" lines="2-3">\ntwo\nthree\n</attachment>'
+    )
+    got = await turn(session, "x", [{"type": "file", "path": "not-on-disk.md", "text": "draft"}])
+    assert got.endswith('<attachment type="file" path="not-on-disk.md">\ndraft\n</attachment>')
+    error = await refused(session, [{"type": "file", "path": "b", "text": "a\0b"}])
+    assert error.data["reason"] == "binary"
+    error = await refused(session, [{"type": "file", "path": "b", "text": 5}])
+    assert "text: expected a string, got a number" in str(error)
+
+
 # -- caps ---------------------------------------------------------------------------------
 async def test_a_long_file_is_cut_as_read_cuts_it_with_a_note(session, project: Path) -> None:
     (project / "long.txt").write_text("".join(f"{n}\n" for n in range(1, 3001)))

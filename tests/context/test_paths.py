@@ -217,5 +217,13 @@ def test_listing_under_a_folder() -> None:
     listing = Listing(["a/b", "a/c/d", "ab", "a0", "b"], "walk")
     assert listing.under("a/") == ["a/b", "a/c/d"]
     assert listing.under("") == ["a/b", "a/c/d", "a0", "ab", "b"]
-    assert listing.children[""] == ["a/", "a0", "ab", "b"]
-    assert listing.children["a/"] == ["b", "c/"]
+    assert listing.children("") == ["a/", "a0", "ab", "b"]
+    assert listing.children("a/") == ["b", "c/"]
+    assert listing.children("a/c/") == ["d"] and listing.children("x/") == []
+
+
+def test_entries_in_path_order_whatever_the_names() -> None:
+    files = ["s/app.py", "s/app/x", "s/app-y/z", "s/app0", "s/b/c/d", "s/b/e", "s/b.md"]
+    listing = Listing(files, "walk")
+    assert listing.children("s/") == ["app-y/", "app.py", "app/", "app0", "b.md", "b/"]
+    assert listing.complete("s/app") == ["s/app-y/", "s/app.py", "s/app/", "s/app0"]
