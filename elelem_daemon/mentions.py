@@ -24,6 +24,7 @@ MAX_MENTIONS; the stat calls run in the caller's thread (the core runs `find` in
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,10 +32,12 @@ from .errors import AttachmentError
 
 MAX_MENTIONS = 20
 MAX_CANDIDATES = 100  # `@` words looked at; the rest stay text
+MAX_WORD = 4096 + 32  # a longer word is no path (PATH_CAP and a range)
+MAX_STRIPPED = 8  # trailing punctuation characters tried off a word
 OPENERS = frozenset(" \t\n\r([{\"'")
 TRAILING = ".,;:!?)]}'\""
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-_SPAN = re.compile(r"(`+)(?:.+?)(?<!`)\1(?!`)", re.DOTALL)
+_TICKS = re.compile(r"`+")
 _RANGE = re.compile(r"^(?P<path>.+?):(?P<first>\d+)(?:-(?P<last>\d+))?$")
 _WORD = re.compile(r"\S+")
 
@@ -69,10 +72,32 @@ def code_spans(text: str) -> list[tuple[int, int]]:
         at += len(line)
     if fence:
         spans.append((fence_start, len(text)))
-    joined = _merge(plain)
-    for start, end in joined:
-        spans += [(start + m.start(), start + m.end()) for m in _SPAN.finditer(text[start:end])]
+    for start, end in _merge(plain):
+        spans += backtick_spans(text, start, end)
     return sorted(spans)
+
+
+def backtick_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """Code spans in text[start:end]: a run of N backticks up to the next run of exactly
+    N (CommonMark). Linear: per length, a pointer that only moves forward."""
+    runs = [(m.start(), m.end()) for m in _TICKS.finditer(text, start, end)]
+    by_length: dict[int, list[int]] = {}
+    for n, (a, b) in enumerate(runs):
+        by_length.setdefault(b - a, []).append(n)
+    next_of = dict.fromkeys(by_length, 0)
+    spans, n = [], 0
+    while n < len(runs):
+        length = runs[n][1] - runs[n][0]
+        same, at = by_length[length], next_of[length]
+        while at < len(same) and same[at] <= n:
+            at += 1
+        next_of[length] = at
+        if at == len(same):
+            n += 1
+            continue
+        spans.append((runs[n][0], runs[same[at]][1]))
+        n = same[at] + 1
+    return spans
 
 
 def _merge(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -89,12 +114,13 @@ def find(text: str, cwd: Path) -> tuple[str, list[Mention]]:
     """The text without its `\\@` escapes, and the mentions in it (see the docstring)."""
     cwd = cwd.resolve()
     code = code_spans(text)
+    starts = [start for start, _ in code]
     out: list[str] = []
     mentions: list[Mention] = []
     seen: set[tuple[str, int | None, int | None]] = set()
     at = looked = 0
     for index in (i for i, c in enumerate(text) if c == "@"):
-        if _inside(index, code):
+        if _inside(index, code, starts):
             continue
         if index and text[index - 1] == "\\":
             out.append(text[at : index - 1])
@@ -103,8 +129,8 @@ def find(text: str, cwd: Path) -> tuple[str, list[Mention]]:
         if (index and text[index - 1] not in OPENERS) or looked >= MAX_CANDIDATES:
             continue
         looked += 1
-        word = _WORD.match(text, index + 1)
-        mention = resolve(word[0], cwd) if word else None
+        word = _WORD.match(text, index + 1, index + 2 + MAX_WORD)  # one past: too long
+        mention = resolve(word[0], cwd) if word and len(word[0]) <= MAX_WORD else None
         if mention is None or (key := (mention.path, mention.first, mention.last)) in seen:
             continue
         if len(mentions) >= MAX_MENTIONS:
@@ -142,7 +168,7 @@ def resolve(word: str, cwd: Path) -> Mention | None:
 
 def _forms(word: str) -> list[str]:
     forms = [word]
-    while forms[-1] and forms[-1][-1] in TRAILING:
+    while forms[-1] and forms[-1][-1] in TRAILING and len(forms) <= MAX_STRIPPED:
         forms.append(forms[-1][:-1])
     return [form for form in forms if form]
 
@@ -167,5 +193,7 @@ def _existing(path: str, cwd: Path) -> str | None:
     return f"{shown}/" if folder else shown
 
 
-def _inside(index: int, spans: list[tuple[int, int]]) -> bool:
-    return any(start <= index < end for start, end in spans)
+def _inside(index: int, spans: list[tuple[int, int]], starts: list[int]) -> bool:
+    """Whether index is in one of the sorted, non-overlapping spans."""
+    at = bisect_right(starts, index) - 1
+    return at >= 0 and index < spans[at][1]

@@ -263,6 +263,12 @@ async def test_too_much_text_in_all_is_refused(session, project, monkeypatch) ->
     assert "at most 150 go in one message" in str(error)
 
 
+async def test_too_many_diagnostics_are_refused_unread(session) -> None:
+    items = [{"range": "not even checked"}] * 2001
+    error = await refused(session, [{"type": "diagnostics", "items": items}])
+    assert error.data["reason"] == "too_large" and "items: at most 2000" in str(error)
+
+
 async def test_too_many_attachments_are_refused(session) -> None:
     many = [{"type": "selection", "path": "a", "range": lsp(1, 1), "text": "x"}] * 33
     error = await refused(session, many)

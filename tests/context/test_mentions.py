@@ -174,3 +174,46 @@ async def test_a_mentioned_binary_file_refuses_the_message(cwd: Path) -> None:
 async def test_escapes_leave_the_message_and_nothing_is_attached(cwd: Path) -> None:
     got = await expansion.expand(r"mail \@README.md", [], cwd=cwd, files=Buffers({}))
     assert got == "mail @README.md"
+
+
+# -- hostile text: bounded work, whatever is typed or pasted ---------------------------------
+def finishes(text: str, cwd: Path, seconds: float = 20.0) -> tuple[str, list[Mention]]:
+    """find, in a thread; a hang guard (quadratic work on these texts takes hours)."""
+    import threading
+
+    done: list[tuple[str, list[Mention]]] = []
+    worker = threading.Thread(target=lambda: done.append(find(text, cwd)), daemon=True)
+    worker.start()
+    worker.join(seconds)
+    assert done, f"find did not finish within {seconds} s"
+    return done[0]
+
+
+def test_unmatched_backtick_runs_are_linear(cwd: Path) -> None:
+    text = "``" + " `x" * 200_000 + " @README.md"
+    assert [m.path for m in finishes(text, cwd)[1]] == ["README.md"]
+
+
+def test_many_ats_inside_many_spans(cwd: Path) -> None:
+    text = "`@x` " * 100_000 + "@README.md"
+    assert [m.path for m in finishes(text, cwd)[1]] == ["README.md"]
+
+
+def test_a_long_tail_of_punctuation_or_ranges_is_bounded(cwd: Path) -> None:
+    tail = "@README.md" + "." * 200_000 + " @src/app.py" + ":1" * 100_000
+    text = tail + " " + " ".join(["@nope"] * 50_000)
+    assert finishes(text, cwd)[1] == []  # too long to be a path; the rest are not paths
+
+
+def test_only_so_many_at_words_are_looked_up(cwd: Path, monkeypatch) -> None:
+    import elelem_daemon.mentions as mentions
+
+    looked: list[str] = []
+    real = mentions.resolve
+    monkeypatch.setattr(mentions, "resolve", lambda w, c: looked.append(w) or real(w, c))
+    find(" ".join(["@nope"] * 1000) + " @README.md", cwd)
+    assert len(looked) == mentions.MAX_CANDIDATES
+
+
+def test_nested_openers_in_one_long_word(cwd: Path) -> None:
+    assert finishes("(@" * 300_000, cwd)[1] == []
