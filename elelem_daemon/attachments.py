@@ -47,6 +47,7 @@ MAX_ATTACHMENTS = 32  # in one message, mentions included
 TOTAL_CAP = 4 * READ_CAP  # bytes of text, all blocks together
 IMAGE_CAP = 5 * 1024 * 1024  # bytes, decoded (Anthropic's limit per image)
 MAX_IMAGES = 8
+IMAGES_CAP = 20 * 1024 * 1024  # bytes, all the images of a message (requests stay < 32 MB)
 FOLDER_ENTRIES = 200
 MAX_DIAGNOSTICS = 200
 MESSAGE_CAP = 2000  # characters of one diagnostic's message

@@ -20,7 +20,8 @@ model read).
      at most MAX_DIAGNOSTICS, with a note when more;
    - image: not a block: an image part after the text;
 3. refuses, before anything is kept or sent: more than TOTAL_CAP bytes of blocks,
-   more than MAX_IMAGES images, and any image when the provider has no `vision`.
+   more than MAX_IMAGES images or IMAGES_CAP bytes of them, and any image when the
+   provider has no `vision`.
 
 The result is the text with its blocks (a string), or, with images, the parts
 `[{type: text, text}, {type: image, mimeType, data}, …]` (conversation.py).
@@ -40,7 +41,7 @@ from typing import Any, NamedTuple
 from . import attachments as shapes
 from . import blocks, mentions, paths
 from .attachments import Attachment, Lines
-from .conversation import Content, Part
+from .conversation import Content, Part, image_bytes
 from .errors import AttachmentError
 
 HEAD = 8192  # bytes read to tell text from binary
@@ -108,6 +109,13 @@ async def expand(
             reason="too_many",
             type="image",
         )
+    weight = sum(image_bytes(image) for image in images)
+    if weight > shapes.IMAGES_CAP:
+        raise AttachmentError(
+            f"the images come to {weight} bytes; at most {shapes.IMAGES_CAP} in one message",
+            reason="too_large",
+            type="image",
+        )
     if images:
         _need_vision(provider, next(a for a, m in zip(wanted, made, strict=True) if m in images))
     message = blocks.message(text, texts)
@@ -126,9 +134,10 @@ def from_mention(found: mentions.Mention, cwd: Path) -> Attachment:
 def _need_vision(provider: Any, one: Attachment) -> None:
     if accepts_images(provider):
         return
-    name = getattr(provider, "name", None) or "this"
+    name = getattr(provider, "name", None)
     model = getattr(provider, "model", None)
-    which = f"the {name} provider" + (f" (model {model})" if model else "")
+    which = f"the {name} provider" if name else "this provider"
+    which += f" (model {model})" if model else ""
     raise one.fail(
         "vision",
         f"{which} does not accept images: switch to one that does (anthropic, openai, or "

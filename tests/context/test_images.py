@@ -106,6 +106,22 @@ async def test_an_image_past_the_cap_is_refused_before_decoding(session, monkeyp
     assert "more than 60 bytes" in str(caught.value)
 
 
+async def test_too_many_image_bytes_in_one_message_are_refused(session, monkeypatch) -> None:
+    monkeypatch.setattr(shapes, "IMAGES_CAP", 100)
+    await expansion.for_session(session, "x", [IMAGE])
+    with pytest.raises(AttachmentError) as caught:
+        await expansion.for_session(session, "x", [IMAGE, IMAGE])
+    assert caught.value.data == {"reason": "too_large", "type": "image"}
+    assert str(caught.value) == "the images come to 136 bytes; at most 100 in one message"
+
+
+async def test_a_provider_of_no_name_is_this_provider(session) -> None:
+    session.provider = object()
+    with pytest.raises(AttachmentError) as caught:
+        await expansion.for_session(session, "x", [IMAGE])
+    assert "(image): this provider does not accept images" in str(caught.value)
+
+
 async def test_more_than_eight_images_are_refused(session) -> None:
     with pytest.raises(AttachmentError) as caught:
         await expansion.for_session(session, "x", [IMAGE] * 9)
