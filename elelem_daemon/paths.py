@@ -10,7 +10,8 @@ Its listing comes from:
 Either way at most MAX_FILES paths (git's output is cut there, and after GIT_SECONDS),
 relative to cwd with `/`; a name that is not UTF-8 is left out.
 
-Freshness: a listing is trusted for TTL seconds, and only while git's index file
+Freshness: a listing is trusted for TTL seconds (or 4 times what making it took, if
+longer), and only while git's index file
 keeps its mtime (`git add`, a checkout, a commit change it). A completion after that
 is answered from the listing it has while a new one is made in a background thread
 (one at a time), so after the first listing no completion waits for git or a walk.
@@ -126,6 +127,7 @@ class PathIndex:
         self.loads = 0  # how many listings were made (for tests and the bench)
         self._lock = threading.Lock()  # held while a listing is made
         self._loaded_at = 0.0
+        self._cost = 0.0  # seconds the last listing took
         self._git_index: Path | None = None
         self._index_mtime: float | None = None
 
@@ -157,7 +159,7 @@ class PathIndex:
         return listing
 
     def fresh(self) -> bool:
-        if self.listing is None or self.clock() - self._loaded_at >= self.ttl:
+        if self.listing is None or self.clock() - self._loaded_at >= self.trusted():
             return False
         return self._git_index is None or _mtime(self._git_index) == self._index_mtime
 
@@ -186,8 +188,14 @@ class PathIndex:
             self._git_index = self._index_mtime = None
             files, truncated = walk(self.cwd)
             listing = Listing(files, "walk", truncated)
-        self.listing, self._loaded_at = listing, started
+        self.listing, self._loaded_at = listing, self.clock()
+        self._cost = self._loaded_at - started
         self.loads += 1
+
+    def trusted(self) -> float:
+        """Seconds a listing is trusted: TTL, or 4 times what the last one took, so a
+        tree that takes long to list is not listed over and over."""
+        return max(self.ttl, 4 * self._cost)
 
     # -- completion -----------------------------------------------------------------
     def complete(self, word: str, limit: int = COMPLETIONS, anywhere: bool = False) -> list[str]:

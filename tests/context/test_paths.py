@@ -141,6 +141,24 @@ def test_a_listing_is_renewed_after_its_time(tmp_path: Path) -> None:
     assert index.complete("a") == ["a.txt"]
 
 
+def test_a_slow_listing_is_trusted_longer(tmp_path: Path, monkeypatch) -> None:
+    now = [0.0]
+    real = paths.walk
+
+    def slow_walk(cwd: Path):
+        now[0] += 10.0  # this listing takes 10 s
+        return real(cwd)
+
+    monkeypatch.setattr(paths, "walk", slow_walk)
+    index = PathIndex(tmp_path, ttl=5, clock=lambda: now[0])
+    index.wait()
+    assert index.trusted() == 40.0
+    now[0] += 39.0
+    assert index.fresh()
+    now[0] += 1.0
+    assert not index.fresh()
+
+
 async def test_on_the_event_loop_the_first_completion_does_not_wait(
     repo: Path, monkeypatch
 ) -> None:
