@@ -22,6 +22,7 @@ import logging
 import re
 import stat
 import time
+import weakref
 from pathlib import Path
 
 from . import manifest, retention
@@ -68,6 +69,7 @@ class Checkpoints:
         self._kinds: dict[tuple[str, int], str] = {}
         self._upkeep: asyncio.Task[None] | None = None
         self._saves = 0
+        _made.add(self)
 
     # -- what can run -------------------------------------------------------------
     def refusal(self) -> str | None:
@@ -236,13 +238,17 @@ class Checkpoints:
         done = Restored(True, dry_run, "git")
         for status, path in changes:
             {"A": done.deleted, "D": done.created}.get(status, done.restored).append(path)
+        done.unsaved = sorted(await shadow.present(target, now.manifest.skipped))
+        for path in done.unsaved:  # out of the index for its size, yet on disk
+            done.created.remove(path)
+            done.restored.append(path)
+        done.restored.sort()
         touched = set(done.restored) | set(done.created) | set(done.deleted)
         if not (wanted.truncated or now.manifest.truncated):  # a chmod alone, undone too
             was, has = wanted.modes, now.manifest.modes
             done.restored += sorted(p for p in {*was, *has} - touched if was.get(p) != has.get(p))
             touched |= set(done.restored)
         done.outside = sorted(await self._outside(shadow, session, turn, now.commit) & touched)
-        done.unsaved = sorted(await shadow.present(target, now.manifest.skipped))
         keep = set(wanted.empty_dirs)
         inside = [*done.created, *done.restored, *keep]
         done.dirs_created = await asyncio.to_thread(missing, self.cwd, wanted.empty_dirs)
@@ -380,6 +386,7 @@ def settle(
 
 
 _open: dict[tuple[Path, Path], Checkpoints] = {}
+_made: weakref.WeakSet[Checkpoints] = weakref.WeakSet()
 
 
 def for_cwd(cwd: Path | str, settings: Settings | None = None) -> Checkpoints:
@@ -392,6 +399,7 @@ def for_cwd(cwd: Path | str, settings: Settings | None = None) -> Checkpoints:
 
 
 async def close_all() -> None:
-    for checkpoints in list(_open.values()):
+    """Stop every folder's upkeep (at shutdown): a `git gc` under way is killed."""
+    for checkpoints in list(_made):
         await checkpoints.close()
     _open.clear()

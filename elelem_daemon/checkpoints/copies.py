@@ -21,6 +21,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import stat
 import time
 from pathlib import Path
@@ -30,6 +31,7 @@ from . import manifest
 from .outcome import Restored
 
 CHUNK = 1 << 20
+BLOB = re.compile(r"[0-9a-f]{64}")
 MAX_PATHS = 10_000  # per turn
 
 
@@ -84,7 +86,7 @@ class Copies:
         """What `rel` is now; with `keep`, its bytes are copied into the blobs."""
         info = manifest.lstat(self.cwd, rel)
         if info is None:
-            return {"kind": "absent"}
+            return {"kind": "absent", "dirs": self._missing_parents(rel) if keep else []}
         if stat.S_ISLNK(info.st_mode):
             return {"kind": "link", "target": os.readlink(self.cwd / rel)}
         if not stat.S_ISREG(info.st_mode):
@@ -95,6 +97,15 @@ class Copies:
         if blob is None:
             return {"kind": "skipped", "size": info.st_size}
         return {"kind": "file", "blob": blob, "mode": info.st_mode & 0o7777, "size": info.st_size}
+
+    def _missing_parents(self, rel: str) -> list[str]:
+        """The folders a write to `rel` will create, deepest first."""
+        missing = []
+        parent = rel.rpartition("/")[0]
+        while parent and manifest.lstat(self.cwd, parent) is None:
+            missing.append(parent)
+            parent = parent.rpartition("/")[0]
+        return missing
 
     def _copy(self, rel: str, keep: bool) -> str | None:
         digest = hashlib.sha256()
@@ -179,31 +190,44 @@ class Copies:
         return done
 
     def _put(self, rel: str, want: dict[str, Any]) -> bool:
+        """Make `rel` what `want` says, never through a symlink; False if it cannot."""
         *parents, name = rel.split("/")
+        if want["kind"] == "absent":
+            try:
+                with manifest.folder(self.cwd, parents) as fd:
+                    os.unlink(name, dir_fd=fd)
+            except OSError:
+                return False
+            for folder in want.get("dirs") or []:  # the folders the write made, if empty
+                if not (manifest.safe(folder) and manifest.remove_dir(self.cwd, folder)):
+                    break
+            return True
         temp = f".{name}.elelem-{os.getpid()}"
         try:
-            with manifest.folder(self.cwd, parents, create=want["kind"] != "absent") as fd:
-                if want["kind"] == "absent":
-                    os.unlink(name, dir_fd=fd)
-                    return True
-                if want["kind"] == "link":
-                    os.symlink(want["target"], temp, dir_fd=fd)
-                else:
-                    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-                    out = os.open(temp, flags, 0o600, dir_fd=fd)
-                    with (
-                        os.fdopen(out, "wb") as file,
-                        open(self.folder / "blobs" / want["blob"], "rb") as blob,
-                    ):
-                        while chunk := blob.read(CHUNK):
-                            file.write(chunk)
-                        os.fchmod(file.fileno(), int(want["mode"]) & 0o7777)
-                os.replace(temp, name, src_dir_fd=fd, dst_dir_fd=fd)
-                return True
+            with manifest.folder(self.cwd, parents, create=True) as fd:
+                try:
+                    if want["kind"] == "link":
+                        os.symlink(want["target"], temp, dir_fd=fd)
+                    else:
+                        self._write(fd, temp, want)
+                    os.replace(temp, name, src_dir_fd=fd, dst_dir_fd=fd)
+                except OSError:
+                    with contextlib.suppress(OSError):
+                        os.unlink(temp, dir_fd=fd)
+                    raise
         except OSError:
-            with contextlib.suppress(OSError), manifest.folder(self.cwd, parents) as fd:
-                os.unlink(temp, dir_fd=fd)
             return False
+        return True
+
+    def _write(self, fd: int, temp: str, want: dict[str, Any]) -> None:
+        if not isinstance(want.get("blob"), str) or not BLOB.fullmatch(want["blob"]):
+            raise OSError(f"a copy names no blob: {want.get('blob')!r}")
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        out = os.open(temp, flags, 0o600, dir_fd=fd)
+        with os.fdopen(out, "wb") as file, open(self.folder / "blobs" / want["blob"], "rb") as blob:
+            while chunk := blob.read(CHUNK):
+                file.write(chunk)
+            os.fchmod(file.fileno(), int(want["mode"]) & 0o7777)
 
     def forget(self, session: str, since: int | None = None) -> int:
         gone = 0

@@ -185,7 +185,9 @@ def empty_dirs(root: Path, entries: list[str], budget: int = WALK_BUDGET) -> tup
             return sorted(found), True
         if not children:
             found.append(path)
+        if any(child.name == ".git" for child in children):
+            continue  # a nested repository: its folders are its own
         for child in children:
-            if child.name != ".git" and child.is_dir(follow_symlinks=False):
+            if child.is_dir(follow_symlinks=False):
                 todo.append(f"{path}/{child.name}")
     return sorted(found), False

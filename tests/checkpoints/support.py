@@ -40,14 +40,17 @@ def listing(root: Path, skip: tuple[str, ...] = (".git",)) -> dict[str, tuple]:
     return found
 
 
-def git(cwd: Path, *args: str, check: bool = True) -> str:
+def run_git(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, **GIT_ENV}
     for name in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):
         env.pop(name, None)
-    done = subprocess.run(
+    return subprocess.run(
         ["git", *args], cwd=cwd, env=env, capture_output=True, text=True, check=check
     )
-    return done.stdout
+
+
+def git(cwd: Path, *args: str) -> str:
+    return run_git(cwd, *args).stdout
 
 
 def repo_state(repo: Path) -> dict[str, object]:
