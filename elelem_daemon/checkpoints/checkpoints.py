@@ -148,6 +148,8 @@ class Checkpoints:
                 await asyncio.to_thread(self.copies.end, session, turn)
         except OSError as exc:
             return Saved(False, "io_error", error=str(exc), ms=ms(began))
+        self._saves += 1
+        self._schedule()
         return Saved(True, "copy", error=self.refusal(), ms=ms(began))
 
     async def before_write(self, session: str, turn: int, path: str | Path) -> bool:
@@ -313,6 +315,10 @@ class Checkpoints:
 
     async def upkeep(self, prune: bool = True, gc: bool = True) -> None:
         """Prune by count and age, then `git gc`; a checkpoint call cancels it."""
+        if prune:
+            with contextlib.suppress(OSError):
+                s = self.settings
+                await asyncio.to_thread(self.copies.prune, s.keep, s.days)
         shadow = self._shadow
         if shadow is None or not (shadow.dir / "HEAD").is_file():
             return

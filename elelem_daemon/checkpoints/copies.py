@@ -237,6 +237,22 @@ class Copies:
                 gone += 1
         return gone
 
+    def prune(self, keep: int, days: float, now: float | None = None) -> int:
+        """Drop the turns beyond each session's last `keep`, or older than `days`."""
+        now = time.time() if now is None else now
+        gone = 0
+        for folder in (self.folder / "turns").glob("*") if (self.folder / "turns").is_dir() else []:
+            turns = self.turns(folder.name)
+            for turn in turns:
+                record = self.load(folder.name, turn) or {}
+                old = now - float(record.get("at") or 0) > days * 86_400
+                if old or turn not in turns[-keep:]:
+                    self.record_path(folder.name, turn).unlink(missing_ok=True)
+                    gone += 1
+        if gone:
+            self.sweep()
+        return gone
+
     def sweep(self) -> None:
         """Remove the blobs no record names any more."""
         used: set[str] = set()
