@@ -270,7 +270,8 @@ class Checkpoints:
     async def _outside(self, shadow: Shadow, session: str, turn: int, now: str) -> set[str]:
         """Paths changed between the session's turns (end of one, start of the next)."""
         refs = await shadow.refs(f"{START}/{session}/", f"{END}/{session}/")
-        starts, ends = {}, {}
+        starts: dict[int, str] = {}
+        ends: dict[int, str] = {}
         for name, commit, _ in refs:
             if (found := retention.turn_of(name)) and found[1] >= turn:
                 (ends if name.startswith(END + "/") else starts)[found[1]] = commit

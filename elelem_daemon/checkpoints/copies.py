@@ -161,17 +161,15 @@ class Copies:
         for _, record in kept:
             for rel, before in record["files"].items():
                 target.setdefault(rel, before)
-                if (
-                    rel in last_end
-                    and last_end[rel] is not None
-                    and not same(last_end[rel], before)
-                ):
+                seen = last_end.get(rel)
+                if seen is not None and not same(seen, before):
                     outside.add(rel)
                 last_end[rel] = (record.get("end") or {}).get(rel)
         done = Restored(True, dry_run, "copy")
         for rel in sorted(target):
             want, now = target[rel], self.state(rel, keep=False)
-            if last_end.get(rel) is not None and not same(last_end[rel], now):  # type: ignore[arg-type]
+            seen = last_end.get(rel)
+            if seen is not None and not same(seen, now):
                 outside.add(rel)
             if same(want, now):
                 continue

@@ -203,10 +203,12 @@ async def talk(proc: asyncio.subprocess.Process, stdin: bytes | None) -> tuple[b
             chunks.append(chunk)
         return b"".join(chunks)
 
-    feeding = [feed()] if stdin is not None else []
-    *_, out, err = await asyncio.gather(
-        *feeding, read(proc.stdout, OUTPUT_LIMIT, True), read(proc.stderr, STDERR_LIMIT, False)
+    reading = asyncio.gather(
+        read(proc.stdout, OUTPUT_LIMIT, True), read(proc.stderr, STDERR_LIMIT, False)
     )
+    if stdin is not None:
+        await asyncio.gather(feed(), reading)
+    out, err = await reading
     await proc.wait()
     return out, err
 

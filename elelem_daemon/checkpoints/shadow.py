@@ -139,11 +139,13 @@ class Shadow:
 
     # -- a snapshot -------------------------------------------------------------
     async def snapshot(self, title: str, **meta: object) -> Snapshot:
-        head = await self.head()
         await self.sync_excludes(self.nested())
-        # tracked files whose stat changed (content, mode, a chmod alone), or gone
-        dirty = records(await self.git("diff-files", "-z", "--name-only"))
-        untracked, folders = await self._others()
+        # tracked files whose stat changed (content, mode, a chmod alone) or gone, and
+        # what is untracked: both walks at once, they only read
+        head, dirty_out, (untracked, folders) = await asyncio.gather(
+            self.head(), self.git("diff-files", "-z", "--name-only"), self._others()
+        )
+        dirty = records(dirty_out)
         news, nested = await asyncio.to_thread(self._survey, folders)
         await self._nest(nested)
         if news:  # folders new since the last snapshot: their files, gitignore applied
@@ -154,9 +156,25 @@ class Shadow:
         modes = dict(head.manifest.modes) if head else {}
         # git sees a chmod alone by the ctime, to the second: files the last snapshot saw
         # change within a second of it are looked at again
-        tracked = sorted({*dirty, *(head.manifest.recheck if head else [])})
-        entries = [(p, True) for p in tracked] + [(p, False) for p in untracked]
+        again = sorted(set(head.manifest.recheck if head else []) - set(dirty))
+        entries = [(p, "tracked") for p in dirty] + [(p, "new") for p in untracked]
+        entries += [(p, "again") for p in again]
         add, drop, skipped, recent = await asyncio.to_thread(self._look, entries, modes)
+        if news or nested:  # the empty folders are known once the new files are staged
+            await self._stage(add, drop)
+            _, folders = await self._others()
+            dirs, truncated = await asyncio.to_thread(manifest.empty_dirs, self.cwd, folders)
+        else:
+            _, (dirs, truncated) = await asyncio.gather(
+                self._stage(add, drop), asyncio.to_thread(manifest.empty_dirs, self.cwd, folders)
+            )
+        state = Manifest(dirs, modes, sorted(skipped), truncated, sorted(recent))
+        tree = (await self.git("write-tree")).strip().decode()
+        message = state.message(title, **meta)
+        commit = (await self.git("commit-tree", tree, "-F", "-", stdin=message)).strip().decode()
+        return Snapshot(commit, tree, len(add) + len(drop), state, head is None)
+
+    async def _stage(self, add: list[str], drop: list[str]) -> None:
         if drop:
             await self.git(
                 "rm", "--cached", "-q", "--ignore-unmatch", "--pathspec-from-file=-",
@@ -168,14 +186,6 @@ class Shadow:
                 "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul",
                 stdin=nul(add), settings=bulk,
             )  # fmt: skip
-        if news or nested:
-            _, folders = await self._others()
-        dirs, truncated = await asyncio.to_thread(manifest.empty_dirs, self.cwd, folders)
-        state = Manifest(dirs, modes, sorted(skipped), truncated, sorted(recent))
-        tree = (await self.git("write-tree")).strip().decode()
-        message = state.message(title, **meta)
-        commit = (await self.git("commit-tree", tree, "-F", "-", stdin=message)).strip().decode()
-        return Snapshot(commit, tree, len(add) + len(drop), state, head is None)
 
     async def _others(self) -> tuple[list[str], list[str]]:
         """Untracked files, and the folders holding no tracked file (collapsed by git)."""
@@ -206,26 +216,30 @@ class Shadow:
             await self.sync_excludes(known)
 
     def _look(
-        self, entries: list[tuple[str, bool]], modes: dict[str, int]
+        self, entries: list[tuple[str, str]], modes: dict[str, int]
     ) -> tuple[list[str], list[str], list[str], list[str]]:
-        """Split the changed paths: to stage, to drop from the index, too big to keep,
-        changed within the last second; and note their permission bits in `modes`."""
+        """Split the listed paths (`tracked` and changed, `new`, or looked at `again`
+        for their mode only): to stage, to drop from the index, too big to keep,
+        changed within the last seconds; and note their permission bits in `modes`."""
         add, drop, skipped, recent = [], [], [], []
         lately = time.time() - RACY
-        for path, tracked in entries:
+        for path, why in entries:
             try:
                 info = os.lstat(self.cwd / path)
             except OSError:
-                add.append(path)  # gone: staging it records the deletion
-                modes.pop(path, None)
+                if why != "again":  # (a deletion is listed by git anyway)
+                    add.append(path)  # gone: staging it records the deletion
+                    modes.pop(path, None)
                 continue
             if stat.S_ISREG(info.st_mode) and info.st_size > self.max_file:
-                skipped.append(path)
-                if tracked:
-                    drop.append(path)
-                modes.pop(path, None)
+                if why != "again":
+                    skipped.append(path)
+                    if why == "tracked":
+                        drop.append(path)
+                    modes.pop(path, None)
                 continue
-            add.append(path)
+            if why != "again":
+                add.append(path)
             if info.st_ctime >= lately:
                 recent.append(path)
             if manifest.interesting(info.st_mode, self.mask):
