@@ -29,6 +29,7 @@ from typing import Any
 
 from . import manifest
 from .outcome import Restored
+from .shadow import private
 
 CHUNK = 1 << 20
 BLOB = re.compile(r"[0-9a-f]{64}")
@@ -52,6 +53,7 @@ class Copies:
         return data if isinstance(data, dict) and isinstance(data.get("files"), dict) else None
 
     def save(self, session: str, turn: int, record: dict[str, Any]) -> None:
+        private(self.folder.parent, self.cwd)
         path = self.record_path(session, turn)
         path.parent.mkdir(parents=True, exist_ok=True)
         temp = path.with_suffix(".tmp")
@@ -59,6 +61,8 @@ class Copies:
         os.replace(temp, path)
 
     def begin(self, session: str, turn: int) -> None:
+        private(self.folder.parent, self.cwd)
+        os.utime(self.folder.parent / "cwd")  # when this folder was last used, for pruning
         if self.load(session, turn) is None:
             self.save(session, turn, {"at": time.time(), "files": {}, "end": None})
 

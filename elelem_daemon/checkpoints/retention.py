@@ -19,16 +19,9 @@ from pathlib import Path
 
 from .git import GitError
 from .lock import held
+from .refs import turn_of
 
 DAY = 86_400.0
-
-
-def turn_of(ref: str) -> tuple[str, int] | None:
-    """(session, turn) of `refs/elelem*/<session>/<turn>`."""
-    parts = ref.split("/")
-    if len(parts) != 4 or not parts[1].startswith("elelem") or not parts[3].isdigit():
-        return None
-    return parts[2], int(parts[3])
 
 
 def expired(

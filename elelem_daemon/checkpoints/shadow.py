@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import excludes, manifest
-from .git import Git
+from .git import Git, GitError
 from .manifest import Manifest
 
 MANY = 2000  # new folders listed by name; more: the whole tree is listed
@@ -55,6 +55,17 @@ LOCKS = ("index.lock", "HEAD.lock", "packed-refs.lock", "refs/heads/main.lock")
 
 def folder_of(root: Path, cwd: Path) -> Path:
     return root / hashlib.sha256(os.fsencode(cwd)).hexdigest()[:32]
+
+
+def private(folder: Path, cwd: Path) -> None:
+    """Create a folder's checkpoint folder, readable by the user alone (it holds copies
+    of the folder's files), with the `cwd` file that names the folder."""
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    folder.mkdir(mode=0o700, exist_ok=True)
+    os.chmod(folder, 0o700)
+    marker = folder / "cwd"
+    if not marker.exists():
+        marker.write_text(str(cwd) + "\n")
 
 
 @dataclass
@@ -95,12 +106,14 @@ class Shadow:
     async def ensure(self) -> None:
         """Create the repository on first use; clear lock files a killed git left."""
         if not (self.dir / "HEAD").is_file():
-            self.dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+            private(self.dir, self.cwd)
             await self.git("init", "--quiet", "--template=")
             (self.dir / "config").write_text(CONFIG)
             (self.dir / "info").mkdir(exist_ok=True)
             (self.dir / "info" / "attributes").write_text(ATTRIBUTES)
-            (self.dir / "cwd").write_text(str(self.cwd) + "\n")
+        named = excludes.read(self.dir / "cwd")
+        if named != [str(self.cwd)]:
+            raise GitError(f"{self.dir} holds the checkpoints of another folder: {named[:1]}")
         for name in LOCKS:  # we hold the flock: no git of ours is running here
             (self.dir / name).unlink(missing_ok=True)
         os.utime(self.dir / "cwd")  # when this folder was last used, for pruning

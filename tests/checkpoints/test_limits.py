@@ -149,3 +149,27 @@ def test_bad_settings_keep_their_defaults_and_are_named() -> None:
     assert (good.max_file, good.keep, good.problems) == (2048, 3, ())
     for off in ("0", "off", "False", "no"):
         assert not Settings.from_env({"ELELEM_CHECKPOINTS": off}).enabled
+
+
+async def test_the_checkpoint_folder_is_the_users_alone(
+    tmp_path: Path, project: Path, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    checkpoints = Checkpoints(project, settings)
+    assert (await checkpoints.begin("s", 1)).ok
+    assert checkpoints.folder.stat().st_mode & 0o777 == 0o700
+    other = tmp_path / "other"
+    other.mkdir()
+    monkeypatch.setenv("PATH", str(tmp_path / "nothing"))
+    copies = Checkpoints(other, settings)
+    assert (await copies.begin("s", 1)).kind == "copy"
+    assert copies.folder.stat().st_mode & 0o777 == 0o700
+
+
+async def test_a_shadow_that_names_another_folder_is_not_used(
+    project: Path, settings: Settings
+) -> None:
+    checkpoints = Checkpoints(project, settings)
+    assert (await checkpoints.begin("s", 1)).ok
+    (checkpoints.folder / "cwd").write_text("/somewhere/else\n")
+    saved = await Checkpoints(project, settings).begin("s", 2)
+    assert not saved.ok and "another folder" in (saved.error or "")
