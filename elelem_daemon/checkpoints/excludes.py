@@ -18,6 +18,8 @@ Every file read is bounded (`READ_LIMIT`); a line with a NUL is dropped.
 from __future__ import annotations
 
 import contextlib
+import os
+import stat
 from pathlib import Path
 
 READ_LIMIT = 64 << 10
@@ -26,8 +28,12 @@ HEADER = "# written by elelem: never checkpointed\n.git\n"
 
 
 def read(path: Path) -> list[str]:
+    """The lines of a regular file (a fifo or a device is not waited on), bounded."""
     with contextlib.suppress(OSError):
-        with path.open("rb") as file:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        with os.fdopen(fd, "rb") as file:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return []
             data = file.read(READ_LIMIT)
         return [line for line in data.decode("utf-8", "replace").splitlines() if "\0" not in line]
     return []

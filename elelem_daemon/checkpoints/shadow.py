@@ -155,37 +155,49 @@ class Shadow:
         await self.sync_excludes(self.nested())
         # tracked files whose stat changed (content, mode, a chmod alone) or gone, and
         # what is untracked: both walks at once, they only read
-        head, dirty_out, (untracked, folders) = await asyncio.gather(
+        head, dirty_out, others = await asyncio.gather(
             self.head(), self.git("diff-files", "-z", "--name-only"), self._others()
         )
         dirty = records(dirty_out)
-        news, nested = await asyncio.to_thread(self._survey, folders)
-        await self._nest(nested)
-        if news:  # folders new since the last snapshot: their files, gitignore applied
-            where = ["--", *news] if len(news) <= MANY else []
-            listed = records(await self.git("ls-files", "-z", "-o", "--exclude-standard", *where))
-            untracked = sorted({*untracked, *(p for p in listed if not p.endswith("/"))})
-            await self._nest([p for p in listed if p.endswith("/")])
         modes = dict(head.manifest.modes) if head else {}
         # git sees a chmod alone by the ctime, to the second: files the last snapshot saw
         # change within a second of it are looked at again
         again = sorted(set(head.manifest.recheck if head else []) - set(dirty))
-        entries = [(p, "tracked") for p in dirty] + [(p, "new") for p in untracked]
-        entries += [(p, "again") for p in again]
+        entries = [(p, "tracked") for p in dirty] + [(p, "again") for p in again]
+        untracked, folders, news = await self._untracked(*others)
+        entries += [(p, "new") for p in untracked]
         add, drop, skipped, recent = await asyncio.to_thread(self._look, entries, modes)
-        if news or nested:  # the empty folders are known once the new files are staged
-            await self._stage(add, drop)
-            _, folders = await self._others()
+        if news or set(drop) - set(skipped):  # the empty folders are known once the
+            await self._stage(add, drop)  # new files are staged; a file that became a
+            untracked, folders, _ = await self._untracked(*await self._others())  # folder
+            more = await asyncio.to_thread(self._look, [(p, "new") for p in untracked], modes)
+            await self._stage(more[0], more[1])  # hid its files until it left the index
+            add, skipped, recent = add + more[0], skipped + more[2], recent + more[3]
             dirs, truncated = await asyncio.to_thread(manifest.empty_dirs, self.cwd, folders)
         else:
             _, (dirs, truncated) = await asyncio.gather(
                 self._stage(add, drop), asyncio.to_thread(manifest.empty_dirs, self.cwd, folders)
             )
-        state = Manifest(dirs, modes, sorted(skipped), truncated, sorted(recent))
+        state = Manifest(dirs, modes, sorted(set(skipped)), truncated, sorted(set(recent)))
         tree = (await self.git("write-tree")).strip().decode()
         message = state.message(title, **meta)
         commit = (await self.git("commit-tree", tree, "-F", "-", stdin=message)).strip().decode()
         return Snapshot(commit, tree, len(add) + len(drop), state, head is None)
+
+    async def _untracked(
+        self, files: list[str], folders: list[str]
+    ) -> tuple[list[str], list[str], list[str]]:
+        """The untracked files, with those of new folders (gitignore applied); the
+        collapsed folders left; the new ones. Nested repositories become excludes."""
+        news, nested = await asyncio.to_thread(self._survey, folders)
+        await self._nest(nested)
+        folders = [f for f in folders if f.rstrip("/") not in nested]
+        if news:
+            where = ["--", *news] if len(news) <= MANY else []
+            listed = records(await self.git("ls-files", "-z", "-o", "--exclude-standard", *where))
+            files = sorted({*files, *(p for p in listed if not p.endswith("/"))})
+            await self._nest([p for p in listed if p.endswith("/")])
+        return files, folders, news
 
     async def _stage(self, add: list[str], drop: list[str]) -> None:
         if drop:
@@ -250,6 +262,13 @@ class Shadow:
                     if why == "tracked":
                         drop.append(path)
                     modes.pop(path, None)
+                continue
+            if not (stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode)):
+                # a folder where a file was (its files are listed as new), or a fifo,
+                # a socket, a device: nothing git keeps
+                if why == "tracked":
+                    drop.append(path)
+                modes.pop(path, None)
                 continue
             if why != "again":
                 add.append(path)

@@ -216,3 +216,29 @@ async def test_a_restore_works_in_a_new_process(project: Path, settings: Setting
     done = await checkpoints.restore("s1", 1)
     assert done.ok and done.restored == ["a.txt"]
     assert listing(project) == before
+
+
+async def test_odd_entries_are_left_alone(
+    tmp_path: Path, project: Path, settings: Settings
+) -> None:
+    """A fifo (in the tree, and as the user's info/exclude), a file that becomes a
+    folder holding a big file: the checkpoint neither hangs nor keeps what it must not."""
+    git(project, "init", "-q")
+    (project / ".git" / "info").mkdir(exist_ok=True)
+    (project / ".git" / "info" / "exclude").unlink(missing_ok=True)
+    os.mkfifo(project / ".git" / "info" / "exclude")
+    os.mkfifo(project / "pipe")
+    (project / "was-a-file").write_text("file\n")
+    checkpoints = Checkpoints(project, Settings(root=settings.root, max_file=100))
+    saved = await checkpoints.begin("s", 1)
+    assert saved.ok, saved.error
+    (project / "was-a-file").unlink()
+    (project / "was-a-file").mkdir()
+    (project / "was-a-file" / "big").write_bytes(b"x" * 1000)
+    (project / "was-a-file" / "small").write_text("small\n")
+    saved = await checkpoints.end("s", 1)
+    assert saved.ok and saved.skipped == ["was-a-file/big"], saved
+    shadow = f"--git-dir={checkpoints.folder}"
+    assert git(project, shadow, "ls-tree", "-r", "--name-only", "HEAD").split() == [
+        "was-a-file/small"
+    ]
