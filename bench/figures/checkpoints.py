@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 from elelem_daemon.checkpoints import Checkpoints, Settings
-from elelem_daemon.checkpoints.shadow import RACY
+from elelem_daemon.checkpoints.snapshot import RACY
 
 from ..context import ROOT, Context
 from ..table import Row, median

@@ -214,9 +214,9 @@ class Checkpoints:
         return done
 
     async def _restore(self, session: str, turn: int, dry_run: bool) -> Restored:
+        await self._stop_upkeep()  # no prune under a restore
         shadow = await self._existing()  # allowed even where snapshots stopped
         if shadow is not None:
-            await self._stop_upkeep()
             async with held(shadow.lock_file, self.settings.timeout):
                 await shadow.ensure()
                 done = await restore.from_git(shadow, session, turn, dry_run)
@@ -230,12 +230,12 @@ class Checkpoints:
         the turns a conversation rewind dropped. Returns how many turns went."""
         if bad_ids(session, since or 0):
             return 0
+        await self._stop_upkeep()
         try:
             gone = await asyncio.to_thread(self.copies.forget, session, since)
             shadow = await self._existing()
             if shadow is None:
                 return gone
-            await self._stop_upkeep()
             async with held(shadow.lock_file, self.settings.timeout):
                 prefixes = (f"{kind}/{session}/" for kind in (START, END, UNDO))
                 refs = await shadow.refs(*prefixes)

@@ -64,6 +64,16 @@ SETTINGS = (
 _found: dict[str, str | None] = {}
 
 
+def records(data: bytes) -> list[str]:
+    """The paths of git's `-z` output."""
+    return [os.fsdecode(item) for item in data.split(b"\0") if item]
+
+
+def nul(paths: list[str]) -> bytes:
+    """Paths for `--pathspec-from-file=- --pathspec-file-nul`."""
+    return b"".join(os.fsencode(p) + b"\0" for p in paths)
+
+
 class GitError(Exception):
     """git failed, timed out or said too much; `kind` names which for the face."""
 

@@ -1,23 +1,10 @@
-"""Shadow: the shadow git repository of one working directory, and its snapshots.
+"""Shadow: the shadow git repository of one working directory.
 
 It lives at `<state>/checkpoints/<hash of the folder's path>/` (a `cwd` file inside
-names the folder) and has the folder as its work tree. Its index mirrors the last
-snapshot, so the next one only looks at what changed:
-
-1. `git diff-files` lists the tracked files whose stat changed since the index saw
-   them (an edit, a deletion, a `chmod` alone: it does not refresh, so it misses none);
-2. `git ls-files -o --directory` lists untracked files and the folders holding no
-   tracked file (git's untracked cache keeps this walk cheap); a new folder's files
-   are listed by a second `ls-files`, a folder with its own `.git` becomes an exclude;
-3. the listed files are looked at (`lstat`): one over the size limit is left out (and
-   out of the index); permission bits go into the manifest;
-4. `git add -A --pathspec-from-file` stages exactly those paths;
-5. the empty folders are found among the collapsed ones (`manifest.empty_dirs`);
-6. `write-tree`, then `commit-tree` with the manifest as the message and no parent:
-   each snapshot is a root commit, so pruning a ref frees it.
-
-The caller names the snapshot with refs (`set_refs`); `HEAD` always follows the last
-snapshot. Nothing here takes the lock: `Checkpoints` holds it around every call.
+names the folder), has the folder as its work tree, and its index mirrors the last
+snapshot (`snapshot.take`). The callers name snapshots with refs (`set_refs`, `refs`);
+`HEAD` follows the last one. Nothing here takes the lock: `Checkpoints` holds it
+around every call.
 """
 
 from __future__ import annotations
@@ -26,18 +13,14 @@ import asyncio
 import hashlib
 import os
 import re
-import stat
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from . import excludes, manifest
-from .git import Git, GitError
+from .git import Git, GitError, records
 from .manifest import Manifest
+from .snapshot import Snapshot, take
 
-MANY = 2000  # new folders listed by name; more: the whole tree is listed
-RACY = 2.0  # seconds: git compares ctimes to the second
-BULK = 64  # staging this many files or more writes one pack, not loose objects
 CONFIG = """[core]
 \trepositoryformatversion = 0
 \tbare = false
@@ -73,23 +56,6 @@ class Head:
     commit: str
     tree: str
     manifest: Manifest
-
-
-@dataclass
-class Snapshot:
-    commit: str
-    tree: str
-    changed: int
-    manifest: Manifest
-    first: bool
-
-
-def records(data: bytes) -> list[str]:
-    return [os.fsdecode(item) for item in data.split(b"\0") if item]
-
-
-def nul(paths: list[str]) -> bytes:
-    return b"".join(os.fsencode(p) + b"\0" for p in paths)
 
 
 class Shadow:
@@ -152,133 +118,8 @@ class Shadow:
 
     # -- a snapshot -------------------------------------------------------------
     async def snapshot(self, title: str, **meta: object) -> Snapshot:
-        await self.sync_excludes(self.nested())
-        # tracked files whose stat changed (content, mode, a chmod alone) or gone, and
-        # what is untracked: both walks at once, they only read
-        head, dirty_out, others = await asyncio.gather(
-            self.head(), self.git("diff-files", "-z", "--name-only"), self._others()
-        )
-        dirty = records(dirty_out)
-        modes = dict(head.manifest.modes) if head else {}
-        # git sees a chmod alone by the ctime, to the second: files the last snapshot saw
-        # change within a second of it are looked at again
-        again = sorted(set(head.manifest.recheck if head else []) - set(dirty))
-        entries = [(p, "tracked") for p in dirty] + [(p, "again") for p in again]
-        untracked, folders, news = await self._untracked(*others)
-        entries += [(p, "new") for p in untracked]
-        add, drop, skipped, recent = await asyncio.to_thread(self._look, entries, modes)
-        if news or set(drop) - set(skipped):  # the empty folders are known once the
-            await self._stage(add, drop)  # new files are staged; a file that became a
-            untracked, folders, _ = await self._untracked(*await self._others())  # folder
-            more = await asyncio.to_thread(self._look, [(p, "new") for p in untracked], modes)
-            await self._stage(more[0], more[1])  # hid its files until it left the index
-            add, skipped, recent = add + more[0], skipped + more[2], recent + more[3]
-            dirs, truncated = await asyncio.to_thread(manifest.empty_dirs, self.cwd, folders)
-        else:
-            _, (dirs, truncated) = await asyncio.gather(
-                self._stage(add, drop), asyncio.to_thread(manifest.empty_dirs, self.cwd, folders)
-            )
-        state = Manifest(dirs, modes, sorted(set(skipped)), truncated, sorted(set(recent)))
-        tree = (await self.git("write-tree")).strip().decode()
-        message = state.message(title, **meta)
-        commit = (await self.git("commit-tree", tree, "-F", "-", stdin=message)).strip().decode()
-        return Snapshot(commit, tree, len(add) + len(drop), state, head is None)
-
-    async def _untracked(
-        self, files: list[str], folders: list[str]
-    ) -> tuple[list[str], list[str], list[str]]:
-        """The untracked files, with those of new folders (gitignore applied); the
-        collapsed folders left; the new ones. Nested repositories become excludes."""
-        news, nested = await asyncio.to_thread(self._survey, folders)
-        await self._nest(nested)
-        folders = [f for f in folders if f.rstrip("/") not in nested]
-        if news:
-            where = ["--", *news] if len(news) <= MANY else []
-            listed = records(await self.git("ls-files", "-z", "-o", "--exclude-standard", *where))
-            files = sorted({*files, *(p for p in listed if not p.endswith("/"))})
-            await self._nest([p for p in listed if p.endswith("/")])
-        return files, folders, news
-
-    async def _stage(self, add: list[str], drop: list[str]) -> None:
-        if drop:
-            await self.git(
-                "rm", "--cached", "-q", "--ignore-unmatch", "--pathspec-from-file=-",
-                "--pathspec-file-nul", stdin=nul(drop),
-            )  # fmt: skip
-        if add:
-            bulk = ("core.bigFileThreshold=1",) if len(add) >= BULK else ()
-            await self.git(
-                "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul",
-                stdin=nul(add), settings=bulk,
-            )  # fmt: skip
-
-    async def _others(self) -> tuple[list[str], list[str]]:
-        """Untracked files, and the folders holding no tracked file (collapsed by git)."""
-        out = await self.git("ls-files", "-z", "-o", "--directory", "--exclude-standard")
-        listed = records(out)
-        return [p for p in listed if not p.endswith("/")], [p for p in listed if p.endswith("/")]
-
-    def _survey(self, folders: list[str]) -> tuple[list[str], list[str]]:
-        """The collapsed folders with something in them, and the nested repositories."""
-        news, nested = [], []
-        for folder in folders:
-            path = self.cwd / folder
-            if (path / ".git").exists():
-                nested.append(folder.rstrip("/"))
-                continue
-            try:
-                with os.scandir(path) as listing:
-                    if next(listing, None) is not None:
-                        news.append(folder)
-            except OSError:
-                continue
-        return news, nested
-
-    async def _nest(self, found: list[str]) -> None:
-        """Leave out these nested repositories from now on."""
-        if found:
-            known = await asyncio.to_thread(self.remember_nested, [p.rstrip("/") for p in found])
-            await self.sync_excludes(known)
-
-    def _look(
-        self, entries: list[tuple[str, str]], modes: dict[str, int]
-    ) -> tuple[list[str], list[str], list[str], list[str]]:
-        """Split the listed paths (`tracked` and changed, `new`, or looked at `again`
-        for their mode only): to stage, to drop from the index, too big to keep,
-        changed within the last seconds; and note their permission bits in `modes`."""
-        add, drop, skipped, recent = [], [], [], []
-        lately = time.time() - RACY
-        for path, why in entries:
-            try:
-                info = os.lstat(self.cwd / path)
-            except OSError:
-                if why != "again":  # (a deletion is listed by git anyway)
-                    add.append(path)  # gone: staging it records the deletion
-                    modes.pop(path, None)
-                continue
-            if stat.S_ISREG(info.st_mode) and info.st_size > self.max_file:
-                if why != "again":
-                    skipped.append(path)
-                    if why == "tracked":
-                        drop.append(path)
-                    modes.pop(path, None)
-                continue
-            if not (stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode)):
-                # a folder where a file was (its files are listed as new), or a fifo,
-                # a socket, a device: nothing git keeps
-                if why == "tracked":
-                    drop.append(path)
-                modes.pop(path, None)
-                continue
-            if why != "again":
-                add.append(path)
-            if info.st_ctime >= lately:
-                recent.append(path)
-            if manifest.interesting(info.st_mode, self.mask):
-                modes[path] = info.st_mode & 0o7777
-            else:
-                modes.pop(path, None)
-        return add, drop, skipped, recent
+        """The tree as it is now, as a commit (no ref points at it yet)."""
+        return await take(self, title, **meta)
 
     # -- refs -------------------------------------------------------------------
     async def set_refs(self, refs: dict[str, str]) -> None:

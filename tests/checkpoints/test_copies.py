@@ -4,6 +4,7 @@ byte for byte; what `execute` changes is not seen (the documented limit)."""
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -130,7 +131,8 @@ async def test_a_record_naming_a_strange_blob_restores_nothing(
     await checkpoints.begin("s", 1)
     target = "../../../../../../etc/hostname"
     state = {"kind": "file", "blob": target, "mode": 0o644, "size": 1}
-    checkpoints.copies.save("s", 1, {"at": 0, "files": {"f": state}, "end": None})
+    record = {"at": time.time(), "files": {"f": state}, "end": None}
+    checkpoints.copies.save("s", 1, record)
     done = await checkpoints.restore("s", 1)
     assert done.uncovered == ["f"] and not (project / "f").exists()
     assert os.listdir(project) == []

@@ -131,3 +131,40 @@ async def test_the_shadow_ignores_the_users_git_variables(
     assert (project / ".git" / "index").read_bytes() == index
     assert not (project / ".git" / "refs" / "elelem").exists()
     assert not hostile.exists()
+
+
+async def test_a_symlink_planted_in_the_tree_leads_no_restore_outside(
+    tmp_path: Path, project: Path, settings: Settings
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (project / "keep" / "empty").mkdir(parents=True)
+    (project / "keep" / "f").write_text("f\n")
+    before = listing(project)
+    checkpoints = Checkpoints(project, settings)
+    assert (await checkpoints.begin("s", 1)).ok
+    for path in (project / "keep" / "f", project / "keep" / "empty"):
+        path.unlink() if path.is_file() else path.rmdir()
+    (project / "keep").rmdir()
+    (project / "keep").symlink_to(outside)
+    done = await checkpoints.restore("s", 1)
+    assert done.ok, done.error
+    assert listing(project) == before and list(outside.iterdir()) == []
+
+
+async def test_a_symlink_planted_in_the_tree_leads_no_copy_outside(
+    tmp_path: Path, project: Path, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path / "no-git"))
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (project / "dir").mkdir()
+    (project / "dir" / "f").write_text("mine\n")
+    checkpoints = Checkpoints(project, settings)
+    assert (await checkpoints.begin("s", 1)).kind == "copy"
+    assert await checkpoints.before_write("s", 1, project / "dir" / "f")
+    (project / "dir" / "f").unlink()
+    (project / "dir").rmdir()
+    (project / "dir").symlink_to(outside)
+    done = await checkpoints.restore("s", 1)
+    assert done.uncovered == ["dir/f"] and list(outside.iterdir()) == []
