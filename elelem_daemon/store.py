@@ -29,6 +29,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from .config import state_dir
 from .conversation import is_content
 from .errors import SessionLocked, UnknownSession
 
@@ -43,11 +44,7 @@ TITLE_LENGTH = 80
 
 def sessions_dir() -> Path:
     """The folder of stored sessions, from the environment (read on every call)."""
-    if state := os.environ.get("ELELEM_STATE_DIR"):
-        return Path(state).expanduser() / "sessions"
-    xdg = os.environ.get("XDG_STATE_HOME")
-    base = Path(xdg).expanduser() if xdg else Path.home() / ".local" / "state"
-    return base / "elelem" / "sessions"
+    return state_dir() / "sessions"
 
 
 def now() -> str:

@@ -8,6 +8,7 @@ from ..context import Context
 from ..table import Row
 from . import (
     cancel,
+    checkpoints,
     coldstart,
     complete,
     conversation,
@@ -29,5 +30,6 @@ FIGURES: dict[str, Figure] = {
     "memory": memory.run,
     "cancel": cancel.run,
     "peer": peer.run,
+    "checkpoints": checkpoints.run,
     "complete": complete.run,
 }
