@@ -11,9 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from elelem_daemon import listing as sources
 from elelem_daemon import paths
 from elelem_daemon.commands import Commands
-from elelem_daemon.paths import Listing, PathIndex
+from elelem_daemon.listing import Listing
+from elelem_daemon.paths import PathIndex
 
 
 def git(cwd: Path, *args: str) -> None:
@@ -143,13 +145,13 @@ def test_a_listing_is_renewed_after_its_time(tmp_path: Path) -> None:
 
 def test_a_slow_listing_is_trusted_longer(tmp_path: Path, monkeypatch) -> None:
     now = [0.0]
-    real = paths.walk
+    real = sources.walk
 
     def slow_walk(cwd: Path):
         now[0] += 10.0  # this listing takes 10 s
         return real(cwd)
 
-    monkeypatch.setattr(paths, "walk", slow_walk)
+    monkeypatch.setattr(sources, "walk", slow_walk)
     index = PathIndex(tmp_path, ttl=5, clock=lambda: now[0])
     index.wait()
     assert index.trusted() == 40.0
@@ -169,8 +171,8 @@ async def test_on_the_event_loop_the_first_completion_does_not_wait(
         time.sleep(0.5)
         return real(cwd)
 
-    real = paths.git_files
-    monkeypatch.setattr(paths, "git_files", slow_git)
+    real = sources.git_files
+    monkeypatch.setattr(sources, "git_files", slow_git)
     index = PathIndex(repo)
     begin = time.monotonic()
     first = index.complete("src/ap")  # from the folder on disk, for now
@@ -203,7 +205,7 @@ def test_an_index_is_shared_per_folder(tmp_path: Path) -> None:
 
 # -- bounds -------------------------------------------------------------------------------
 def test_git_output_is_cut_at_the_file_cap(repo: Path, monkeypatch) -> None:
-    monkeypatch.setattr(paths, "MAX_FILES", 2)
+    monkeypatch.setattr(sources, "MAX_FILES", 2)
     listing = PathIndex(repo).wait()
     assert listing.truncated and len(listing.files) == 2
 
@@ -212,7 +214,7 @@ def test_a_walk_stops_at_its_time(tmp_path: Path, monkeypatch) -> None:
     for n in range(50):
         (tmp_path / f"d{n}").mkdir()
         (tmp_path / f"d{n}" / "f").write_text("")
-    monkeypatch.setattr(paths, "WALK_SECONDS", 0.0)
+    monkeypatch.setattr(sources, "WALK_SECONDS", 0.0)
     listing = PathIndex(tmp_path).wait()
     assert listing.truncated and listing.files == []
 
@@ -224,7 +226,7 @@ def test_a_git_that_hangs_is_killed(repo: Path, tmp_path_factory, monkeypatch) -
     (shim / "git").write_text(f'#!/bin/sh\n{hang}\nexec {real} "$@"\n')
     (shim / "git").chmod(0o755)
     monkeypatch.setenv("PATH", f"{shim}:{os.environ['PATH']}")
-    monkeypatch.setattr(paths, "GIT_SECONDS", 0.3)
+    monkeypatch.setattr(sources, "GIT_SECONDS", 0.3)
     begin = time.monotonic()
     listing = PathIndex(repo).wait()
     assert time.monotonic() - begin < 10
