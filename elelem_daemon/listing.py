@@ -1,6 +1,6 @@
 """Listing: the files under a folder, as git or a walk gives them, sorted for completion.
 
-Where a listing comes from (`list_files(cwd)`):
+Where a listing comes from (PathIndex in paths.py asks them in this order):
 1. `git ls-files -co --exclude-standard -z` when cwd is in a git work tree: tracked
    and untracked files, with `.gitignore`, `.git/info/exclude` and the user's global
    excludes honoured; only the files under cwd, relative to it (`git_files`);
