@@ -10,6 +10,7 @@ from . import (
     cancel,
     checkpoints,
     coldstart,
+    complete,
     conversation,
     dispatch,
     latency,
@@ -30,4 +31,5 @@ FIGURES: dict[str, Figure] = {
     "cancel": cancel.run,
     "peer": peer.run,
     "checkpoints": checkpoints.run,
+    "complete": complete.run,
 }
