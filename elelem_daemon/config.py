@@ -16,6 +16,7 @@ sessions, the checkpoints.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
