@@ -99,11 +99,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if options.command == "sessions":
         return stored_sessions(options)
     if options.command == "daemon" and options.acp:
-        from .acp import serve as serve_acp
+        from .faces.acp import serve as serve_acp
 
         return serve_acp(provider=options.provider, model=options.model)
     if options.command == "daemon":
-        from .stdio import serve
+        from .faces.daemon.stdio import serve
 
         max_frame = options.max_frame
         if max_frame is None and os.environ.get("ELELEM_MAX_FRAME"):
@@ -122,12 +122,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 async def terminal(options: argparse.Namespace) -> int:
     from .config import default_provider
     from .errors import ElelemError
+    from .faces.terminal.repl import Repl
+    from .faces.terminal.resume import choose, pick
     from .io import Output
     from .plugins import core_registry
-    from .repl import Repl
-    from .resume import choose, pick
     from .session import resume, start
-    from .store import Store
+    from .store.store import Store
 
     ask = options.command == "ask"
     output = None
@@ -178,7 +178,7 @@ async def ask_once(session: Any, words: list[str], print_reply: bool) -> int:
 
 def stored_sessions(options: argparse.Namespace) -> int:
     from .errors import ElelemError
-    from .resume import sessions
+    from .faces.terminal.resume import sessions
 
     try:
         return sessions(options)

@@ -10,10 +10,10 @@ from typing import Any
 
 from .agent import Agent
 from .commands import Commands
-from .files import LocalFiles
+from .filesystem import LocalFiles
 from .io import NullInput
 from .registry import Registry
-from .store import Store, Stored
+from .store.store import Store, Stored
 from .toolbox import Toolbox
 
 log = logging.getLogger(__name__)
@@ -178,7 +178,7 @@ def start(
     session = Session(agent, input, commands, registry, cwd, provider, model)
     session.project = project
     if store is not None or stored is not None:
-        from .recorder import record
+        from .store.recorder import record
 
         record(session, store, stored)
     session.apply_setups()

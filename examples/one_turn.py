@@ -12,7 +12,7 @@ import asyncio
 import json
 import os
 
-from elelem_daemon.client import Client
+from elelem_daemon.jsonrpc.client import Client
 
 
 async def main() -> int:

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from elelem_daemon.framing import BadFrame, FrameReader, encode
+from elelem_daemon.jsonrpc.framing import BadFrame, FrameReader, encode
 
 
 def reader(*chunks: bytes, max_body: int = 1 << 20) -> FrameReader:

@@ -1,7 +1,7 @@
 import elelem_daemon
+from elelem_daemon.faces.terminal.repl import Repl
 from elelem_daemon.io import NullInput
 from elelem_daemon.providers.stub import StubProvider
-from elelem_daemon.repl import Repl
 
 
 def test_session_forwards_to_its_agent(session):

@@ -12,9 +12,9 @@ import pytest
 from elelem_daemon.errors import SessionLocked, UnknownSession
 from elelem_daemon.io import NullOutput
 from elelem_daemon.plugins import core_registry
-from elelem_daemon.recorder import INTERRUPTED
 from elelem_daemon.session import resume, start
-from elelem_daemon.store import Store, sessions_dir
+from elelem_daemon.store.recorder import INTERRUPTED
+from elelem_daemon.store.store import Store, sessions_dir
 
 
 @pytest.fixture(autouse=True)

@@ -14,14 +14,15 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from . import __version__, saved
+from ... import __version__
+from ...agent import CANCELLED
+from ...errors import ElelemError, InvalidParams, SessionBusy, UnknownSession
+from ...jsonrpc.framing import MAX_BODY
+from ...plugins import origins
+from ...store.store import Store
 from . import params as spec
-from .agent import CANCELLED
-from .editor import Asker, Events, Peer
-from .errors import ElelemError, InvalidParams, SessionBusy, UnknownSession
-from .framing import MAX_BODY
-from .plugins import origins
-from .store import Store
+from . import saved
+from .events import Asker, Events, Peer
 
 log = logging.getLogger(__name__)
 WATCH_INTERVAL = 1.0
@@ -145,7 +146,7 @@ class Daemon:
     @property
     def registry(self) -> Any:
         if self._registry is None:
-            from .plugins import core_registry
+            from ...plugins import core_registry
 
             self._registry = core_registry()
         return self._registry
@@ -207,8 +208,8 @@ class Daemon:
 
     # -- sessions ----------------------------------------------------------------
     async def new(self, params: Any) -> dict[str, Any]:
-        from .config import default_provider
-        from .session import start
+        from ...config import default_provider
+        from ...session import start
 
         p = spec.check(params, spec.NEW)
         cwd = Path(p.get("cwd") or os.getcwd())

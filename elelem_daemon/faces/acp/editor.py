@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..io import NullInput, NullOutput
+from ...io import NullInput, NullOutput
 from . import updates
 
 if TYPE_CHECKING:
-    from .session import AcpSession
+    from .live import AcpSession
 
 
 class AcpOutput(NullOutput):

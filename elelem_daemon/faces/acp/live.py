@@ -10,8 +10,8 @@ import logging
 from typing import Any
 
 from . import updates
+from .connection import RpcError
 from .prompt import command_line, prompt_text
-from .rpc import RpcError
 
 log = logging.getLogger(__name__)
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..files import LocalFiles
-from .rpc import RpcError
+from ...filesystem import LocalFiles
+from .connection import RpcError
 
 
 class EditorFiles(LocalFiles):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from .errors import ElelemError
+from ..errors import ElelemError
 from .store import VERSION, Store, Stored, Writer, now, title_of
 
 log = logging.getLogger(__name__)

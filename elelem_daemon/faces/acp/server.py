@@ -7,13 +7,13 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from .. import __version__
-from ..errors import ElelemError
-from ..plugins import origins
-from .files import EditorFiles
-from .io import AcpInput, AcpOutput
-from .rpc import Connection, RpcError, invalid_params
-from .session import AcpSession
+from ... import __version__
+from ...errors import ElelemError
+from ...plugins import origins
+from .buffers import EditorFiles
+from .connection import Connection, RpcError, invalid_params
+from .editor import AcpInput, AcpOutput
+from .live import AcpSession
 
 log = logging.getLogger(__name__)
 
@@ -87,7 +87,7 @@ class AcpServer:
     # -- sessions -----------------------------------------------------------------
     def registry(self) -> Any:
         if self._registry is None:
-            from ..plugins import core_registry
+            from ...plugins import core_registry
 
             self._registry = core_registry()
         return self._registry
@@ -134,7 +134,7 @@ class AcpServer:
 
     @staticmethod
     def _stored(ident: str) -> Any:
-        from ..store import Store
+        from ...store.store import Store
 
         try:
             return Store().load(ident)
@@ -164,9 +164,9 @@ class AcpServer:
 
     def _build(self, cwd: Path | None, stored: Any = None) -> AcpSession:
         """A new session in cwd, or the stored one continued (in cwd if given), saved as it goes."""
-        from ..config import default_provider
-        from ..session import resume, start
-        from ..store import Store
+        from ...config import default_provider
+        from ...session import resume, start
+        from ...store.store import Store
 
         face = AcpSession(self.connection)
         io = {"input": AcpInput(face), "output": AcpOutput(face)}
@@ -191,7 +191,7 @@ class AcpServer:
 
     async def list_sessions(self, params: dict[str, Any]) -> dict[str, Any]:
         """Stored sessions, most recent first, then those open here and not yet stored."""
-        from ..store import Store
+        from ...store.store import Store
 
         cwd = field(params, "cwd", str, required=False)
         if cwd is not None and not Path(cwd).is_absolute():

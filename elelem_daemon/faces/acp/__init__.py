@@ -42,7 +42,7 @@ async def stdin_reader() -> Callable[[], Awaitable[bytes]]:
 
 
 async def run(write: Callable[[bytes], None], provider: str | None, model: str | None) -> int:
-    from .rpc import Connection
+    from .connection import Connection
     from .server import AcpServer
 
     connection = Connection(write)

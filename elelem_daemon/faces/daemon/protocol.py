@@ -30,9 +30,9 @@ from pygls.protocol.json_rpc import (
 )
 from pygls.server import JsonRPCServer
 
+from ...jsonrpc.framing import BadFrame, FrameReader
+from ...jsonrpc.shapes import is_id, shape_problem
 from .daemon import Daemon
-from .framing import BadFrame, FrameReader
-from .messages import is_id, shape_problem
 from .stdio import Connection, Stdout
 from .stdio import serve as serve  # the entry is stdio.serve; this name stays for old imports
 

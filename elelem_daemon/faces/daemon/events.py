@@ -9,8 +9,8 @@ import json
 import logging
 from typing import Any, Protocol
 
-from .io import NullInput, NullOutput
-from .result import Result
+from ...io import NullInput, NullOutput
+from ...result import Result
 
 log = logging.getLogger(__name__)
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .errors import InvalidParams, UnknownSession
+from ...errors import InvalidParams, UnknownSession
 
 
 def listing(daemon: Any, cwd: str | None = None) -> list[dict[str, Any]]:
@@ -37,7 +37,7 @@ def listing(daemon: Any, cwd: str | None = None) -> list[dict[str, Any]]:
 
 def load(daemon: Any, params: dict[str, Any]) -> dict[str, Any]:
     """Open a stored session (or describe the open one) with its kept messages."""
-    from .session import resume
+    from ...session import resume
 
     session_id = params["sessionId"]
     live = daemon.sessions.get(session_id)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import __version__
+from ... import __version__
 
 
 class Repl:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-from .rpc import invalid_params
+from .connection import invalid_params
 from .updates import fenced
 
 COMMAND = re.compile(r"^/[\w-]+(\s|$)")

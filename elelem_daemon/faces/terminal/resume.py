@@ -9,8 +9,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from .errors import UnknownSession
-from .store import Store, Stored
+from ...errors import UnknownSession
+from ...store.store import Store, Stored
 
 SHORT = 8
 

@@ -28,7 +28,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from .errors import SessionLocked, UnknownSession
+from ..errors import SessionLocked, UnknownSession
 
 log = logging.getLogger(__name__)
 Message = dict[str, Any]

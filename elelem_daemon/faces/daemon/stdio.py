@@ -23,9 +23,9 @@ import threading
 from collections.abc import Awaitable, Callable
 from typing import Any, BinaryIO
 
+from ...jsonrpc.framing import MAX_BODY, BadFrame, FrameReader, encode
+from ...jsonrpc.shapes import is_id
 from .daemon import Daemon
-from .framing import MAX_BODY, BadFrame, FrameReader, encode
-from .messages import is_id
 
 CHUNK = 65536
 BUFFERED = 64  # chunks read ahead of the handlers: 4 MiB at most
