@@ -3,7 +3,7 @@ import time
 import uuid
 
 import pytest
-from processes import alive
+from support.processes import alive
 
 from elelem_daemon.builtins import search
 

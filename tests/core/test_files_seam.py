@@ -8,7 +8,7 @@ from elelem_daemon.plugins import core_registry
 from elelem_daemon.session import start
 
 
-class Recorder:
+class MemoryFiles:
     """A stand-in editor: serves texts from memory and records writes."""
 
     def __init__(self, texts: dict[Path, str]) -> None:
@@ -46,7 +46,7 @@ async def test_the_default_is_the_local_disk(tmp_path: Path) -> None:
 async def test_read_write_and_edit_go_through_session_files(tmp_path: Path) -> None:
     s = session(tmp_path)
     target = tmp_path / "buffer.py"
-    s.files = Recorder({target: "x = 1  # unsaved\n"})
+    s.files = MemoryFiles({target: "x = 1  # unsaved\n"})
     read = await s.toolbox.run("read", {"path": "buffer.py"})
     assert read.payload["content"] == "x = 1  # unsaved\n"
     assert not target.exists()  # never touched the disk

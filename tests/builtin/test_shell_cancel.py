@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from processes import alive
+from support.processes import alive
 
 from elelem_daemon.builtins.shell import run
 

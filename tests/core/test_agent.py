@@ -1,7 +1,7 @@
 import asyncio
 import json
 
-from conftest import Recorder, Scripted
+from support.outputs import Scripted, SpyOutput
 
 from elelem_daemon.agent import Agent
 from elelem_daemon.providers.stub import StubProvider
@@ -206,7 +206,7 @@ async def test_cancelling_keeps_the_prompt_and_the_partial_reply(output):
 
 
 async def test_the_stub_drives_a_whole_turn():
-    output = Recorder()
+    output = SpyOutput()
     agent = Agent(StubProvider(), read_box(), output=output)
     assert await agent.turn("hi") == "done."
     assert output.kinds() == [
