@@ -2,17 +2,25 @@
 
 `session.files` is a `LocalFiles` unless a face replaces it, e.g. the ACP face with
 the editor's buffers (`fs/read_text_file`, `fs/write_text_file`), so the tools see
-unsaved changes and their edits land in the editor's undo history.
+unsaved changes and their edits land in the editor's undo history. `Files` is what
+every replacement has.
 """
 
 from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Protocol
+
+
+class Files(Protocol):
+    async def read_text(self, path: Path, errors: str = "strict") -> str: ...
+
+    async def write_text(self, path: Path, text: str) -> int: ...
 
 
 class LocalFiles:
-    """The local disk. Every replacement has these two methods."""
+    """The local disk."""
 
     async def read_text(self, path: Path, errors: str = "strict") -> str:
         """The file's text; FileNotFoundError when there is no such file."""

@@ -33,6 +33,6 @@ async def test_the_plugins_md_example(tmp_path):
         "args": {"command": "sudo ls"},
         "ok": False,
     }
-    assert await session.command("/calls") == "1 tool calls"
+    assert (await session.command("/calls")).output == "1 tool calls"
     assert session.conversation[0]["content"] == "Answer in one sentence when you can."
-    assert await session.turn("hi") == "ara: hi"
+    assert (await session.turn("hi")).reply == "ara: hi"

@@ -22,22 +22,12 @@ import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
 
+from .errors import RpcError
 from .framing import BadFrame, FrameReader, encode
 
-Message = dict[str, Any]
-Ask = Callable[[Message], Awaitable[str | None] | str | None]
+RpcMessage = dict[str, Any]
+Ask = Callable[[RpcMessage], Awaitable[str | None] | str | None]
 _DONE = object()
-
-
-class RpcError(Exception):
-    """An error response: `code`, `message`, `data` and `kind` (= `data.kind`)."""
-
-    def __init__(self, error: Message) -> None:
-        super().__init__(f"{error.get('message')} ({error.get('code')})")
-        self.code: int = error.get("code", 0)
-        self.message: str = error.get("message", "")
-        self.data: Message = error.get("data") or {}
-        self.kind: str | None = self.data.get("kind")
 
 
 class Turn:
@@ -52,18 +42,18 @@ class Turn:
         self.future = future
         self._queue: asyncio.Queue[Any] = asyncio.Queue()
 
-    def _event(self, message: Message) -> None:
+    def _event(self, message: RpcMessage) -> None:
         self._queue.put_nowait(message)
 
     def _finish(self) -> None:
         self._queue.put_nowait(_DONE)
 
-    async def events(self) -> AsyncIterator[Message]:
+    async def events(self) -> AsyncIterator[RpcMessage]:
         """Each notification `{method, params}` of this turn, in order, until its response."""
         while (message := await self._queue.get()) is not _DONE:
             yield message
 
-    async def result(self) -> Message:
+    async def result(self) -> RpcMessage:
         return await self.future
 
     def __await__(self) -> Any:
@@ -83,10 +73,10 @@ class Client:
         assert process.stdin is not None and process.stdout is not None
         self.process = process
         self.on_ask = on_ask
-        self.notifications: list[Message] = []  # every notification, in order
+        self.notifications: list[RpcMessage] = []  # every notification, in order
         self.errors: asyncio.Queue[RpcError] = asyncio.Queue()  # error responses without id
         self.bad_frames: list[str] = []  # what on the daemon's stdout was not a message
-        self.on_notification: Callable[[Message], Any] | None = None
+        self.on_notification: Callable[[RpcMessage], Any] | None = None
         self._ids = itertools.count(1)
         self._pending: dict[Any, asyncio.Future[Any]] = {}
         self._turns: dict[Any, Turn] = {}
@@ -134,25 +124,25 @@ class Client:
             self.process.stdin.write(data)
             await self.process.stdin.drain()
 
-    async def send(self, message: Message) -> None:
+    async def send(self, message: RpcMessage) -> None:
         await self.write_raw(encode(message))
 
     async def notify(self, method: str, params: Any = None) -> None:
-        message: Message = {"jsonrpc": "2.0", "method": method}
+        message: RpcMessage = {"jsonrpc": "2.0", "method": method}
         if params is not None:
             message["params"] = params
         await self.send(message)
 
-    def _start(self, method: str, params: Any) -> tuple[int, asyncio.Future[Any], Message]:
+    def _start(self, method: str, params: Any) -> tuple[int, asyncio.Future[Any], RpcMessage]:
         msg_id = next(self._ids)
         future = asyncio.get_running_loop().create_future()
         self._pending[msg_id] = future
-        message: Message = {"jsonrpc": "2.0", "id": msg_id, "method": method}
+        message: RpcMessage = {"jsonrpc": "2.0", "id": msg_id, "method": method}
         if params is not None:
             message["params"] = params
         return msg_id, future, message
 
-    async def send_as_is(self, message: Message) -> Any:
+    async def send_as_is(self, message: RpcMessage) -> Any:
         """Send a message dict unchecked (malformed on purpose) and await the response to
         its `id`; an error response raises RpcError."""
         future = asyncio.get_running_loop().create_future()
@@ -168,9 +158,9 @@ class Client:
 
     # -- the daemon's methods ----------------------------------------------------------
     async def initialize(
-        self, process_id: int | None = None, client_info: Message | None = None
-    ) -> Message:
-        params: Message = {
+        self, process_id: int | None = None, client_info: RpcMessage | None = None
+    ) -> RpcMessage:
+        params: RpcMessage = {
             "clientInfo": client_info or {"name": "elelem_daemon.client"},
             "capabilities": {"input": {"ask": self.on_ask is not None}},
         }
@@ -178,7 +168,7 @@ class Client:
             params["processId"] = process_id
         return await self.request("initialize", params)
 
-    async def new_session(self, **params: Any) -> Message:
+    async def new_session(self, **params: Any) -> RpcMessage:
         """`cwd`, `provider`, `model`, `trusted`: all optional."""
         return await self.request("session/new", params)
 
@@ -193,8 +183,8 @@ class Client:
         return turn
 
     async def turn(
-        self, session_id: str, text: str, on_event: Callable[[Message], Any] | None = None
-    ) -> Message:
+        self, session_id: str, text: str, on_event: Callable[[RpcMessage], Any] | None = None
+    ) -> RpcMessage:
         """Run one turn; `on_event(notification)` sees each event as it comes."""
         turn = await self.start_turn(session_id, text)
         async for event in turn.events():
@@ -202,22 +192,22 @@ class Client:
                 await done
         return await turn
 
-    async def command(self, session_id: str, line: str) -> Message:
+    async def command(self, session_id: str, line: str) -> RpcMessage:
         return await self.request("session/command", {"sessionId": session_id, "line": line})
 
     async def complete(self, session_id: str, text: str) -> list[str]:
         result = await self.request("session/complete", {"sessionId": session_id, "text": text})
         return result["items"]
 
-    async def context(self, session_id: str) -> list[Message]:
+    async def context(self, session_id: str) -> list[RpcMessage]:
         return (await self.request("session/context", {"sessionId": session_id}))["messages"]
 
-    async def list_sessions(self, cwd: str | None = None) -> list[Message]:
+    async def list_sessions(self, cwd: str | None = None) -> list[RpcMessage]:
         """Open and stored sessions; only those in `cwd` if given."""
         params = {"cwd": cwd} if cwd is not None else {}
         return (await self.request("session/list", params))["sessions"]
 
-    async def load_session(self, session_id: str, **params: Any) -> Message:
+    async def load_session(self, session_id: str, **params: Any) -> RpcMessage:
         """`session/load`: `provider`, `model`, `trusted` optional; the result has `messages`."""
         return await self.request("session/load", {"sessionId": session_id, **params})
 
@@ -271,7 +261,7 @@ class Client:
             for turn in self._turns.values():
                 turn._finish()
 
-    def _dispatch(self, message: Message) -> None:
+    def _dispatch(self, message: RpcMessage) -> None:
         method = message.get("method")
         if method is not None and "id" in message:
             self._asks[message["id"]] = asyncio.create_task(self._answer(message))
@@ -289,10 +279,10 @@ class Client:
         else:
             self._response(message)
 
-    def _response(self, message: Message) -> None:
+    def _response(self, message: RpcMessage) -> None:
         msg_id = message.get("id")
         if msg_id is None:
-            self.errors.put_nowait(RpcError(message.get("error") or {}))
+            self.errors.put_nowait(RpcError.received(message.get("error") or {}))
             return
         future = self._pending.pop(msg_id, None)
         turn = self._turns.pop(msg_id, None)
@@ -303,13 +293,13 @@ class Client:
         if future is None or future.done():
             return
         if "error" in message:
-            future.set_exception(RpcError(message["error"]))
+            future.set_exception(RpcError.received(message["error"]))
         else:
             future.set_result(message.get("result"))
 
-    async def _answer(self, message: Message) -> None:
+    async def _answer(self, message: RpcMessage) -> None:
         msg_id = message["id"]
-        reply: Message = {"jsonrpc": "2.0", "id": msg_id}
+        reply: RpcMessage = {"jsonrpc": "2.0", "id": msg_id}
         try:
             if message["method"] != "input/ask" or self.on_ask is None:
                 reply["error"] = {"code": -32601, "message": f"no handler: {message['method']}"}

@@ -10,70 +10,53 @@ reply `[interrupted]`, so the history still alternates and the model knows.
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING
 
+from ..conversation import Message
 from ..errors import ElelemError
-from .store import VERSION, Store, Stored, Writer, now, title_of
+from . import records
+from .records import Stored
+from .store import Store, Writer
+
+if TYPE_CHECKING:
+    from ..session import Session
 
 log = logging.getLogger(__name__)
 INTERRUPTED = "[interrupted]"
 
 
 class Recorder:
-    def __init__(self, session: Any, writer: Writer, stored: Stored | None = None) -> None:
+    def __init__(self, session: Session, writer: Writer, stored: Stored | None = None) -> None:
         self.session = session
         self.writer = writer
         self.started = stored is not None
         self.meta = (stored.provider, stored.model) if stored else None
         self.broken = False
 
-    def on(self, event: str, message: dict[str, Any] | None) -> None:
+    def on(self, event: str, message: Message | None) -> None:
         """A Conversation listener: write the change (never raises into the turn)."""
         if self.broken or (not self.started and event != "add"):
             return
         try:
             if not self.started:
-                self.writer.append(self._header(message or {}))
+                self.meta = (self.session.provider_name, self.session.model)
+                self.writer.append(records.header(self.session, message or {}))
                 self.started = True
             self._meta()
             if event == "add" and message is not None:
-                self.writer.append(
-                    {
-                        "type": "message",
-                        "role": message["role"],
-                        "content": message["content"],
-                        "at": now(),
-                    }
-                )
+                self.writer.append(records.message(message))
             elif event == "clear":
-                self.writer.append({"type": "clear", "at": now()})
+                self.writer.append(records.cleared())
         except (OSError, ElelemError) as exc:
             self.broken = True
             log.warning("store: %s", exc)
             self.session.output.say(f"this session is no longer saved: {exc}", "error")
 
-    def _header(self, first: dict[str, Any]) -> dict[str, Any]:
-        session = self.session
-        self.meta = (session.provider_name, session.model)
-        title = title_of(str(first.get("content") or "")) if first.get("role") == "user" else ""
-        return {
-            "type": "session",
-            "version": VERSION,
-            "id": session.id,
-            "cwd": str(session.cwd),
-            "provider": session.provider_name,
-            "model": session.model,
-            "created": now(),
-            "title": title,
-        }
-
     def _meta(self) -> None:
         current = (self.session.provider_name, self.session.model)
         if current != self.meta:
             self.meta = current
-            self.writer.append(
-                {"type": "meta", "provider": current[0], "model": current[1], "at": now()}
-            )
+            self.writer.append(records.meta(*current))
 
     def close(self) -> None:
         """Stop recording (a late message must not recreate a deleted file); unlock."""
@@ -81,7 +64,7 @@ class Recorder:
         self.writer.close()
 
 
-def record(session: Any, store: Store | None, stored: Stored | None = None) -> Recorder | None:
+def record(session: Session, store: Store | None, stored: Stored | None = None) -> Recorder | None:
     """Attach a Recorder to the session; with `stored`, continue that session first.
 
     Without a store, a stored session's messages are restored and nothing is written.

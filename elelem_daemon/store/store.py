@@ -1,42 +1,30 @@
 """Store: sessions kept on disk, one append-only JSON Lines file per session.
 
 Where: `$ELELEM_STATE_DIR/sessions/`, else `$XDG_STATE_HOME/elelem/sessions/`, else
-`~/.local/state/elelem/sessions/`; the file is `<sessionId>.jsonl`. Each line is one
-JSON object with a `type`:
-
-    {"type": "session", "version": 1, "id", "cwd", "provider", "model", "created", "title"}
-    {"type": "message", "role", "content", "at"}     a kept message, as it was added
-    {"type": "clear", "at"}                          /clear or /compact emptied the history
-    {"type": "meta", "provider", "model", "at"}      the provider or model changed
-
-The first line is the metadata; the file is written when the first message is kept, so
-a session nobody talked to leaves no file. Every line is flushed and fsynced as it is
-written; a half-written last line (the process died mid-write) is ignored on load and
-cut off before the next append. While a process holds a session open, the file is
-locked (flock) so no second process appends to it.
+`~/.local/state/elelem/sessions/`; the file is `<sessionId>.jsonl`, its lines are in
+records.py. The file is written when the first message is kept, so a session nobody
+talked to leaves no file. Every line is flushed and fsynced as it is written; a
+half-written last line is cut off before the next append. While a process holds a
+session open, the file is locked (flock) so no second process appends to it.
 """
 
 from __future__ import annotations
 
 import fcntl
-import json
 import logging
 import os
 import re
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
-from ..errors import SessionLocked, UnknownSession
+from ..errors import NoStoredSession, SessionLocked
+from . import records
+from .records import Record, Stored
 
 log = logging.getLogger(__name__)
-Message = dict[str, Any]
 
-VERSION = 1
 SUFFIX = ".jsonl"
 VALID_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
-TITLE_LENGTH = 80
 
 
 def sessions_dir() -> Path:
@@ -46,93 +34,6 @@ def sessions_dir() -> Path:
     xdg = os.environ.get("XDG_STATE_HOME")
     base = Path(xdg).expanduser() if xdg else Path.home() / ".local" / "state"
     return base / "elelem" / "sessions"
-
-
-def now() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def title_of(text: str) -> str:
-    line = next((part.strip() for part in text.splitlines() if part.strip()), "")
-    return line if len(line) <= TITLE_LENGTH else line[: TITLE_LENGTH - 1] + "…"
-
-
-@dataclass
-class Stored:
-    """One stored session: its metadata and, once loaded, its kept messages."""
-
-    id: str
-    cwd: str
-    provider: str
-    model: str | None
-    created: str
-    title: str
-    updated: str
-    path: Path
-    messages: list[Message] = field(default_factory=list)
-
-    def summary(self) -> dict[str, Any]:
-        """The `session/list` entry."""
-        return {
-            "sessionId": self.id,
-            "cwd": self.cwd,
-            "title": self.title,
-            "provider": self.provider,
-            "model": self.model,
-            "created": self.created,
-            "updatedAt": self.updated,
-            "stored": True,
-        }
-
-
-def read_lines(path: Path) -> list[dict[str, Any]]:
-    """The file's records; a torn last line is dropped, a corrupt middle line skipped."""
-    data = path.read_bytes()
-    lines = data.split(b"\n")
-    records = []
-    for number, raw in enumerate(lines, 1):
-        if not raw.strip():
-            continue
-        try:
-            record = json.loads(raw)
-            if not isinstance(record, dict):
-                raise ValueError("not an object")
-        except ValueError as exc:
-            if number < len(lines):  # complete line, yet unreadable: say so, keep going
-                log.warning("store: %s line %d skipped: %s", path, number, exc)
-            continue
-        records.append(record)
-    return records
-
-
-def replay(records: list[dict[str, Any]], path: Path, updated: str) -> Stored:
-    """Fold the records into metadata and the kept messages."""
-    head = records[0] if records else {}
-    if not isinstance(head, dict) or head.get("type") != "session":
-        raise ValueError(f"{path}: no session metadata")
-    stored = Stored(
-        path.stem,  # the file names the session, whatever a hand-edited header says
-        str(head.get("cwd") or ""),
-        str(head.get("provider") or "stub"),
-        head.get("model"),
-        str(head.get("created") or ""),
-        str(head.get("title") or ""),
-        updated,
-        path,
-    )
-    for record in records[1:]:
-        kind = record.get("type")
-        if kind == "message" and record.get("role") in ("user", "assistant", "tool"):
-            content = record.get("content", "")
-            stored.messages.append(
-                {"role": record["role"], "content": content if isinstance(content, str) else ""}
-            )
-        elif kind == "clear":
-            stored.messages.clear()
-        elif kind == "meta":
-            stored.provider = str(record.get("provider") or stored.provider)
-            stored.model = record.get("model", stored.model)
-    return stored
 
 
 def _mtime(path: Path) -> str:
@@ -148,7 +49,7 @@ class Store:
 
     def path(self, session_id: str) -> Path:
         if not isinstance(session_id, str) or not VALID_ID.fullmatch(session_id):
-            raise UnknownSession(f"invalid session id: {session_id!r}")
+            raise NoStoredSession(f"invalid session id: {session_id!r}")
         return self.root / f"{session_id}{SUFFIX}"
 
     def list(self, cwd: Path | str | None = None) -> list[Stored]:
@@ -170,28 +71,28 @@ class Store:
             first = file.readline()
         if not first.endswith(b"\n"):
             raise ValueError("no complete metadata line")
-        return replay([json.loads(first)], path, _mtime(path))
+        return records.head_of(first, path, _mtime(path))
 
     def load(self, session_id: str) -> Stored:
         path = self.path(session_id)
         try:
-            return replay(read_lines(path), path, _mtime(path))
+            return records.replay(records.read_lines(path), path, _mtime(path))
         except FileNotFoundError:
-            raise UnknownSession(f"no stored session {session_id!r}") from None
+            raise NoStoredSession(f"no stored session {session_id!r}") from None
         except ValueError as exc:
-            raise UnknownSession(f"stored session {session_id!r} is unreadable: {exc}") from None
+            raise NoStoredSession(f"stored session {session_id!r} is unreadable: {exc}") from None
 
     def find(self, prefix: str) -> str:
         """The id of the one stored session whose id starts with prefix."""
         if not prefix or not VALID_ID.fullmatch(prefix):
-            raise UnknownSession(f"invalid session id: {prefix!r}")
+            raise NoStoredSession(f"invalid session id: {prefix!r}")
         if self.path(prefix).is_file():
             return prefix
         matches = sorted(p.stem for p in self.root.glob(f"{prefix}*{SUFFIX}"))
         if not matches:
-            raise UnknownSession(f"no stored session {prefix!r}")
+            raise NoStoredSession(f"no stored session {prefix!r}")
         if len(matches) > 1:
-            raise UnknownSession(f"{prefix!r} is ambiguous: {', '.join(matches)}")
+            raise NoStoredSession(f"{prefix!r} is ambiguous: {', '.join(matches)}")
         return matches[0]
 
     def latest(self, cwd: Path | str) -> Stored | None:
@@ -202,7 +103,7 @@ class Store:
         """Remove a stored session; not one that a process has open (SessionLocked)."""
         writer = self.writer(session_id)
         if not writer.path.is_file():
-            raise UnknownSession(f"no stored session {session_id!r}")
+            raise NoStoredSession(f"no stored session {session_id!r}")
         writer.open()  # takes the lock, or raises SessionLocked
         try:
             writer.path.unlink()
@@ -219,10 +120,6 @@ class Writer:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._fd: int | None = None
-
-    @property
-    def opened(self) -> bool:
-        return self._fd is not None
 
     def open(self) -> Writer:
         """Create (or reopen) and lock the file; cut a torn last line left by a crash."""
@@ -260,11 +157,10 @@ class Writer:
         os.ftruncate(self._fd, keep)
         os.fsync(self._fd)
 
-    def append(self, record: dict[str, Any]) -> None:
+    def append(self, record: Record) -> None:
         self.open()
         assert self._fd is not None
-        data = (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
-        view = memoryview(data)
+        view = memoryview(records.encode(record))
         while view:
             written = os.write(self._fd, view)
             view = view[written:]

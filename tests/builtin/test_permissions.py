@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from elelem_daemon.builtins.permissions import NO_ANSWER, parse
-from elelem_daemon.io import Input, NullInput, NullOutput, ask, painted_diff
+from elelem_daemon.faces.terminal.console import TerminalInput, painted_diff
+from elelem_daemon.io import NullInput, NullOutput, ask
 from elelem_daemon.plugins import core_registry
 from elelem_daemon.session import start
 
@@ -232,7 +233,7 @@ async def test_the_model_reads_the_refusal_in_a_whole_turn(registry):
             seen.append(result.to_dict())
 
     s = start(registry, plugin_files=False, output=Results())
-    assert await s.turn('!tool execute {"command":"true"}') == "done."
+    assert (await s.turn('!tool execute {"command":"true"}')).reply == "done."
     assert seen[0]["error"] == f"Permission denied: execute ({NO_ANSWER})"
 
 
@@ -250,7 +251,7 @@ async def test_an_input_with_the_old_ask_signature_still_works(registry):
 
 
 async def test_the_terminal_asks_with_the_diff_on_screen(capsys):
-    terminal = Input(stream=io.StringIO("always\n"))
+    terminal = TerminalInput(stream=io.StringIO("always\n"))
     tool = {"name": "write", "arguments": {}, "diff": "--- /dev/null\n+++ x\n+hi\n"}
     answer = await terminal.ask("Allow write: x?", ["allow", "deny", "always"], tool=tool)
     assert answer == "always"

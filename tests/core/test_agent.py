@@ -1,9 +1,10 @@
 import asyncio
 import json
 
+import pytest
 from support.outputs import Scripted, SpyOutput
 
-from elelem_daemon.agent import Agent
+from elelem_daemon.agent import Agent, TurnCancelled, TurnResult, outcome
 from elelem_daemon.providers.stub import StubProvider
 from elelem_daemon.toolbox import Toolbox
 
@@ -34,7 +35,8 @@ async def test_a_turn_without_tools_records_prompt_and_reply(output):
         ]
     )
     agent = Agent(provider, output=output)
-    assert await agent.turn("hi") == "hello"
+    result = await agent.turn("hi")
+    assert result == TurnResult("hello", "end_turn", {})
     assert list(agent.conversation) == [
         {"role": "user", "content": "hi"},
         {"role": "assistant", "content": "hello"},
@@ -45,7 +47,7 @@ async def test_a_turn_without_tools_records_prompt_and_reply(output):
         ("saying", "lo"),
         ("reply", "hello"),
     ]
-    assert agent.stop_reason == "end_turn"
+    assert agent.last is result
 
 
 async def test_each_fetch_sends_system_then_conversation_then_this_turns_tool_traffic(output):
@@ -54,7 +56,7 @@ async def test_each_fetch_sends_system_then_conversation_then_this_turns_tool_tr
         [{"type": "saying", "text": "It is a demo."}],
     )
     agent = Agent(provider, read_box(), output=output)
-    reply = await agent.turn("show me the readme")
+    reply = (await agent.turn("show me the readme")).reply
     assert reply == "It is a demo."
     first, second = provider.requests
     assert first[0] == [
@@ -147,13 +149,11 @@ async def test_provider_failure_ends_the_turn_with_an_error_reply_and_goes_on(ou
         [{"type": "saying", "text": "fine"}],
     )
     agent = Agent(provider, output=output)
-    assert await agent.turn("hi") == "Error: HTTP 529: busy"
-    assert agent.stop_reason == "error"
+    assert await agent.turn("hi") == TurnResult("Error: HTTP 529: busy", "error")
     assert agent.conversation.last == {"role": "assistant", "content": "Error: HTTP 529: busy"}
     assert ("say", ("HTTP 529: busy", "error")) in output.calls
     assert "agent: HTTP 529: busy" in caplog.text
-    assert await agent.turn("again") == "fine"
-    assert agent.stop_reason == "end_turn"
+    assert await agent.turn("again") == TurnResult("fine", "end_turn")
 
 
 async def test_keep_and_usage_events(output):
@@ -166,17 +166,18 @@ async def test_keep_and_usage_events(output):
         [{"type": "usage", "input_tokens": 20, "output_tokens": 3}],
     )
     agent = Agent(provider, read_box(), output=output)
-    await agent.turn("go")
+    result = await agent.turn("go")
     assert provider.requests[1][0][2]["thinking_blocks"] == [{"signature": "s"}]
-    assert agent.usage == {"input_tokens": 30, "output_tokens": 5}
+    assert result.usage == {"input_tokens": 30, "output_tokens": 5}
+    assert (await agent.turn("again")).usage == {}  # counted per turn
 
 
 async def test_the_round_cap_ends_a_turn_and_says_so(output):
     provider = Scripted(*[[doing(str(i), "read", path="a")] for i in range(5)])
     agent = Agent(provider, read_box(), output=output, max_rounds=3)
-    reply = await agent.turn("loop")
-    assert reply.endswith("[stopped: 3 rounds of tool calls]")
-    assert agent.stop_reason == "max_turn_requests"
+    result = await agent.turn("loop")
+    assert result.reply.endswith("[stopped: 3 rounds of tool calls]")
+    assert result.stop_reason == "max_turn_requests"
     assert len(provider.requests) == 3
 
 
@@ -194,21 +195,38 @@ async def test_cancelling_keeps_the_prompt_and_the_partial_reply(output):
     task = asyncio.create_task(agent.turn("go"))
     await started.wait()
     task.cancel()
-    try:
+    with pytest.raises(TurnCancelled) as cancelled:  # a CancelledError: it goes on up
         await task
-    except asyncio.CancelledError:
-        pass
-    assert agent.stop_reason == "cancelled"
+    assert isinstance(cancelled.value, asyncio.CancelledError) and task.cancelled()
+    assert cancelled.value.result == TurnResult("half[cancelled]", "cancelled", {})
     assert list(agent.conversation) == [
         {"role": "user", "content": "go"},
         {"role": "assistant", "content": "half[cancelled]"},
     ]
 
 
+async def test_outcome_gives_a_cancelled_turn_its_result(output):
+    started = asyncio.Event()
+
+    class Slow:
+        async def fetch(self, messages, tools):
+            yield {"type": "saying", "text": "so far"}
+            yield {"type": "usage", "input_tokens": 7}
+            started.set()
+            await asyncio.sleep(30)
+
+    agent = Agent(Slow(), output=output)
+    task = asyncio.create_task(outcome(agent.turn("go")))
+    await started.wait()
+    task.cancel()
+    assert await task == TurnResult("so far[cancelled]", "cancelled", {"input_tokens": 7})
+    assert str(await task) == "so far[cancelled]"
+
+
 async def test_the_stub_drives_a_whole_turn():
     output = SpyOutput()
     agent = Agent(StubProvider(), read_box(), output=output)
-    assert await agent.turn("hi") == "done."
+    assert (await agent.turn("hi")).reply == "done."
     assert output.kinds() == [
         "thinking",
         "saying",
@@ -227,5 +245,5 @@ async def test_the_stub_drives_a_whole_turn():
 
 async def test_agent_works_alone_with_null_objects():
     agent = Agent(StubProvider())
-    assert await agent.turn("hi") == "let me check."
+    assert (await agent.turn("hi")).reply == "let me check."
     assert agent.context[0]["role"] == "system"

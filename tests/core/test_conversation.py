@@ -21,11 +21,15 @@ def test_rejects_other_roles():
         Conversation().add("system", "no")
 
 
-def test_to_list_puts_the_system_prompt_first_and_clear_empties():
+def test_the_transcript_puts_the_system_prompt_first_and_clear_empties(tmp_path):
     conversation = Conversation([{"role": "user", "content": "hi"}])
-    assert conversation.to_list("sys")[0] == {"role": "system", "content": "sys"}
+    transcript = Transcript(SystemPrompt("sys", tmp_path), conversation)
+    assert transcript.messages() == [
+        {"role": "system", "content": "sys"},
+        {"role": "user", "content": "hi"},
+    ]
     conversation.clear()
-    assert conversation.to_list() == []
+    assert transcript.messages() == [{"role": "system", "content": "sys"}]
 
 
 def test_system_prompt_default_and_agents_md_walking_up(tmp_path):

@@ -160,7 +160,7 @@ async def test_sugar_tools_hooks_and_commands_work(tmp_path):
     result = await session.toolbox.run("hi", {"name": "you"})
     assert result.payload == {"greeting": f"hello you from {tmp_path.name}"}
     assert seen[1:] == [("before", "you"), ("after", "hello", result.payload["greeting"])]
-    assert await session.command("/greet world") == "hello world"
+    assert (await session.command("/greet world")).output == "hello world"
 
 
 def test_registering_a_name_again_replaces_it():
@@ -183,7 +183,9 @@ def test_factories_for_input_and_output(tmp_path):
             or __import__("elelem_daemon.io", fromlist=["x"]).NullInput()
         )
     )
-    start(registry, cwd=tmp_path, terminal=True)
+    from elelem_daemon.faces.terminal.chat import console
+
+    start(registry, cwd=tmp_path, make_io=console(keep_stdout=False))  # the terminal's
     assert made == ["output", ("input", True)]
     made.clear()
     start(registry, cwd=tmp_path)  # faces other than the terminal bring their own I/O

@@ -65,13 +65,13 @@ async def test_each_kept_message_is_written_and_fsynced_as_it_is_added(registry,
     assert (head["provider"], head["model"], head["title"]) == ("stub", "stub", "first prompt")
     assert head["version"] == 1 and head["created"].endswith("Z")
     before = len(synced)
-    assert await session.turn("!echo hi") == "hi"
+    assert (await session.turn("!echo hi")).reply == "hi"
     assert len(synced) - before == 2  # the prompt, the reply: one fsync each
     assert [(r["role"], r["content"]) for r in lines(path)[2:]] == [
         ("user", "!echo hi"),
         ("assistant", "hi"),
     ]
-    session.close()
+    await session.close()
 
 
 async def test_load_returns_the_kept_messages_clear_and_switch_included(registry):
@@ -82,7 +82,7 @@ async def test_load_returns_the_kept_messages_clear_and_switch_included(registry
     await session.turn("!echo two")
     session.switch("stub", "bigger")
     await session.turn("!echo three")
-    session.close()
+    await session.close()
     stored = store.load(session.id)
     assert [m["content"] for m in stored.messages] == ["!echo two", "two", "!echo three", "three"]
     assert (stored.provider, stored.model, stored.title) == ("stub", "bigger", "!echo one")
@@ -94,7 +94,7 @@ async def test_a_torn_last_line_is_ignored_and_cut_before_the_next_append(regist
     store = Store()
     session = new(registry, store)
     await session.turn("!echo kept")
-    session.close()
+    await session.close()
     path = store.path(session.id)
     with path.open("ab") as file:
         file.write(b'{"type":"message","role":"user","content":"half wri')
@@ -102,7 +102,7 @@ async def test_a_torn_last_line_is_ignored_and_cut_before_the_next_append(regist
     assert [m["content"] for m in stored.messages] == ["!echo kept", "kept"]
     again = resume(registry, store, stored, plugin_files=False)
     await again.turn("!echo more")
-    again.close()
+    await again.close()
     assert all(line.startswith("{") for line in path.read_text().splitlines())
     contents = [m["content"] for m in store.load(session.id).messages]
     assert contents == ["!echo kept", "kept", "!echo more", "more"]
@@ -134,7 +134,7 @@ async def test_listing_is_most_recent_first_and_filters_by_cwd(registry, isolate
     for number, cwd in enumerate([None, other, None]):
         session = new(registry, store, cwd=cwd)
         await session.turn(f"!echo {number}")
-        session.close()
+        await session.close()
         os.utime(store.path(session.id), (1_000_000 + number, 1_000_000 + number))
         ids.append(session.id)
     assert [s.id for s in store.list()] == ids[::-1]
@@ -152,7 +152,7 @@ async def test_find_delete_and_bad_ids(registry):
     assert store.list() == []
     session = new(registry, store)
     await session.turn("!echo x")
-    session.close()
+    await session.close()
     assert store.find(session.id[:6]) == session.id
     assert store.find(session.id) == session.id
     for bad in ("", "../etc/passwd", "a b", "x" * 65):
@@ -182,10 +182,10 @@ async def test_a_session_open_in_one_place_cannot_be_resumed_in_another(registry
         resume(registry, store, store.load(first.id), plugin_files=False)
     with pytest.raises(SessionLocked, match="already open"):
         store.delete(first.id)
-    first.close()
+    await first.close()
     second = resume(registry, store, store.load(first.id), plugin_files=False)
     assert second.id == first.id and len(second.conversation) == 2
-    second.close()
+    await second.close()
     store.delete(first.id)
     assert store.list() == []
 
@@ -194,14 +194,14 @@ async def test_resume_uses_the_stored_cwd_provider_and_model_unless_told(registr
     store = Store()
     session = new(registry, store, cwd=isolated, model="m1")
     await session.turn("!echo x")
-    session.close()
+    await session.close()
     again = resume(registry, store, store.load(session.id), plugin_files=False)
     assert (again.cwd, again.provider_name, again.model) == (isolated, "stub", "m1")
-    again.close()
+    await again.close()
     other = resume(registry, store, store.load(session.id), model="m2", plugin_files=False)
     assert other.model == "m2"
     await other.turn("!echo y")
-    other.close()
+    await other.close()
     assert store.load(session.id).model == "m2"
 
 
@@ -222,7 +222,7 @@ async def test_a_cancelled_turn_keeps_what_the_agent_saved(registry):
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    session.close()
+    await session.close()
     messages = store.load(session.id).messages
     assert [m["role"] for m in messages] == ["user", "assistant"]
     assert messages[1]["content"].startswith("tok0 ")
@@ -234,12 +234,12 @@ async def test_a_turn_that_died_with_the_process_reads_as_interrupted(registry):
     session = new(registry, store)
     await session.turn("!echo done")
     session.conversation.add("user", "in flight when the process died")
-    session.close()
+    await session.close()
     stored = store.load(session.id)
     assert stored.messages[-1]["role"] == "user"
     again = resume(registry, store, stored, plugin_files=False)
     assert again.conversation.last == {"role": "assistant", "content": INTERRUPTED}
-    again.close()
+    await again.close()
     assert store.load(session.id).messages[-1]["content"] == INTERRUPTED
 
 
@@ -255,8 +255,8 @@ async def test_a_store_that_cannot_be_written_says_so_once_and_the_turn_goes_on(
     (isolated / "a-file").write_text("")
     output = Said()
     session = new(registry, Store(isolated / "a-file" / "sessions"), output=output)
-    assert await session.turn("!echo still works") == "still works"
-    assert await session.turn("!echo and again") == "and again"
+    assert (await session.turn("!echo still works")).reply == "still works"
+    assert (await session.turn("!echo and again")).reply == "and again"
     errors = [text for text, kind in output.said if kind == "error"]
     assert len(errors) == 1 and errors[0].startswith("this session is no longer saved:")
 

@@ -12,6 +12,10 @@ import os
 import sys
 import threading
 from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ...store.store import Store
 
 
 def protocol_stdout() -> Callable[[bytes], None]:
@@ -41,23 +45,28 @@ async def stdin_reader() -> Callable[[], Awaitable[bytes]]:
     return lambda: reader.read(65536)
 
 
-async def run(write: Callable[[bytes], None], provider: str | None, model: str | None) -> int:
+async def run(
+    write: Callable[[bytes], None],
+    provider: str | None,
+    model: str | None,
+    store: Store | None = None,
+) -> int:
     from .connection import Connection
     from .server import AcpServer
 
     connection = Connection(write)
-    server = AcpServer(connection, provider, model)
+    server = AcpServer(connection, provider, model, store)
     try:
         await connection.serve(await stdin_reader())
     finally:
-        server.close()
+        await server.close()
     return 0
 
 
-def serve(provider: str | None = None, model: str | None = None) -> int:
+def serve(provider: str | None = None, model: str | None = None, store: Store | None = None) -> int:
     """Serve ACP on stdin/stdout until stdin ends."""
     write = protocol_stdout()
     try:
-        return asyncio.run(run(write, provider, model))
+        return asyncio.run(run(write, provider, model, store))
     except KeyboardInterrupt:
         return 130

@@ -8,14 +8,17 @@ that direction stays on the local disk.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ...filesystem import LocalFiles
-from .connection import RpcError
+from ...jsonrpc.errors import RpcError
+
+if TYPE_CHECKING:
+    from .connection import Connection
 
 
 class EditorFiles(LocalFiles):
-    def __init__(self, connection: Any, session_id: str, read: bool, write: bool) -> None:
+    def __init__(self, connection: Connection, session_id: str, read: bool, write: bool) -> None:
         self.connection = connection
         self.session_id = session_id
         self.read = read

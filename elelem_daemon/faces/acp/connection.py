@@ -1,4 +1,5 @@
-"""Connection: JSON-RPC 2.0 as ACP carries it, one JSON object per line on stdio.
+"""Connection: JSON-RPC 2.0 as ACP carries it, one JSON object per line on stdio
+(`jsonrpc.lines`).
 
 Requests run as tasks, so a long `session/prompt` never blocks the `session/cancel`
 behind it, nor the editor's answers to our own requests (`fs/*`, permissions).
@@ -10,52 +11,26 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
+
+from ...errors import ElelemError
+from ...jsonrpc import lines as ndjson
+from ...jsonrpc.errors import (
+    INTERNAL_ERROR,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    REQUEST_CANCELLED,
+    RpcError,
+    invalid_params,
+    rpc_error,
+)
 
 log = logging.getLogger(__name__)
 
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
-METHOD_NOT_FOUND = -32601
-INVALID_PARAMS = -32602
-INTERNAL_ERROR = -32603
-REQUEST_CANCELLED = -32800
-
 Handler = Callable[[dict[str, Any]], Awaitable[Any]]
 Write = Callable[[bytes], None]
-
-
-class RpcError(Exception):
-    """A JSON-RPC error: raised by handlers, and by `request` when the peer answers one."""
-
-    def __init__(self, code: int, message: str, data: Any = None) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.data = data
-
-    def to_dict(self) -> dict[str, Any]:
-        error: dict[str, Any] = {"code": self.code, "message": self.message}
-        if self.data is not None:
-            error["data"] = self.data
-        return error
-
-
-def invalid_params(message: str, **data: Any) -> RpcError:
-    return RpcError(INVALID_PARAMS, message, data or None)
-
-
-async def lines(read: Callable[[], Awaitable[bytes]]) -> AsyncIterator[bytes]:
-    """Split what `read` returns into lines (b"" from read means end of input)."""
-    buffer = b""
-    while chunk := await read():
-        buffer += chunk
-        *complete, buffer = buffer.split(b"\n")
-        for line in complete:
-            yield line
-    if buffer.strip():
-        yield buffer
 
 
 class Connection:
@@ -72,8 +47,7 @@ class Connection:
     def send(self, message: dict[str, Any]) -> None:
         if self.closed:
             return
-        body = json.dumps({"jsonrpc": "2.0", **message}, ensure_ascii=False, separators=(",", ":"))
-        self._write(body.encode("utf-8") + b"\n")  # json.dumps escapes every newline
+        self._write(ndjson.line(message))
 
     def notify(self, method: str, params: dict[str, Any]) -> None:
         self.send({"method": method, "params": params})
@@ -98,9 +72,9 @@ class Connection:
     # -- receiving --------------------------------------------------------------
     async def serve(self, read: Callable[[], Awaitable[bytes]]) -> None:
         """Dispatch every line until end of input; then cancel what still runs."""
-        async for line in lines(read):
-            if line.strip():
-                self.receive(line)
+        async for received in ndjson.lines(read):
+            if received.strip():
+                self.receive(received)
         await self.close()
 
     async def close(self) -> None:
@@ -203,6 +177,8 @@ class Connection:
             result = await handler(params)
         except RpcError as exc:
             self.send({"id": ident, "error": exc.to_dict()})
+        except ElelemError as exc:  # the one code table (jsonrpc.errors)
+            self.send({"id": ident, "error": rpc_error(exc).to_dict()})
         except asyncio.CancelledError:
             self.send({"id": ident, "error": {"code": REQUEST_CANCELLED, "message": "cancelled"}})
         except Exception as exc:
@@ -219,14 +195,6 @@ class Connection:
             return
         error = message.get("error")
         if error is not None:
-            if not isinstance(error, dict):
-                error = {"code": INTERNAL_ERROR, "message": str(error)}
-            future.set_exception(
-                RpcError(
-                    error.get("code", INTERNAL_ERROR),
-                    str(error.get("message", "")),
-                    error.get("data"),
-                )
-            )
+            future.set_exception(RpcError.received(error))
         else:
             future.set_result(message.get("result"))

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-from .connection import invalid_params
+from ...jsonrpc.errors import invalid_params
 from .updates import fenced
 
 COMMAND = re.compile(r"^/[\w-]+(\s|$)")

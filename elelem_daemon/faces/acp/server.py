@@ -1,4 +1,8 @@
-"""AcpServer: the Agent Client Protocol methods, each a thin call into the core."""
+"""AcpServer: the Agent Client Protocol methods, each a thin call into the core.
+
+An ElelemError a method lets out is answered through the one code table
+(`jsonrpc.errors`), as in the daemon face.
+"""
 
 from __future__ import annotations
 
@@ -8,18 +12,24 @@ from pathlib import Path
 from typing import Any
 
 from ... import __version__
-from ...errors import ElelemError
+from ...config import choose_provider
+from ...errors import NoStoredSession
+from ...jsonrpc.errors import invalid_params
+from ...live import Lives
 from ...plugins import origins
+from ...registry import Registry
+from ...session import resume, start
+from ...store.listing import listing
+from ...store.records import Stored
+from ...store.store import Store
 from .buffers import EditorFiles
-from .connection import Connection, RpcError, invalid_params
+from .connection import Connection
 from .editor import AcpInput, AcpOutput
-from .live import AcpSession
+from .live import AcpLive
 
 log = logging.getLogger(__name__)
 
 PROTOCOL_VERSION = 1
-UNKNOWN_SESSION = "unknown session"
-RESOURCE_NOT_FOUND = -32002
 
 
 def field(params: dict[str, Any], name: str, kind: type, required: bool = True) -> Any:
@@ -36,14 +46,19 @@ def field(params: dict[str, Any], name: str, kind: type, required: bool = True) 
 
 class AcpServer:
     def __init__(
-        self, connection: Connection, provider: str | None = None, model: str | None = None
+        self,
+        connection: Connection,
+        provider: str | None = None,
+        model: str | None = None,
+        store: Store | None = None,
     ) -> None:
         self.connection = connection
         self.provider = provider
         self.model = model
+        self.store = store if store is not None else Store()
         self.client: dict[str, Any] = {}
-        self.sessions: dict[str, AcpSession] = {}
-        self._registry: Any = None
+        self.lives: Lives[AcpLive] = Lives()
+        self._registry: Registry | None = None
         connection.requests.update(
             {
                 "initialize": self.initialize,
@@ -85,62 +100,52 @@ class AcpServer:
         )
 
     # -- sessions -----------------------------------------------------------------
-    def registry(self) -> Any:
+    def registry(self) -> Registry:
         if self._registry is None:
             from ...plugins import core_registry
 
             self._registry = core_registry()
         return self._registry
 
-    def face(self, params: dict[str, Any]) -> AcpSession:
-        ident = field(params, "sessionId", str)
-        face = self.sessions.get(ident)
-        if face is None:
-            raise invalid_params(
-                f"{UNKNOWN_SESSION}: {ident}", kind="unknown_session", sessionId=ident
-            )
-        return face
+    def live(self, params: dict[str, Any]) -> AcpLive:
+        return self.lives.get(field(params, "sessionId", str))
 
     async def new_session(self, params: dict[str, Any]) -> dict[str, Any]:
         cwd = self._cwd(params)
         ignored = self._mcp_servers(params)
-        face = self._build(cwd)
-        return {"sessionId": face.id, **self._opened(face, ignored)}
+        live = self._build(cwd)
+        return {"sessionId": live.id, **self._opened(live, ignored)}
 
     async def load_session(self, params: dict[str, Any]) -> dict[str, Any]:
         """Open a stored session (or one open here) and replay its history first."""
         ident = field(params, "sessionId", str)
         ignored = self._mcp_servers(params)
-        face = self.sessions.get(ident)
-        if face is None:
+        live = self.lives.find(ident)
+        if live is None:
             cwd = self._cwd(params) if params.get("cwd") is not None else None
-            face = self._build(cwd, self._stored(ident))
-        face.replay()
-        return self._opened(face, ignored)
+            live = self._build(cwd, self._stored(ident))
+        live.replay()
+        return self._opened(live, ignored)
 
-    def _opened(self, face: AcpSession, ignored: list[str]) -> dict[str, Any]:
+    def _opened(self, live: AcpLive, ignored: list[str]) -> dict[str, Any]:
         """Keep the session; the result common to session/new and session/load."""
-        self.sessions[face.id] = face
-        meta: dict[str, Any] = {"plugins": origins(face.session.registry)}
+        self.lives.add(live)
+        meta: dict[str, Any] = {"plugins": origins(live.session.registry)}
         if ignored:
             meta["unsupported"] = {"mcpServers": ignored}
         answer: dict[str, Any] = {
-            "modes": face.modes(),
-            "configOptions": face.config_options(),
+            "modes": live.modes(),
+            "configOptions": live.config_options(),
             "_meta": {"elelem": meta},
         }
-        asyncio.get_running_loop().call_soon(face.advertise)  # after the response
+        asyncio.get_running_loop().call_soon(live.advertise)  # after the response
         return answer
 
-    @staticmethod
-    def _stored(ident: str) -> Any:
-        from ...store.store import Store
-
+    def _stored(self, ident: str) -> Stored:
         try:
-            return Store().load(ident)
-        except ElelemError as exc:
-            data = {"kind": exc.kind, "sessionId": ident}
-            raise RpcError(RESOURCE_NOT_FOUND, str(exc), data) from None
+            return self.store.load(ident)
+        except NoStoredSession as exc:
+            raise NoStoredSession(str(exc), sessionId=ident) from None
 
     def _cwd(self, params: dict[str, Any]) -> Path:
         cwd = Path(field(params, "cwd", str))
@@ -162,105 +167,93 @@ class AcpServer:
             log.warning("acp: MCP servers are not supported yet; ignoring %s", ", ".join(names))
         return names
 
-    def _build(self, cwd: Path | None, stored: Any = None) -> AcpSession:
+    def _build(self, cwd: Path | None, stored: Stored | None = None) -> AcpLive:
         """A new session in cwd, or the stored one continued (in cwd if given), saved as it goes."""
-        from ...config import default_provider
-        from ...session import resume, start
-        from ...store.store import Store
-
-        face = AcpSession(self.connection)
-        io = {"input": AcpInput(face), "output": AcpOutput(face)}
-        try:
-            if stored is None:
-                provider = self.provider or default_provider()
-                face.session = start(
-                    self.registry(), provider, self.model, cwd, store=Store(), **io
-                )
-            else:
-                stored.cwd = str(cwd or stored.cwd)
-                face.session = resume(self.registry(), Store(), stored, **io)
-        except ElelemError as exc:
-            raise invalid_params(str(exc), kind=exc.kind) from None
+        output = AcpOutput(self.connection)
         elicitation = self.client.get("elicitation")
-        face.elicits = isinstance(elicitation, dict) and isinstance(elicitation.get("form"), dict)
+        elicits = isinstance(elicitation, dict) and isinstance(elicitation.get("form"), dict)
+        input = AcpInput(self.connection, output, elicits)
+        if stored is None:
+            provider, model = choose_provider(face_provider=self.provider, face_model=self.model)
+            session = start(self.registry(), provider, model, cwd, input, output, store=self.store)
+        else:
+            session = resume(
+                self.registry(), self.store, stored, cwd=cwd, input=input, output=output
+            )
+        output.attach(session)
         fs = self.client.get("fs") or {}
         read, write = fs.get("readTextFile") is True, fs.get("writeTextFile") is True
         if read or write:
-            face.session.files = EditorFiles(self.connection, face.id, read, write)
-        return face
+            session.files = EditorFiles(self.connection, session.id, read, write)
+        return AcpLive(session, output)
 
     async def list_sessions(self, params: dict[str, Any]) -> dict[str, Any]:
-        """Stored sessions, most recent first, then those open here and not yet stored."""
-        from ...store.store import Store
-
+        """The sessions open here, then the stored ones, most recent first (the one order,
+        store.listing); each session once, with what the store knows of it."""
         cwd = field(params, "cwd", str, required=False)
         if cwd is not None and not Path(cwd).is_absolute():
             raise invalid_params(f"cwd: must be an absolute path: {cwd}")
         if field(params, "cursor", str, required=False) is not None:
             raise invalid_params("cursor: unknown cursor (every session comes in one page)")
-        where = str(Path(cwd).resolve()) if cwd else None
+        where = Path(cwd).resolve() if cwd else None
+        entries = listing(self.store, self.lives.sessions(), where)
+        stored = {e.session_id: e.stored for e in entries if e.stored is not None}
         listed = []
-        for stored in Store().list(where):
-            entry = {"sessionId": stored.id, "cwd": stored.cwd, "updatedAt": stored.updated}
-            if stored.title:
-                entry["title"] = stored.title
-            listed.append(self._meta(entry, stored.provider, stored.model))
-        known = {entry["sessionId"] for entry in listed}
-        for face in self.sessions.values():
-            session = face.session
-            if face.id not in known and where in (None, str(session.cwd)):
-                entry = {"sessionId": face.id, "cwd": str(session.cwd)}
-                listed.append(self._meta(entry, session.provider_name, session.model))
+        for entry in entries:
+            if entry.open is not None and entry.stored is not None:
+                continue  # listed once, among the open sessions
+            found = stored.get(entry.session_id)
+            row: dict[str, Any] = {"sessionId": entry.session_id, "cwd": entry.cwd}
+            if found is not None:
+                row["updatedAt"] = found.updated
+                if found.title:
+                    row["title"] = found.title
+            meta = {
+                "provider": entry.provider,
+                "model": entry.model,
+                "open": entry.open is not None,
+            }
+            listed.append({**row, "_meta": {"elelem": meta}})
         return {"sessions": listed}
 
-    def _meta(self, entry: dict[str, Any], provider: str, model: str | None) -> dict[str, Any]:
-        meta = {"provider": provider, "model": model, "open": entry["sessionId"] in self.sessions}
-        return {**entry, "_meta": {"elelem": meta}}
-
-    def close(self) -> None:
-        """Release every session (its stored file and lock); called when input ends."""
-        for face in self.sessions.values():
-            face.session.close()
-        self.sessions.clear()
+    async def close(self) -> None:
+        """Release every session (its stored file and lock, its provider); called when
+        input ends."""
+        lives = list(self.lives)
+        for live in lives:
+            self.lives.pop(live.id)
+        await asyncio.gather(*(live.session.close() for live in lives))
 
     # -- prompts ------------------------------------------------------------------
     async def prompt(self, params: dict[str, Any]) -> dict[str, Any]:
-        face = self.face(params)
-        return await face.prompt(params.get("prompt"))
+        return await self.live(params).prompt(params.get("prompt"))
 
     async def cancel(self, params: dict[str, Any]) -> None:
-        face = self.sessions.get(params.get("sessionId"))  # type: ignore[arg-type]
-        if face is None:
+        live = self.lives.find(params.get("sessionId"))
+        if live is None:
             log.warning("acp: session/cancel for unknown session %s", params.get("sessionId"))
             return
-        face.cancel()
+        live.cancel()
 
     # -- provider and model -----------------------------------------------------------
     async def set_mode(self, params: dict[str, Any]) -> dict[str, Any]:
-        face = self.face(params)
-        self._switch(face, field(params, "modeId", str), None)
-        face.update(
-            {"sessionUpdate": "config_option_update", "configOptions": face.config_options()}
+        live = self.live(params)
+        live.session.switch(field(params, "modeId", str), None)
+        live.update(
+            {"sessionUpdate": "config_option_update", "configOptions": live.config_options()}
         )
         return {}
 
     async def set_config_option(self, params: dict[str, Any]) -> dict[str, Any]:
-        face = self.face(params)
+        live = self.live(params)
         option, value = field(params, "configId", str), field(params, "value", str)
         if option == "provider":
-            self._switch(face, value, None)
+            live.session.switch(value, None)
         elif option == "model":
-            self._switch(face, None, value)
+            live.session.switch(None, value)
         else:
             raise invalid_params(f"configId: unknown option: {option}. Options: provider, model")
-        face.update(
-            {"sessionUpdate": "current_mode_update", "currentModeId": face.session.provider_name}
+        live.update(
+            {"sessionUpdate": "current_mode_update", "currentModeId": live.session.provider_name}
         )
-        return {"configOptions": face.config_options()}
-
-    @staticmethod
-    def _switch(face: AcpSession, provider: str | None, model: str | None) -> None:
-        try:
-            face.session.switch(provider, model)
-        except ElelemError as exc:
-            raise invalid_params(str(exc), kind=exc.kind) from None
+        return {"configOptions": live.config_options()}

@@ -9,18 +9,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-KINDS = {
-    "read": "read",
-    "write": "edit",
-    "edit": "edit",
-    "glob": "search",
-    "grep": "search",
-    "list": "search",
-    "execute": "execute",
-    "fetch": "fetch",
-    "web_fetch": "fetch",
-    "web_search": "fetch",
-}
 TITLE_ARGUMENT = ("command", "path", "pattern", "question", "url", "query")
 TITLE_WIDTH = 80
 
@@ -32,10 +20,6 @@ def text(value: str) -> dict[str, Any]:
 def chunk(kind: str, value: str) -> dict[str, Any]:
     """`agent_message_chunk`, `agent_thought_chunk` or `user_message_chunk`."""
     return {"sessionUpdate": kind, "content": text(value)}
-
-
-def tool_kind(name: str) -> str:
-    return KINDS.get(name, "other")
 
 
 def tool_title(name: str, arguments: dict[str, Any]) -> str:
@@ -58,14 +42,14 @@ def locations(arguments: dict[str, Any], cwd: Path) -> list[dict[str, Any]]:
     return [{"path": absolute(path, cwd)}] if isinstance(path, str) and path else []
 
 
-def tool_call(ident: str, call: dict[str, Any], cwd: Path) -> dict[str, Any]:
-    """The `tool_call` that announces a call about to run."""
+def tool_call(ident: str, call: dict[str, Any], kind: str, cwd: Path) -> dict[str, Any]:
+    """The `tool_call` that announces a call about to run; `kind` is the tool's own."""
     arguments = call.get("arguments") or {}
     update = {
         "sessionUpdate": "tool_call",
         "toolCallId": ident,
         "title": tool_title(call["name"], arguments),
-        "kind": tool_kind(call["name"]),
+        "kind": kind,
         "status": "in_progress",
         "rawInput": arguments,
     }

@@ -1,8 +1,10 @@
 """Daemon: the editors' face. A table of open sessions, and one method per request.
 
-The protocol module (the only one that knows JSON-RPC) calls `request(method, params)`
+The protocol module (the only one that knows pygls) calls `request(method, params)`
 and `notice(method, params)`; the answers are plain data, the failures ElelemErrors.
-Sessions know nothing of this: their Output and Input are `editor.Events`/`Asker`.
+Sessions know nothing of this: their Output and Input are `events.Events`/`Asker`.
+What a turn, a command, the busy rule and `/exit` mean is the core's (`live.Live`,
+`session.Session`); this only shapes the answers of protocol.md.
 """
 
 from __future__ import annotations
@@ -15,10 +17,13 @@ from pathlib import Path
 from typing import Any
 
 from ... import __version__
-from ...agent import CANCELLED
-from ...errors import ElelemError, InvalidParams, SessionBusy, UnknownSession
+from ...config import choose_provider
+from ...errors import ElelemError, InvalidParams, ShuttingDown
 from ...jsonrpc.framing import MAX_BODY
+from ...live import Live, Lives
 from ...plugins import origins
+from ...registry import Registry
+from ...session import Session, start
 from ...store.store import Store
 from . import params as spec
 from . import saved
@@ -26,52 +31,23 @@ from .events import Asker, Events, Peer
 
 log = logging.getLogger(__name__)
 WATCH_INTERVAL = 1.0
-CLOSE_GRACE = 0.6  # a cancelled turn gets this long to kill its tools (SIGTERM, then SIGKILL)
 
 
-class ShuttingDown(ElelemError):
-    kind = "shutting_down"
+class DaemonLive(Live):
+    """An open session, the Events that number its turns' notifications, and the Asker
+    that sends its questions."""
 
-
-class Live:
-    """One open session and what the daemon keeps beside it."""
-
-    def __init__(self, session: Any, events: Events) -> None:
-        self.session = session
+    def __init__(self, session: Session, events: Events, asker: Asker) -> None:
+        super().__init__(session)
         self.events = events
-        self.task: asyncio.Task[Any] | None = None
-        self.turns = 0
+        self.asker = asker
 
-    @property
-    def busy(self) -> bool:
-        return self.task is not None
-
-    def run(self, work: Callable[[], Awaitable[Any]]) -> tuple[int, asyncio.Task[Any]]:
-        """Start a turn (or command) as this session's one running task."""
-        if self.task is not None:
-            raise SessionBusy(
-                f"session {self.session.id} is busy: a turn is running", sessionId=self.session.id
-            )
-        self.turns += 1
+    def started(self) -> None:
         self.events.turn_id = self.turns
-        self.task = asyncio.ensure_future(work())
-        return self.turns, self.task
 
-    def done(self) -> None:
-        self.task = None
+    def ended(self) -> None:
         self.events.flush()  # held deltas belong to this turn, before its response
         self.events.turn_id = None
-
-    async def cancel(self) -> None:
-        if self.task is not None:
-            task = self.task
-            task.cancel()
-            await asyncio.wait([task], timeout=CLOSE_GRACE)
-
-    async def close(self) -> None:
-        """Cancel the running turn, then release the session's stored file."""
-        await self.cancel()
-        self.session.close()
 
     def introduce(self) -> dict[str, Any]:
         """What `session/new` answers: the description, the tools, the commands and the
@@ -103,18 +79,18 @@ class Daemon:
         provider: str | None = None,
         model: str | None = None,
         max_frame: int = MAX_BODY,
+        store: Store | None = None,
     ):
         self.peer = peer
         self.max_frame = max_frame
         self.provider = provider
         self.model = model
-        self.sessions: dict[str, Live] = {}
+        self.lives: Lives[DaemonLive] = Lives()
         self.ask = False
         self.interval = 0.0  # capabilities.events.coalesceMs, in seconds
-        self.initialized = False
         self.shut_down = False
-        self._registry: Any = None
-        self.store = Store()
+        self._registry: Registry | None = None
+        self.store = store if store is not None else Store()
         self._watch: asyncio.Task[None] | None = None
         self.requests: dict[str, Callable[[Any], Awaitable[Any]]] = {
             "initialize": self.initialize,
@@ -144,19 +120,12 @@ class Daemon:
         self.notices[method](params)
 
     @property
-    def registry(self) -> Any:
+    def registry(self) -> Registry:
         if self._registry is None:
             from ...plugins import core_registry
 
             self._registry = core_registry()
         return self._registry
-
-    def live(self, session_id: str) -> Live:
-        live = self.sessions.get(session_id)
-        if live is None:
-            shown = session_id if len(session_id) <= 200 else f"{session_id[:200]}..."
-            raise UnknownSession(f"unknown session: {shown}", sessionId=shown)
-        return live
 
     # -- lifecycle ---------------------------------------------------------------
     async def initialize(self, params: Any) -> dict[str, Any]:
@@ -169,9 +138,9 @@ class Daemon:
                 errors=["capabilities.input.ask: expected a boolean"],
             )
         interval = spec.render_interval(caps)
-        self.ask, self.initialized, self.interval = bool(ask), True, interval
-        for live in self.sessions.values():
-            live.session.input.enabled = self.ask
+        self.ask, self.interval = bool(ask), interval
+        for live in self.lives:
+            live.asker.enabled = self.ask
             live.events.interval = self.interval
         client = p.get("clientInfo", {})
         log.info("client: %s %s", client.get("name", "?"), client.get("version", ""))
@@ -204,13 +173,10 @@ class Daemon:
 
     async def close(self) -> None:
         """Cancel every running turn and wait (briefly) until their tools are dead."""
-        await asyncio.gather(*(live.cancel() for live in self.sessions.values()))
+        await asyncio.gather(*(live.stop() for live in self.lives))
 
     # -- sessions ----------------------------------------------------------------
     async def new(self, params: Any) -> dict[str, Any]:
-        from ...config import default_provider
-        from ...session import start
-
         p = spec.check(params, spec.NEW)
         cwd = Path(p.get("cwd") or os.getcwd())
         try:
@@ -220,9 +186,9 @@ class Daemon:
             problem = f"unusable: {exc}"
         if problem:
             raise InvalidParams(f"cwd is {problem}: {cwd}", errors=[f"cwd: {problem}: {cwd}"])
-        default = self.provider or default_provider()
-        provider = p.get("provider") or default
-        model = p.get("model") or (self.model if provider == default else None)
+        provider, model = choose_provider(
+            p.get("provider"), p.get("model"), self.provider, self.model
+        )
         trusted = p.get("trusted", True)
         return self.open(
             lambda **io: start(
@@ -230,58 +196,36 @@ class Daemon:
             )
         )
 
-    def open(self, build: Callable[..., Any]) -> dict[str, Any]:
+    def open(self, build: Callable[..., Session]) -> dict[str, Any]:
         """Build a session with the editor as its Input and Output; describe it."""
         events = Events(self.peer)
         asker = Asker(self.peer, events, self.ask)
         session = build(input=asker, output=events)
         events.session_id = session.id
         events.interval = self.interval
-        self.sessions[session.id] = Live(session, events)
-        return self.sessions[session.id].introduce()
+        return self.lives.add(DaemonLive(session, events, asker)).introduce()
 
     async def turn(self, params: Any) -> dict[str, Any]:
         p = spec.check(params, spec.TURN)
-        live = self.live(p["sessionId"])
-        agent, conversation = live.session.agent, live.session.conversation
-        before = len(conversation)
-        turn_id, task = live.run(lambda: live.session.turn(p["text"]))
-        try:
-            reply, stop = await task, agent.stop_reason
-        except asyncio.CancelledError:
-            me = asyncio.current_task()
-            if me is not None and me.cancelling():  # $/cancelRequest: answer all the same
-                me.uncancel()
-            if task.done() and not task.cancelled():  # it ended just before the cancel
-                reply, stop = task.result(), agent.stop_reason
-            else:
-                kept = len(conversation) > before  # nothing is kept if it never started
-                reply = conversation.last["content"] if kept else CANCELLED
-                stop = "cancelled"
-        finally:
-            live.done()
-        result = {"reply": reply, "stopReason": stop, "turnId": turn_id}
-        if agent.usage:
-            result["usage"] = dict(agent.usage)
-        return result
+        live = self.lives.get(p["sessionId"])
+        result = await live.turn(p["text"])  # cancelled too: answered all the same
+        answer = {"reply": result.reply, "stopReason": result.stop_reason, "turnId": live.turns}
+        if result.usage:
+            answer["usage"] = dict(result.usage)
+        return answer
 
     async def command(self, params: Any) -> dict[str, Any]:
         p = spec.check(params, spec.COMMAND)
-        live = self.live(p["sessionId"])
-        turn_id, task = live.run(lambda: live.session.command(p["line"]))
-        try:
-            output = await task  # cancelled: the request fails with request_cancelled
-        finally:
-            live.done()
-        result: dict[str, Any] = {"output": output, "turnId": turn_id}
-        if live.session.exited:  # /exit belongs to the client: tell it, keep the session
-            live.session.exited = False
-            result["exit"] = True
-        return result
+        live = self.lives.get(p["sessionId"])
+        result = await live.command(p["line"])  # cancelled: fails with request_cancelled
+        answer: dict[str, Any] = {"output": result.output, "turnId": live.turns}
+        if result.exit:  # the client ends the session, if it wants to
+            answer["exit"] = True
+        return answer
 
     async def complete(self, params: Any) -> dict[str, Any]:
         p = spec.check(params, spec.COMPLETE)
-        session = self.live(p["sessionId"]).session
+        session = self.lives.get(p["sessionId"]).session
         return {"items": session.commands.complete(p["text"], session.cwd)}
 
     async def list_sessions(self, params: Any) -> dict[str, Any]:
@@ -292,31 +236,30 @@ class Daemon:
 
     async def delete(self, params: Any) -> dict[str, Any]:
         session_id = spec.check(params, spec.SESSION)["sessionId"]
-        live = self.sessions.pop(session_id, None)
+        live = self.lives.pop(session_id)
         if live is not None:
             await live.close()
         return saved.delete(self, session_id, was_open=live is not None)
 
     async def close_session(self, params: Any) -> dict[str, Any]:
         p = spec.check(params, spec.SESSION)
-        live = self.live(p["sessionId"])
-        del self.sessions[p["sessionId"]]
+        live = self.lives.get(p["sessionId"])
+        self.lives.pop(live.id)
         await live.close()
         return {}
 
     async def context(self, params: Any) -> dict[str, Any]:
         p = spec.check(params, spec.SESSION)
-        return {"messages": self.live(p["sessionId"]).session.context}
+        return {"messages": self.lives.get(p["sessionId"]).session.context}
 
     def cancel(self, params: Any) -> None:
         try:
             p = spec.check(params, spec.SESSION)
-            task = self.live(p["sessionId"]).task
+            live = self.lives.get(p["sessionId"])
         except ElelemError as exc:  # a notification has no answer: log it
             log.warning("session/cancel: %s", exc)
             return
-        if task is not None:
-            task.cancel()
+        live.cancel()
 
 
 def alive(pid: int) -> bool:

@@ -53,7 +53,6 @@ LOAD: Spec = {
     "model": ("string", False),
     "trusted": ("boolean", False),
 }
-NONE: Spec = {}
 MAX_COALESCE_MS = 1000  # the slowest render rate a client may ask for (events.coalesceMs)
 
 

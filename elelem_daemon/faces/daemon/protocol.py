@@ -6,7 +6,8 @@ module adds what a daemon facing editors needs on top:
   bad header, a truncated body, bad JSON or a non-object gets an error response and
   the next good request is still answered (pygls' reader only logs them);
 - params that stay plain dicts (toolchain.md §3) and are checked by the handlers;
-- every error carries `data.kind`; exceptions map to codes in `CODES`;
+- every error carries `data.kind`; an ElelemError's code comes from the one table
+  (`jsonrpc.errors.CODES`);
 - exit within a second of EOF, `exit`, a signal or the client's process going away,
   after the running turns are cancelled (which kills their tools' process groups).
 """
@@ -30,30 +31,22 @@ from pygls.protocol.json_rpc import (
 )
 from pygls.server import JsonRPCServer
 
+from ...errors import ElelemError
+from ...jsonrpc.errors import (
+    INTERNAL_ERROR,
+    INVALID_REQUEST,
+    KINDS,
+    PARSE_ERROR,
+    REQUEST_CANCELLED,
+    rpc_error,
+)
 from ...jsonrpc.framing import BadFrame, FrameReader
 from ...jsonrpc.shapes import is_id, shape_problem
 from .daemon import Daemon
-from .stdio import Connection, Stdout
-from .stdio import serve as serve  # the entry is stdio.serve; this name stays for old imports
+from .stdio import StdioPeer, Stdout
 
 log = logging.getLogger(__name__)
 
-CODES = {  # ElelemError.kind -> JSON-RPC error code; any other kind is -32000
-    "invalid_params": -32602,
-    "unknown_session": -32602,
-    "unknown_provider": -32602,
-    "session_busy": -32001,
-    "session_locked": -32002,
-    "shutting_down": -32600,
-}
-KINDS = {  # code -> data.kind, for errors raised by pygls itself
-    -32700: "parse_error",
-    -32600: "invalid_request",
-    -32601: "method_not_found",
-    -32602: "invalid_params",
-    -32800: "request_cancelled",
-    -32603: "internal_error",
-}
 MAX_MESSAGE = 1000  # error messages are cut here (a 1 MB method name stays out of the reply)
 SETTLE = 0.2  # then how long their responses get to go out: all within a second
 
@@ -95,7 +88,10 @@ def compact_encoder(default: Callable[[Any], Any]) -> Callable[[Any], str]:
     No circular-reference bookkeeping: the daemon's messages are trees, and a reused
     marker table could keep stale entries after a failed encode.
     """
-    from json.encoder import c_make_encoder, encode_basestring_ascii
+    from json.encoder import (  # type: ignore[attr-defined]
+        c_make_encoder,  # undocumented, absent from typeshed
+        encode_basestring_ascii,
+    )
 
     if c_make_encoder is None:  # an interpreter without the C accelerator
         return json.JSONEncoder(separators=(",", ":"), default=default).encode
@@ -122,12 +118,15 @@ class ElelemProtocol(JsonRPCProtocol):
         try:
             obj = json.loads(body)
         except (ValueError, RecursionError) as exc:
-            self.send_error(None, -32700, f"parse error: {exc}", "parse_error")
+            self.send_error(None, PARSE_ERROR, f"parse error: {exc}", "parse_error")
             return False
         if not isinstance(obj, dict):
             what = "a batch (not supported)" if isinstance(obj, list) else type(obj).__name__
             self.send_error(
-                None, -32600, f"invalid request: expected an object, got {what}", "invalid_request"
+                None,
+                INVALID_REQUEST,
+                f"invalid request: expected an object, got {what}",
+                "invalid_request",
             )
             return True
         problem = shape_problem(obj)
@@ -136,12 +135,14 @@ class ElelemProtocol(JsonRPCProtocol):
             if "method" not in obj and ("result" in obj or "error" in obj):
                 log.warning("ignoring a malformed response: %s", problem)  # never answered
             else:
-                self.send_error(msg_id, -32600, f"invalid request: {problem}", "invalid_request")
+                self.send_error(
+                    msg_id, INVALID_REQUEST, f"invalid request: {problem}", "invalid_request"
+                )
             return True
         if "method" in obj and msg_id is not None and msg_id in self._request_futures:
             self.send_error(
                 msg_id,
-                -32600,
+                INVALID_REQUEST,
                 f"invalid request: id {msg_id!r} is already in use",
                 "invalid_request",
             )
@@ -153,7 +154,7 @@ class ElelemProtocol(JsonRPCProtocol):
         if method in self.notices and msg_id is not None:
             self.send_error(
                 msg_id,
-                -32600,
+                INVALID_REQUEST,
                 f"invalid request: {method} is a notification: send it without an id",
                 "invalid_request",
             )
@@ -161,7 +162,7 @@ class ElelemProtocol(JsonRPCProtocol):
         if method == "$/cancelRequest" and msg_id is None:
             params = obj.get("params")
             target = params.get("id") if isinstance(params, dict) else None
-            running = self._request_futures.get(target) if is_id(target) else None
+            running = self._request_futures.get(target) if is_id(target) else None  # type: ignore[arg-type]
             if isinstance(running, asyncio.Future):  # a handler, not one of our own requests
                 self._handle_cancel_notification(target)
             else:
@@ -172,7 +173,7 @@ class ElelemProtocol(JsonRPCProtocol):
         except Exception:  # a bug: answer it if it was a request, and keep going
             log.exception("could not handle %s", obj.get("method", "a response"))
             if "method" in obj and msg_id is not None:
-                self.send_error(msg_id, -32603, "internal error", "internal_error")
+                self.send_error(msg_id, INTERNAL_ERROR, "internal error", "internal_error")
         return True
 
     # -- sending -----------------------------------------------------------------
@@ -212,7 +213,7 @@ class ElelemProtocol(JsonRPCProtocol):
         self._request_futures.pop(msg_id, None)
         if future.cancelled():
             self.send_error(
-                msg_id, -32800, f"request {msg_id!r} was cancelled", "request_cancelled"
+                msg_id, REQUEST_CANCELLED, f"request {msg_id!r} was cancelled", "request_cancelled"
             )
             return
         exc = future.exception()
@@ -220,19 +221,16 @@ class ElelemProtocol(JsonRPCProtocol):
             self._send_response(msg_id, result=future.result())
         elif isinstance(exc, JsonRpcException):
             self._send_response(msg_id, error=exc.to_response_error())
-        elif isinstance(getattr(exc, "kind", None), str):  # ElelemError and kin
-            code = CODES.get(exc.kind, -32000)  # type: ignore[attr-defined]
-            self.send_error(
-                msg_id,
-                code,
-                str(exc),
-                exc.kind,  # type: ignore[attr-defined]
-                getattr(exc, "data", None),
-            )
+        elif isinstance(exc, ElelemError):
+            error = rpc_error(exc)
+            self.send_error(msg_id, error.code, error.message, exc.kind, exc.data)
         else:
             log.error("request %r failed", msg_id, exc_info=exc)
             self.send_error(
-                msg_id, -32603, f"internal error: {type(exc).__name__}: {exc}", "internal_error"
+                msg_id,
+                INTERNAL_ERROR,
+                f"internal error: {type(exc).__name__}: {exc}",
+                "internal_error",
             )
 
 
@@ -245,7 +243,7 @@ async def read_loop(
     while frame is not None:
         try:
             if isinstance(frame, BadFrame):
-                protocol.send_error(None, -32700, frame.message, "parse_error")
+                protocol.send_error(None, PARSE_ERROR, frame.message, "parse_error")
             elif not protocol.receive(frame):
                 reader.resync(frame)
         except Exception:  # a bug must not end the daemon
@@ -279,7 +277,7 @@ def _notice(daemon: Daemon, method: str) -> Callable[[Any], None]:
 
 async def attach(
     daemon: Daemon,
-    peer: Connection,
+    peer: StdioPeer,
     writer: Stdout,
     reader: FrameReader,
     first: bytes | BadFrame | None = None,
@@ -299,7 +297,8 @@ async def attach(
     code = await peer.stopped
     reading.cancel()
     await daemon.close()
-    pending = [f for f in protocol._request_futures.values() if isinstance(f, asyncio.Future)]
+    futures: list[Any] = list(protocol._request_futures.values())  # pygls: both kinds
+    pending = [f for f in futures if isinstance(f, asyncio.Future)]
     if pending:
         await asyncio.wait(pending, timeout=SETTLE)
     writer.flush()

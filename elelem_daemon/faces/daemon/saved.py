@@ -1,17 +1,22 @@
 """The daemon's stored sessions: `session/list`, `session/load` and `session/delete`
-(protocol.md, "Stored sessions"). The Store keeps the files; this joins them with the
-sessions open in the daemon.
+(protocol.md, "Stored sessions"). The Store keeps the files and `store.listing` joins
+them with the sessions open here; this shapes the answers.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...errors import InvalidParams, UnknownSession
+from ...session import Session, resume
+from ...store.listing import listing as joined
+
+if TYPE_CHECKING:
+    from .daemon import Daemon
 
 
-def listing(daemon: Any, cwd: str | None = None) -> list[dict[str, Any]]:
+def listing(daemon: Daemon, cwd: str | None = None) -> list[dict[str, Any]]:
     """The open sessions (as created), then every stored one, most recently updated first.
 
     A session both open and stored is listed twice: as open, and as stored with
@@ -21,26 +26,26 @@ def listing(daemon: Any, cwd: str | None = None) -> list[dict[str, Any]]:
         where = Path(cwd).expanduser().resolve() if cwd is not None else None
     except (OSError, RuntimeError, ValueError) as exc:  # a NUL byte, ~nobody, ...
         raise InvalidParams(f"cwd is unusable: {exc}", errors=[f"cwd: unusable: {exc}"]) from None
-    entries = [
-        live.describe()
-        for live in daemon.sessions.values()
-        if where is None or live.session.cwd == where
-    ]
-    for stored in daemon.store.list(where):
-        entry = {**stored.summary(), "open": stored.id in daemon.sessions}
-        if entry["open"]:
-            session = daemon.sessions[stored.id].session
-            entry.update(provider=session.provider_name, model=session.model)
-        entries.append(entry)
+    entries = []
+    for entry in joined(daemon.store, daemon.lives.sessions(), where):
+        if entry.stored is None:
+            entries.append(daemon.lives.get(entry.session_id).describe())
+        else:
+            entries.append(
+                {
+                    **entry.stored.summary(),
+                    "provider": entry.provider,
+                    "model": entry.model,
+                    "open": entry.open is not None,
+                }
+            )
     return entries
 
 
-def load(daemon: Any, params: dict[str, Any]) -> dict[str, Any]:
+def load(daemon: Daemon, params: dict[str, Any]) -> dict[str, Any]:
     """Open a stored session (or describe the open one) with its kept messages."""
-    from ...session import resume
-
     session_id = params["sessionId"]
-    live = daemon.sessions.get(session_id)
+    live = daemon.lives.find(session_id)
     if live is not None:
         recorder = live.session.recorder
         title = daemon.store.load(session_id).title if recorder and recorder.started else ""
@@ -57,17 +62,17 @@ def load(daemon: Any, params: dict[str, Any]) -> dict[str, Any]:
             **io,
         )
     )
-    session = daemon.sessions[described["sessionId"]].session
+    session = daemon.lives.get(described["sessionId"]).session
     return {**described, "title": stored.title, **messages(session)}
 
 
-def messages(session: Any) -> dict[str, Any]:
+def messages(session: Session) -> dict[str, Any]:
     return {
         "messages": [{"role": m["role"], "content": m["content"]} for m in session.conversation]
     }
 
 
-def delete(daemon: Any, session_id: str, was_open: bool) -> dict[str, Any]:
+def delete(daemon: Daemon, session_id: str, was_open: bool) -> dict[str, Any]:
     try:
         daemon.store.delete(session_id)
     except UnknownSession:

@@ -25,6 +25,7 @@ from typing import Any, BinaryIO
 
 from ...jsonrpc.framing import MAX_BODY, BadFrame, FrameReader, encode
 from ...jsonrpc.shapes import is_id
+from ...store.store import Store
 from .daemon import Daemon
 
 CHUNK = 65536
@@ -71,8 +72,8 @@ class Stdout:
         self.flush()
 
 
-class Connection:
-    """The `editor.Peer` the daemon talks through; `protocol.attach` sets `protocol`."""
+class StdioPeer:
+    """The `events.Peer` the daemon talks through; `protocol.attach` sets `protocol`."""
 
     def __init__(self, stopped: asyncio.Future[int], protocol: Any = None) -> None:
         self.protocol = protocol
@@ -166,13 +167,14 @@ async def run(
     stdin: int = 0,
     stdout: BinaryIO | None = None,
     max_frame: int | None = None,
+    store: Store | None = None,
 ) -> int:
     """Serve until EOF, `exit`, a signal or the client's death; return the exit code."""
     max_frame = max_frame or MAX_BODY
     stopped: asyncio.Future[int] = asyncio.get_running_loop().create_future()
-    peer = Connection(stopped)
+    peer = StdioPeer(stopped)
     writer = Stdout(stdout or sys.stdout.buffer, lambda: peer.stop(0))
-    daemon = Daemon(peer, provider, model, max_frame)
+    daemon = Daemon(peer, provider, model, max_frame, store)
     reader = FrameReader(stdin_chunks(stdin), max_frame)
     first = await greet(reader, daemon, writer)
     from .protocol import attach  # pygls loads while the client reads its answer
@@ -181,7 +183,10 @@ async def run(
 
 
 def serve(
-    provider: str | None = None, model: str | None = None, max_frame: int | None = None
+    provider: str | None = None,
+    model: str | None = None,
+    max_frame: int | None = None,
+    store: Store | None = None,
 ) -> int:
     """`elelem daemon`. stdout is the protocol's alone: the protocol writes to a private
     copy of fd 1, and fd 1 itself (what a child process inherits) and `sys.stdout` (a
@@ -192,7 +197,7 @@ def serve(
     sys.stdout = sys.stderr
 
     async def main() -> None:
-        code = await run(provider, model, 0, stdout, max_frame)
+        code = await run(provider, model, 0, stdout, max_frame, store)
         sys.stderr.flush()
         os._exit(code)  # no thread or stuck tool may hold the exit up
 

@@ -1,14 +1,14 @@
-"""Repl: reads lines from the input and dispatches each one: a slash command or a turn."""
+"""Repl: reads lines from the input and dispatches each one: a slash command or a turn.
+The terminal is the client here: `/exit` (a command's `exit`) ends the loop."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from ... import __version__
+from ...session import Session
 
 
 class Repl:
-    def __init__(self, session: Any, resumed: str | None = None) -> None:
+    def __init__(self, session: Session, resumed: str | None = None) -> None:
         self.session = session
         self.resumed = resumed  # the title of a resumed session, whose history is redrawn
 
@@ -19,18 +19,19 @@ class Repl:
             from .resume import show_history
 
             show_history(self.session, self.resumed)
-        while not self.session.exited:
-            line = await self.session.input.readline("> ")
-            if line is None:
+        while (line := await self.session.input.readline("> ")) is not None:
+            if not await self.dispatch(line):
                 break
-            await self.dispatch(line)
 
-    async def dispatch(self, line: str) -> None:
+    async def dispatch(self, line: str) -> bool:
+        """Run one line; False when it asked to leave."""
         line = line.strip()
         if not line:
-            return
+            return True
         if line.startswith("/"):
-            text = await self.session.command(line)
-            self.session.output.say(text, "markdown" if line.startswith("/tools") else "plain")
-        else:
-            await self.session.turn(line)
+            result = await self.session.command(line)
+            kind = "markdown" if line.startswith("/tools") else "plain"
+            self.session.output.say(result.output, kind)
+            return not result.exit
+        await self.session.turn(line)
+        return True

@@ -5,12 +5,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
-from ...errors import UnknownSession
-from ...store.store import Store, Stored
+from ...errors import ElelemError, UnknownSession
+from ...session import Session
+from ...store.records import Stored
+from ...store.store import Store
 
 SHORT = 8
 
@@ -25,7 +27,7 @@ def pick(store: Store, ref: str, cwd: Path) -> Stored:
     return store.load(latest.id)
 
 
-def choose(store: Store, read: Any = input) -> Stored:
+def choose(store: Store, read: Callable[[str], str] = input) -> Stored:
     """The picker of `elelem chat --pick`: a numbered list, then a number or an id."""
     stored = store.list()
     if not stored:
@@ -69,7 +71,7 @@ def table(stored: list[Stored]) -> str:
     return "\n".join(f"{i}  {when}  {cwd.ljust(width)}  {title}" for i, when, cwd, title in rows)
 
 
-def show_history(session: Any, title: str) -> None:
+def show_history(session: Session, title: str) -> None:
     """Redraw a resumed conversation: prompts as typed, replies as the agent gave them."""
     output = session.output
     output.say(f"resumed session {session.id[:SHORT]}: {title}", "info")
@@ -80,9 +82,17 @@ def show_history(session: Any, title: str) -> None:
             output.reply(message["content"])
 
 
-def sessions(options: argparse.Namespace) -> int:
+def stored_sessions(options: argparse.Namespace, store: Store) -> int:
+    """`elelem sessions`; a problem is one line on stderr."""
+    try:
+        return sessions(options, store)
+    except ElelemError as exc:
+        print(f"elelem: {exc}", file=sys.stderr)
+        return 1
+
+
+def sessions(options: argparse.Namespace, store: Store) -> int:
     """`elelem sessions [--here] [--json] [--delete ID]`."""
-    store = Store()
     if options.delete:
         session_id = store.find(options.delete)
         store.delete(session_id)

@@ -1,0 +1,129 @@
+"""The launcher: `elelem chat`, `elelem ask`, `elelem sessions`, `elelem daemon [--acp]`.
+
+It parses the command line, builds the one Store of the process and hands both to a
+face. It is the only module besides the package's `__init__` that may import every
+face (tests/test_layers.py): each face is imported inside the function that starts it,
+so a face's start-up pays for no other.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+from collections.abc import Sequence
+
+from . import __version__
+
+COMMANDS = ("chat", "ask", "daemon", "sessions", "help")
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(prog="elelem", description="A coding agent.")
+    top.add_argument("--version", action="version", version=f"elelem v{__version__}")
+    sub = top.add_subparsers(dest="command")
+    for name, about in (
+        ("chat", "talk with the agent in the terminal (the default)"),
+        ("ask", "one prompt, one reply (piped stdin is appended)"),
+        ("daemon", "serve JSON-RPC on stdin/stdout for editors"),
+    ):
+        cmd = sub.add_parser(name, help=about)
+        cmd.add_argument("-p", "--provider", help="provider name (default: see README)")
+        cmd.add_argument("-m", "--model", help="model name, overriding the provider's default")
+        cmd.add_argument("--log-level", help="debug, info, warning or error")
+        if name == "daemon":
+            cmd.add_argument(
+                "--acp",
+                action="store_true",
+                help="speak the Agent Client Protocol (Zed, codecompanion.nvim, avante.nvim)",
+            )
+            cmd.add_argument(
+                "--max-frame",
+                type=frame_limit,
+                metavar="BYTES",
+                help="largest message body accepted (default: ELELEM_MAX_FRAME, else 64 MiB)",
+            )
+        else:
+            cmd.add_argument(
+                "--no-project-plugins",
+                action="store_true",
+                help="do not load .agents/plugins from this project",
+            )
+        if name != "daemon":
+            cmd.add_argument(
+                "--no-save",
+                action="store_true",
+                help="do not store this session (see `elelem sessions`)",
+            )
+        if name == "chat":
+            cmd.add_argument(
+                "--resume",
+                nargs="?",
+                const="",
+                metavar="ID",
+                help="continue a stored session (default: the latest in this folder)",
+            )
+            cmd.add_argument(
+                "--pick", action="store_true", help="choose a stored session to continue"
+            )
+        if name == "ask":
+            cmd.add_argument("prompt", nargs="+")
+    stored = sub.add_parser("sessions", help="list stored sessions, most recent first")
+    stored.add_argument("--here", action="store_true", help="only sessions in this folder")
+    stored.add_argument("--json", action="store_true", help="one JSON object per line")
+    stored.add_argument("--delete", metavar="ID", help="delete a stored session")
+    sub.add_parser("help", help="show this help")
+    return top
+
+
+def frame_limit(text: str) -> int:
+    """A frame limit in bytes: a positive integer."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number of bytes, got {text!r}")
+    return value
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args and not args[0].startswith("-") and args[0] not in COMMANDS:
+        print(f"Unknown command: {args[0]}", file=sys.stderr)
+        return 1
+    options = parser().parse_args(args or ["chat"])
+    if options.command in (None, "help"):
+        parser().print_help()
+        return 0
+    from .log import setup
+    from .store.store import Store
+
+    setup(getattr(options, "log_level", None))
+    store = Store()  # the one of this process, whichever face runs
+    if options.command == "sessions":
+        from .faces.terminal.resume import stored_sessions
+
+        return stored_sessions(options, store)
+    if options.command == "daemon" and options.acp:
+        from .faces.acp import serve as serve_acp
+
+        return serve_acp(provider=options.provider, model=options.model, store=store)
+    if options.command == "daemon":
+        from .faces.daemon.stdio import serve
+
+        max_frame = options.max_frame
+        if max_frame is None and os.environ.get("ELELEM_MAX_FRAME"):
+            try:
+                max_frame = frame_limit(os.environ["ELELEM_MAX_FRAME"])
+            except argparse.ArgumentTypeError as exc:
+                print(f"elelem: ELELEM_MAX_FRAME: {exc}", file=sys.stderr)
+                return 2
+        return serve(options.provider, options.model, max_frame, store)
+    from .faces.terminal.chat import terminal
+
+    try:
+        return asyncio.run(terminal(options, store))
+    except KeyboardInterrupt:
+        return 130
