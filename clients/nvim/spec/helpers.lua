@@ -21,7 +21,15 @@ H.options = {
   cmd = { H.python, "-m", "elelem_daemon" },
   provider = "stub",
   cwd = H.project,
-  env = { ELELEM_LOG_LEVEL = "warning" },
+  -- the daemon's own folders are the suite's, whatever it inherits (test.sh sets them too)
+  env = {
+    ELELEM_LOG_LEVEL = "warning",
+    HOME = H.tmp .. "/home",
+    XDG_CONFIG_HOME = H.tmp .. "/config",
+    XDG_DATA_HOME = H.tmp .. "/data",
+    XDG_STATE_HOME = H.tmp .. "/state",
+    XDG_CACHE_HOME = H.tmp .. "/cache",
+  },
 }
 
 function H.setup(extra)
@@ -92,6 +100,19 @@ end
 --- so every file must stop the daemon its modules started: use as `teardown(H.shutdown)`.
 function H.shutdown()
   require("elelem.daemon").shutdown()
+end
+
+--- What the screen shows now (headless Neovim keeps its grid): one string per row.
+function H.screen()
+  local rows = {}
+  for row = 1, vim.o.lines do
+    local cells = {}
+    for col = 1, vim.o.columns do
+      table.insert(cells, vim.fn.screenstring(row, col))
+    end
+    rows[row] = table.concat(cells)
+  end
+  return table.concat(rows, "\n")
 end
 
 --- A fresh tab session and an empty notification log.

@@ -51,4 +51,39 @@ describe("a permission question from the daemon", function()
     local _, count = text:gsub("```diff", "")
     assert.are.equal(1, count)
   end)
+
+  it("redraws the chat before the built-in vim.ui.select asks", function()
+    local columns, lines = vim.o.columns, vim.o.lines
+    vim.o.columns, vim.o.lines = 200, 40
+    local screen
+    vim.ui.select = function(_, _, done)
+      screen = H.screen() -- the built-in select blocks in inputlist(): what is painted now is all the user sees
+      vim.schedule(function()
+        done("allow")
+      end)
+    end
+    local outside = H.tmp .. "/seen.txt"
+    H.turn(('!tool write {"path":"%s","content":"a line to see\\n"}'):format(outside))
+    vim.o.columns, vim.o.lines = columns, lines
+    assert.matches("let me check%.", screen)
+    assert.matches("%+ write%(", screen)
+    assert.matches("%+a line to see", screen)
+  end)
+
+  it("shows the whole command and the diff in the prompt", function()
+    local prompts = {}
+    vim.ui.select = function(_, opts, done)
+      table.insert(prompts, opts.prompt)
+      vim.schedule(function()
+        done("deny")
+      end)
+    end
+    local command = "echo " .. ("very-long-argument-"):rep(20) .. "end"
+    H.turn(('!tool execute {"command":"%s"}'):format(command))
+    assert.is_truthy(prompts[1]:find(command, 1, true), prompts[1])
+    local outside = H.tmp .. "/shown.txt"
+    H.turn(('!tool write {"path":"%s","content":"shown in the prompt\\n"}'):format(outside))
+    assert.matches("\n%+shown in the prompt\n", prompts[2])
+    assert.matches("Allow write: .-shown%.txt%?$", prompts[2])
+  end)
 end)

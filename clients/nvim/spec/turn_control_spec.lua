@@ -130,6 +130,21 @@ describe("a permission question", function()
     assert.are.equal('Allow execute({"command":"ls"})?', offered)
   end)
 
+  it("keeps a huge diff's prompt within the screen, the question and the whole command last", function()
+    local diff = {}
+    for i = 1, 5000 do
+      table.insert(diff, "+line " .. i)
+    end
+    local command = ("x"):rep(3000)
+    local prompt = require("elelem.ask").prompt({ kind = "permission", prompt = "Allow edit: a.txt?",
+      tool = { name = "edit", arguments = { path = "a.txt", command = command }, diff = table.concat(diff, "\n") } })
+    local lines = vim.split(prompt, "\n", { plain = true })
+    assert.is_true(#lines <= vim.o.lines, #lines)
+    assert.are.equal("+line 1", lines[1])
+    assert.matches("^… %d+ more lines: the whole diff is in the chat$", lines[#lines - 2])
+    assert.are.same({ "Allow edit: a.txt?", "command: " .. command }, vim.list_slice(lines, #lines - 1))
+  end)
+
   it("names the tool, shows its diff and offers allow / deny / always", function()
     H.turn("!echo hi") -- a session with a chat
     local offered
@@ -153,8 +168,9 @@ describe("a permission question", function()
       return answer ~= nil
     end, "the answer")
     assert.are.same({ text = "always" }, answer)
-    assert.are.same({ items = { "allow", "deny", "always" }, prompt = "Allow write?", kind = "elelem.permission" },
-      offered)
+    -- the prompt holds the diff and what the question leaves out (the built-in select shows nothing else)
+    assert.are.same({ items = { "allow", "deny", "always" }, kind = "elelem.permission",
+      prompt = "--- a.txt\n+++ a.txt\n+hello\nAllow write?\npath: a.txt" }, offered)
     assert.matches("```diff\n%-%-%- a%.txt\n%+%+%+ a%.txt\n%+hello\n```\n%? Allow write%? → always$", H.text())
   end)
 end)

@@ -10,18 +10,51 @@ M.on_question = function() end
 ---@type fun(params: table, answer: string?, dismissed: boolean?)
 M.on_answer = function() end
 
+--- Diff lines a permission prompt shows before its question: those that fit the screen
+--- (the whole diff is in the chat above).
+---@param diff string
+---@return string[]
+local function diff_lines(diff)
+  local lines = vim.split((diff:gsub("\n$", "")), "\n", { plain = true })
+  local room = math.max(5, vim.o.lines - 10)
+  if #lines > room then
+    local more = #lines - room + 1
+    lines = vim.list_slice(lines, 1, room - 1)
+    table.insert(lines, ("… %d more lines: the whole diff is in the chat"):format(more))
+  end
+  return lines
+end
+
+--- What a question says. A permission's says it whole: the diff first, then the daemon's
+--- question, then the call's `command` (or `path`) when the question does not hold it all
+--- (the daemon cuts its question short; the built-in select shows nothing else).
 ---@param params table
 ---@return string
 local function prompt_of(params)
-  if type(params.prompt) == "string" and params.prompt ~= "" then
-    return params.prompt
+  local tool = params.kind == "permission" and type(params.tool) == "table" and params.tool or nil
+  local prompt = type(params.prompt) == "string" and params.prompt ~= "" and params.prompt or nil
+  if not tool then
+    return prompt or "elelem asks:"
   end
-  if params.kind == "permission" and type(params.tool) == "table" then
-    local args = vim.json.encode(params.tool.arguments or vim.empty_dict())
-    return ("Allow %s(%s)?"):format(params.tool.name or "?", args)
+  local args = type(tool.arguments) == "table" and tool.arguments or {}
+  if not prompt then
+    local shown = vim.json.encode(next(args) and args or vim.empty_dict())
+    prompt = ("Allow %s(%s)?"):format(tostring(tool.name or "?"), shown)
   end
-  return "elelem asks:"
+  local lines = {}
+  if type(tool.diff) == "string" and tool.diff ~= "" then
+    vim.list_extend(lines, diff_lines(tool.diff))
+  end
+  table.insert(lines, prompt)
+  for _, key in ipairs({ "command", "path" }) do
+    local value = args[key]
+    if type(value) == "string" and value ~= "" and not prompt:find(value, 1, true) then
+      table.insert(lines, ("%s: %s"):format(key, value))
+    end
+  end
+  return table.concat(lines, "\n")
 end
+M.prompt = prompt_of
 
 --- Asks through `vim.ui` and calls `done(answer)` (nil when dismissed).
 ---@param params table
@@ -83,6 +116,9 @@ function M.answer(params)
     open[id] = finish
   end
   M.on_question(params)
+  -- The built-in vim.ui.select blocks in inputlist() before the screen is painted again:
+  -- paint what the question is about (the tool line, the diff) first.
+  pcall(vim.cmd.redraw)
   M.show(params, function(text)
     finish(text)
   end)

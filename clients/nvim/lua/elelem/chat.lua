@@ -25,6 +25,8 @@ local ns_tool = api.nvim_create_namespace("elelem.tools")
 ---@field listed boolean the last lines are tool lines
 ---@field previewed boolean the running tool call's diff is shown already
 ---@field calls table<string, integer> tool call id -> extmark on its line
+---@field tools table<integer, elelem.ToolCall> extmark of a tool line -> its call and result
+---@field errors table<string, boolean> error texts the running turn's `event/say` showed
 ---@field queue {kind: string, text: string}[]
 ---@field scheduled boolean
 local Chat = {}
@@ -33,7 +35,10 @@ Chat.__index = Chat
 ---@param name string unique part of the buffer name
 ---@return elelem.Chat
 function M.new(name)
-  return setmetatable({ name = name, empty = true, said = false, calls = {}, queue = {}, scheduled = false }, Chat)
+  return setmetatable(
+    { name = name, empty = true, said = false, calls = {}, tools = {}, errors = {}, queue = {}, scheduled = false },
+    Chat
+  )
 end
 
 --- The chat buffer, created on first use (or again if it was wiped).
@@ -47,7 +52,7 @@ function Chat:buffer()
   vim.bo[buf].filetype = "markdown"
   vim.bo[buf].modifiable = false
   vim.b[buf].elelem_chat = true
-  self.buf, self.empty, self.mode, self.calls = buf, true, nil, {}
+  self.buf, self.empty, self.mode, self.calls, self.tools = buf, true, nil, {}, {}
   thinking.track(buf)
   return buf
 end
@@ -183,7 +188,7 @@ function Chat:user(text)
   vim.list_extend(lines, { "", "## elelem" })
   local row = self:lines(lines) + #lines - 1
   self.header = api.nvim_buf_set_extmark(self:buffer(), ns, row, 0, {})
-  self.said, self.calls, self.listed = false, {}, false
+  self.said, self.calls, self.listed, self.errors = false, {}, false, {}
 end
 
 ---@param value any
@@ -215,7 +220,9 @@ function Chat:doing(params)
   local row = self:lines({ line })
   local buf = self:buffer()
   api.nvim_buf_set_extmark(buf, ns, row, 0, { end_col = 2 + #name, hl_group = "ElelemTool" })
-  self.calls[tostring(params.id)] = api.nvim_buf_set_extmark(buf, ns_tool, row, 0, {})
+  local mark = api.nvim_buf_set_extmark(buf, ns_tool, row, 0, {})
+  self.calls[tostring(params.id)] = mark
+  self.tools[mark] = { name = name, arguments = params.arguments }
   self.said, self.listed, self.previewed = false, true, false
 end
 
@@ -229,6 +236,10 @@ function Chat:result(params)
     mark = self.calls[tostring(params.id)]
   end
   local buf = self:buffer()
+  local call = self.tools[mark]
+  if call then
+    call.ok, call.result = params.ok == true, params.result
+  end
   local row = api.nvim_buf_get_extmark_by_id(buf, ns_tool, mark, {})[1]
   local line = api.nvim_buf_get_lines(buf, row, row + 1, false)[1]
   local err = type(params.result) == "table" and params.result.error
@@ -261,7 +272,10 @@ function Chat:finish(result)
   local reason = result.stopReason or "end_turn"
   local reply = result.reply or ""
   if reason == "error" then
-    self:lines(split(reply), "ElelemError")
+    -- the daemon said the provider's error already (`event/say`); `Error: <it>` is no news
+    if not self.errors[(reply:gsub("^Error: ", ""))] then
+      self:lines(split(reply), "ElelemError")
+    end
   elseif reason == "cancelled" then
     self:lines({ "[cancelled]" }, "ElelemDim")
   elseif reason == "max_turn_requests" then
@@ -280,13 +294,16 @@ function Chat:finish(result)
       api.nvim_buf_set_extmark(self:buffer(), ns, row, 0, { virt_text = { { "  " .. summary, "ElelemDim" } } })
     end
   end
-  self.header, self.mode, self.listed = nil, nil, false
+  self.header, self.mode, self.listed, self.errors = nil, nil, false, {}
 end
 
 --- Something the agent printed (`event/say`).
 ---@param params {text: string, kind: string?}
 function Chat:say(params)
   local text = tostring(params.text or "")
+  if params.kind == "error" then
+    self.errors[text] = true
+  end
   if params.kind == "error" and not text:lower():match("^error") then
     text = "error: " .. text -- as the terminal prints it
   end
@@ -346,7 +363,21 @@ function Chat:clear()
     api.nvim_buf_clear_namespace(buf, space, 0, -1)
   end
   thinking.track(buf)
-  self.empty, self.mode, self.header, self.calls, self.said = true, nil, nil, {}, false
+  self.empty, self.mode, self.header, self.calls, self.tools, self.said = true, nil, nil, {}, {}, false
+end
+
+--- The tool call whose line is `row` (0-based), if it is a tool line.
+---@param row integer
+---@return elelem.ToolCall?
+function Chat:call_at(row)
+  if not (self.buf and api.nvim_buf_is_valid(self.buf)) then
+    return nil
+  end
+  for _, mark in ipairs(api.nvim_buf_get_extmarks(self.buf, ns_tool, { row, 0 }, { row, -1 }, {})) do
+    if self.tools[mark[1]] then
+      return self.tools[mark[1]]
+    end
+  end
 end
 
 --- All lines of the buffer.

@@ -47,8 +47,12 @@ daemon.handlers.exit = events.on_daemon_exit
 daemon.handlers.request["input/ask"] = ask.answer
 ask.on_question = function(params)
   local s = session.find(params.sessionId)
+  if not s then
+    return
+  end
+  s.chat:flush() -- streamed text still queued for the next tick
   local diff = type(params.tool) == "table" and params.tool.diff
-  if s and type(diff) == "string" and diff ~= "" then
+  if type(diff) == "string" and diff ~= "" then
     s.chat:diff(diff)
   end
 end

@@ -13,7 +13,7 @@ M.commands = function()
 end
 
 ---@class elelem.InputActions
----@field submit fun(text: string)
+---@field submit fun(text: string): boolean true when the text was taken (else it stays)
 ---@field cancel fun()
 ---@field close fun()
 
@@ -28,9 +28,9 @@ function M.create(name, actions)
   vim.bo[buf].omnifunc = "v:lua.require'elelem.input'.omnifunc"
   vim.b[buf].elelem_prompt = true
   local function submit()
-    local text = M.take(buf)
-    if text then
-      actions.submit(text)
+    local text = M.peek(buf)
+    if text and actions.submit(text) then
+      api.nvim_buf_set_lines(buf, 0, -1, false, {}) -- a refused prompt stays to be sent later
     end
   end
   local map = function(modes, lhs, fn, desc)
@@ -63,16 +63,24 @@ function M.create(name, actions)
   return buf
 end
 
---- The buffer's text, trimmed, and an empty buffer; nil when there was nothing to send.
+--- The buffer's text, trimmed; nil when there is nothing to send.
 ---@param buf integer
 ---@return string?
-function M.take(buf)
+function M.peek(buf)
   local text = vim.trim(table.concat(api.nvim_buf_get_lines(buf, 0, -1, false), "\n"))
-  if text == "" then
-    return nil
+  return text ~= "" and text or nil
+end
+
+--- Puts `text` back in the buffer when it holds nothing (a refused prompt); true if it did.
+---@param buf integer
+---@param text string
+---@return boolean
+function M.restore(buf, text)
+  if M.peek(buf) then
+    return false -- a draft of the user's is not replaced
   end
-  api.nvim_buf_set_lines(buf, 0, -1, false, {})
-  return text
+  M.fill(buf, text)
+  return true
 end
 
 --- Puts `text` in the buffer (e.g. a selection waiting for a question).

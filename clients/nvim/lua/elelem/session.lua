@@ -60,7 +60,7 @@ function Session:input()
   end
   self.prompt = input.create(tostring(self.tab), {
     submit = function(text)
-      self:send(text)
+      return (self:send(text))
     end,
     cancel = function()
       self:cancel()
@@ -72,7 +72,8 @@ function Session:input()
   return self.prompt
 end
 
---- Keys of the chat buffer: `q` closes, `<C-c>` cancels, `i`/`a`/`o` go to the prompt.
+--- Keys of the chat buffer: `q` closes, `<C-c>` cancels, `<CR>` on a tool line shows its
+--- result, `i`/`a`/`o` go to the prompt.
 ---@param buf integer
 function Session:keymaps(buf)
   if vim.b[buf].elelem_keys then
@@ -88,6 +89,13 @@ function Session:keymaps(buf)
   map("<C-c>", function()
     self:cancel()
   end, "cancel the turn")
+  map("<CR>", function()
+    local call = self.chat:call_at(api.nvim_win_get_cursor(0)[1] - 1)
+    if call then
+      return require("elelem.result").open(call)
+    end
+    vim.cmd.normal({ vim.v.count1 .. "+", bang = true }) -- what <CR> does elsewhere
+  end, "show the result of the tool call on this line")
   for _, key in ipairs({ "i", "a", "o" }) do
     map(key, function()
       self:show("input")
@@ -159,9 +167,13 @@ function Session:ensure(cb)
 end
 
 ---@param err elelem.Error
-function Session:fail(err)
+---@param text string? the prompt or command line that failed
+function Session:fail(err, text)
   self.busy = false
   self.chat:notice("error: " .. errors.message(err), "ElelemError")
+  if text and errors.kind(err) == "session_busy" and input.restore(self:input(), text) then
+    self.chat:notice("(the prompt is back in the prompt area: send it when the session is free)")
+  end
   self:refresh()
 end
 
@@ -176,7 +188,10 @@ function Session:send(text)
     return self:shell(shell)
   end
   if self.busy then
-    local reason = "elelem: a turn is running; wait for it or :ElelemCancel"
+    -- kept, not lost: typed in the prompt area it stays there; from `:Elelem` it goes there
+    input.restore(self:input(), text)
+    local reason = "elelem: a turn is running; your prompt waits in the prompt area "
+      .. "(send it when the turn ends, or :ElelemCancel)"
     vim.notify(reason, vim.log.levels.WARN)
     return false, reason
   end
@@ -216,7 +231,7 @@ function Session:turn(text, epoch)
     if epoch ~= self.epoch then
       return
     elseif err then
-      return self:fail(err)
+      return self:fail(err, text)
     end
     self.busy = false
     self.chat:finish(result)
@@ -231,7 +246,7 @@ function Session:command(line, epoch)
     if epoch ~= self.epoch then
       return
     elseif err then
-      return self:fail(err)
+      return self:fail(err, line)
     end
     self.busy = false
     self.chat:output(tostring(result.output or ""))
