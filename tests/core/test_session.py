@@ -1,7 +1,10 @@
-import elelem_daemon
-from elelem_daemon.faces.terminal.repl import Repl
-from elelem_daemon.io import NullInput
+import asyncio
+
+from support.outputs import Scripted
+
+from elelem_daemon.plugins import core_registry
 from elelem_daemon.providers.stub import StubProvider
+from elelem_daemon.session import start
 
 
 def test_session_forwards_to_its_agent(session):
@@ -14,17 +17,47 @@ def test_session_forwards_to_its_agent(session):
     assert agent.provider is replacement and session.provider is replacement
 
 
-async def test_repl_skips_empty_lines_and_dispatches(session, output):
-    session.input = NullInput(["", "   ", "/clear", "hi", "/exit", "never"])
-    session.agent.input = session.input
-    await Repl(session).run()
-    assert output.calls[0] == ("say", ("elelem v0.1.0", "plain"))
-    assert ("say", ("  → context cleared", "plain")) in output.calls
-    assert [m["content"] for m in session.conversation] == ["hi", "done."]
-    assert session.input._answers == ["never"]
+async def test_the_last_turn_is_kept_with_its_outcome(session):
+    assert session.last_turn is None
+    result = await session.turn("!echo hi")
+    assert session.last_turn is result and result.reply == "hi"
 
 
-def test_the_public_surface_is_pinned():
-    assert elelem_daemon.__all__ == sorted(elelem_daemon.__all__)
-    for name in elelem_daemon.__all__:
-        assert getattr(elelem_daemon, name) is not None
+async def test_a_command_captures_what_it_says_and_nothing_else(session, output):
+    session.provider = Scripted([{"type": "saying", "text": "a summary"}])
+    result = await session.command("/compact")
+    assert result.output == "  → compacted"  # said by the command: captured
+    assert ("saying", "a summary") in output.calls  # the turn it ran streamed as usual
+    assert all(kind != "say" for kind, _ in output.calls)
+    session.output.say("after")
+    assert output.calls[-1] == ("say", ("after", "plain"))  # the session's own Output again
+
+
+class Closing:
+    """A provider that records being closed."""
+
+    name = "closing"
+
+    def __init__(self, model=None) -> None:
+        self.model = model or "m"
+        self.closed = asyncio.Event()
+
+    async def fetch(self, messages, tools):
+        yield {"type": "saying", "text": "ok"}
+
+    async def aclose(self) -> None:
+        self.closed.set()
+
+
+async def test_a_provider_is_closed_when_the_session_switches_or_closes(tmp_path):
+    built: list[Closing] = []
+    registry = core_registry(entry_points=False).child()
+    registry.plugin("test").provider(
+        "closing", lambda model=None: built.append(Closing(model)) or built[-1]
+    )
+    session = start(registry, "closing", cwd=tmp_path, plugin_files=False)
+    session.switch(model="m2")
+    await asyncio.wait_for(built[0].closed.wait(), 5)
+    assert session.provider is built[1] and not built[1].closed.is_set()
+    await session.close()
+    assert built[1].closed.is_set()
