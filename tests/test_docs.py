@@ -21,6 +21,7 @@ async def test_the_plugins_md_example(tmp_path):
     (tmp_path / "notes.txt").write_text("one two three")
     session = start(core_registry(entry_points=False), "parrot", "ara", cwd=tmp_path)
 
+    assert session.toolbox.resolve("wc").kind == "read"
     assert (await session.toolbox.run("wc", {"path": "notes.txt"})).to_dict() == {
         "path": "notes.txt",
         "words": 3,

@@ -190,3 +190,21 @@ def test_factories_for_input_and_output(tmp_path):
     made.clear()
     start(registry, cwd=tmp_path)  # faces other than the terminal bring their own I/O
     assert made == []
+
+
+def test_a_tool_has_the_kind_it_registers_with(tmp_path):
+    registry = core_registry(entry_points=False).child()
+    plugin = registry.plugin("kinds")
+    plugin.tool("fetch_page", "Fetch a page", kind="fetch")(lambda session, args: {})
+    plugin.tool("plain")(lambda session, args: {})
+    with pytest.raises(ValueError, match="unknown tool kind: 'web'. Kinds: read, edit"):
+        plugin.tool("bad", kind="web")
+    session = start(registry, cwd=tmp_path, plugin_files=False)
+    kinds = {tool.name: tool.kind for tool in session.toolbox}
+    assert (kinds["fetch_page"], kinds["plain"], kinds["read"], kinds["execute"]) == (
+        "fetch",
+        "other",
+        "read",
+        "execute",
+    )
+    assert session.toolbox.resolve("nope").kind == "other"  # the NullTool
