@@ -18,6 +18,7 @@ from typing import Any
 
 from .conversation import Conversation, Message
 from .io import NullOutput, Output
+from .ports import Provider
 from .result import Result
 from .toolbox import Toolbox
 from .transcript import SystemPrompt, Transcript
@@ -82,7 +83,7 @@ class Agent:
 
     def __init__(
         self,
-        provider: Any,
+        provider: Provider,
         toolbox: Toolbox | None = None,
         output: Output | None = None,
         system_prompt: SystemPrompt | str | None = None,

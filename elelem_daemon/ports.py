@@ -1,9 +1,10 @@
 """Ports: what the core asks of a provider, and what it offers plugins and faces of a
 session. Structural types (`typing.Protocol`): anything with these members fits.
 
-    Provider      `name`, `model` and `fetch(messages, tools)`, an async iterator of
-                  events (docs/plugins.md, "Providers"); `aclose()` if it holds a
-                  connection, called when a session drops it
+    Provider      `name`, `model` and `fetch(messages, tools)`, an async generator of
+                  events (docs/plugins.md, "Providers"; the agent closes it early on
+                  cancel); `aclose()` if it holds a connection, called when a session
+                  drops the provider
     SessionView   the session as tools, commands, setup blocks, hooks and the store
                   see it (docs/plugins.md, "The session"); `Session` is the one
                   implementation
@@ -11,7 +12,7 @@ session. Structural types (`typing.Protocol`): anything with these members fits.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -32,7 +33,7 @@ class Provider(Protocol):
 
     def fetch(
         self, messages: list[Message], tools: list[dict[str, Any]]
-    ) -> AsyncIterator[Event]: ...
+    ) -> AsyncGenerator[Event, None]: ...
 
 
 class SessionView(Protocol):

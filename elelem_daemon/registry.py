@@ -17,6 +17,7 @@ from .errors import UnknownProvider
 from .tool import checked_kind
 
 if TYPE_CHECKING:
+    from .ports import Provider
     from .session import Session
 
 ProviderFactory = Callable[..., Any]
@@ -75,7 +76,7 @@ class Registry:
     def provider_names(self) -> list[str]:
         return sorted(self.all_providers())
 
-    def build_provider(self, name: str, model: str | None = None) -> Any:
+    def build_provider(self, name: str, model: str | None = None) -> Provider:
         """Build a provider by name, importing the package `elelem_NAME` once if needed."""
         factory = self.all_providers().get(name)
         if factory is None:

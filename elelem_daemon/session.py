@@ -21,7 +21,7 @@ from .commands import Commands
 from .conversation import Conversation, Message
 from .filesystem import Files, LocalFiles
 from .io import Input, NullInput, NullOutput, Output
-from .ports import Provider
+from .ports import Provider, SessionView
 from .registry import Registry
 from .result import Result
 from .toolbox import Toolbox
@@ -103,7 +103,7 @@ class Session:
     # -- forwarded to the agent ---------------------------------------------
     @property
     def provider(self) -> Provider:
-        return self.agent.provider  # type: ignore[no-any-return]
+        return self.agent.provider
 
     @provider.setter
     def provider(self, provider: Provider) -> None:
@@ -198,6 +198,12 @@ class Session:
     def apply_setups(self) -> None:
         for setup in self.registry.all_setups().values():
             setup(self)
+
+
+if TYPE_CHECKING:
+
+    def _a_session_is_a_session_view(session: Session) -> SessionView:
+        return session  # mypy checks that Session has all that plugins may use
 
 
 async def _quietly(close: Callable[[], Any]) -> None:
