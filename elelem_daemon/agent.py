@@ -59,9 +59,10 @@ class TurnCancelled(asyncio.CancelledError):
 
 
 async def outcome(turn: Awaitable[TurnResult]) -> TurnResult:
-    """The turn's result, a cancelled turn's included (its `TurnCancelled` is caught
-    here). A cancellation of the caller itself still propagates once the turn has
-    ended, unless the turn had finished first; `Live.turn` decides for the faces."""
+    """The turn's result, a cancelled turn's included: its `TurnCancelled` ends here.
+    So await it only where a cancellation should end with the turn: `Live` runs it as
+    the session's own task, which exists for that turn alone. Anywhere else (the REPL,
+    a plugin), `TurnCancelled` goes on up like any cancellation."""
     try:
         return await turn
     except TurnCancelled as cancelled:

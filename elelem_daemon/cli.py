@@ -109,7 +109,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if options.command == "daemon" and options.acp:
         from .faces.acp import serve as serve_acp
 
-        return serve_acp(provider=options.provider, model=options.model, store=store)
+        return serve_acp(store, options.provider, options.model)
     if options.command == "daemon":
         from .faces.daemon.stdio import serve
 
@@ -120,7 +120,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             except argparse.ArgumentTypeError as exc:
                 print(f"elelem: ELELEM_MAX_FRAME: {exc}", file=sys.stderr)
                 return 2
-        return serve(options.provider, options.model, max_frame, store)
+        return serve(store, options.provider, options.model, max_frame)
     from .faces.terminal.chat import terminal
 
     try:

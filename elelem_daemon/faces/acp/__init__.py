@@ -49,13 +49,13 @@ async def run(
     write: Callable[[bytes], None],
     provider: str | None,
     model: str | None,
-    store: Store | None = None,
+    store: Store,
 ) -> int:
     from .connection import Connection
     from .server import AcpServer
 
     connection = Connection(write)
-    server = AcpServer(connection, provider, model, store)
+    server = AcpServer(connection, provider, model, store=store)
     try:
         await connection.serve(await stdin_reader())
     finally:
@@ -63,7 +63,7 @@ async def run(
     return 0
 
 
-def serve(provider: str | None = None, model: str | None = None, store: Store | None = None) -> int:
+def serve(store: Store, provider: str | None = None, model: str | None = None) -> int:
     """Serve ACP on stdin/stdout until stdin ends."""
     write = protocol_stdout()
     try:

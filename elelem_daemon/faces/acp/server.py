@@ -50,12 +50,13 @@ class AcpServer:
         connection: Connection,
         provider: str | None = None,
         model: str | None = None,
-        store: Store | None = None,
+        *,
+        store: Store,
     ) -> None:
         self.connection = connection
         self.provider = provider
         self.model = model
-        self.store = store if store is not None else Store()
+        self.store = store  # the process's one (cli.main)
         self.client: dict[str, Any] = {}
         self.lives: Lives[AcpLive] = Lives()
         self._registry: Registry | None = None

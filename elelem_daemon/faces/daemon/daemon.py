@@ -79,7 +79,8 @@ class Daemon:
         provider: str | None = None,
         model: str | None = None,
         max_frame: int = MAX_BODY,
-        store: Store | None = None,
+        *,
+        store: Store,
     ):
         self.peer = peer
         self.max_frame = max_frame
@@ -90,7 +91,7 @@ class Daemon:
         self.interval = 0.0  # capabilities.events.coalesceMs, in seconds
         self.shut_down = False
         self._registry: Registry | None = None
-        self.store = store if store is not None else Store()
+        self.store = store  # the process's one (cli.main)
         self._watch: asyncio.Task[None] | None = None
         self.requests: dict[str, Callable[[Any], Awaitable[Any]]] = {
             "initialize": self.initialize,

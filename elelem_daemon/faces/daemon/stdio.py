@@ -162,19 +162,19 @@ async def greet(reader: FrameReader, daemon: Daemon, writer: Stdout) -> bytes | 
 
 
 async def run(
+    store: Store,
     provider: str | None = None,
     model: str | None = None,
     stdin: int = 0,
     stdout: BinaryIO | None = None,
     max_frame: int | None = None,
-    store: Store | None = None,
 ) -> int:
     """Serve until EOF, `exit`, a signal or the client's death; return the exit code."""
     max_frame = max_frame or MAX_BODY
     stopped: asyncio.Future[int] = asyncio.get_running_loop().create_future()
     peer = StdioPeer(stopped)
     writer = Stdout(stdout or sys.stdout.buffer, lambda: peer.stop(0))
-    daemon = Daemon(peer, provider, model, max_frame, store)
+    daemon = Daemon(peer, provider, model, max_frame, store=store)
     reader = FrameReader(stdin_chunks(stdin), max_frame)
     first = await greet(reader, daemon, writer)
     from .protocol import attach  # pygls loads while the client reads its answer
@@ -183,10 +183,10 @@ async def run(
 
 
 def serve(
+    store: Store,
     provider: str | None = None,
     model: str | None = None,
     max_frame: int | None = None,
-    store: Store | None = None,
 ) -> int:
     """`elelem daemon`. stdout is the protocol's alone: the protocol writes to a private
     copy of fd 1, and fd 1 itself (what a child process inherits) and `sys.stdout` (a
@@ -197,7 +197,7 @@ def serve(
     sys.stdout = sys.stderr
 
     async def main() -> None:
-        code = await run(provider, model, 0, stdout, max_frame, store)
+        code = await run(store, provider, model, 0, stdout, max_frame)
         sys.stderr.flush()
         os._exit(code)  # no thread or stuck tool may hold the exit up
 
