@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Iterator
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from .agent import NOT_STARTED, TurnResult, outcome
 from .errors import SessionBusy, UnknownSession
-from .session import CommandResult, Session
+
+if TYPE_CHECKING:  # not imported before a face's first session (start-up time)
+    from .session import CommandResult, Session
 
 T = TypeVar("T")
 CLOSE_GRACE = 0.6  # a cancelled turn gets this long to kill its tools (SIGTERM, then SIGKILL)

@@ -8,13 +8,15 @@ Input that feed the client).
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...live import Live
-from ...session import Session
 from . import updates
 from .editor import AcpOutput
 from .prompt import command_line, prompt_text
+
+if TYPE_CHECKING:
+    from ...session import Session
 
 EXIT_TEXT = "To end this session, close it in the editor."
 

@@ -12,13 +12,11 @@ from pathlib import Path
 from typing import Any
 
 from ... import __version__
-from ...config import choose_provider
 from ...errors import NoStoredSession
 from ...jsonrpc.errors import invalid_params
 from ...live import Lives
 from ...plugins import origins
 from ...registry import Registry
-from ...session import resume, start
 from ...store.listing import listing
 from ...store.records import Stored
 from ...store.store import Store
@@ -170,6 +168,9 @@ class AcpServer:
 
     def _build(self, cwd: Path | None, stored: Stored | None = None) -> AcpLive:
         """A new session in cwd, or the stored one continued (in cwd if given), saved as it goes."""
+        from ...config import choose_provider  # deferred, as all a session needs: start-up
+        from ...session import resume, start
+
         output = AcpOutput(self.connection)
         elicitation = self.client.get("elicitation")
         elicits = isinstance(elicitation, dict) and isinstance(elicitation.get("form"), dict)

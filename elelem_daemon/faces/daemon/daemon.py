@@ -14,20 +14,21 @@ import logging
 import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ... import __version__
-from ...config import choose_provider
 from ...errors import ElelemError, InvalidParams, ShuttingDown
 from ...jsonrpc.framing import MAX_BODY
 from ...live import Live, Lives
 from ...plugins import origins
 from ...registry import Registry
-from ...session import Session, start
 from ...store.store import Store
 from . import params as spec
 from . import saved
 from .events import Asker, Events, Peer
+
+if TYPE_CHECKING:
+    from ...session import Session
 
 log = logging.getLogger(__name__)
 WATCH_INTERVAL = 1.0
@@ -178,6 +179,9 @@ class Daemon:
 
     # -- sessions ----------------------------------------------------------------
     async def new(self, params: Any) -> dict[str, Any]:
+        from ...config import choose_provider  # deferred, as all a session needs: start-up
+        from ...session import start
+
         p = spec.check(params, spec.NEW)
         cwd = Path(p.get("cwd") or os.getcwd())
         try:

@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...errors import InvalidParams, UnknownSession
-from ...session import Session, resume
 from ...store.listing import listing as joined
 
 if TYPE_CHECKING:
+    from ...session import Session
     from .daemon import Daemon
 
 
@@ -44,6 +44,8 @@ def listing(daemon: Daemon, cwd: str | None = None) -> list[dict[str, Any]]:
 
 def load(daemon: Daemon, params: dict[str, Any]) -> dict[str, Any]:
     """Open a stored session (or describe the open one) with its kept messages."""
+    from ...session import resume
+
     session_id = params["sessionId"]
     live = daemon.lives.find(session_id)
     if live is not None:
