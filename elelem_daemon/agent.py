@@ -14,14 +14,16 @@ from collections.abc import Awaitable
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .conversation import Conversation, Message
 from .io import NullOutput, Output
-from .ports import Provider
 from .result import Result
 from .toolbox import Toolbox
 from .transcript import SystemPrompt, Transcript
+
+if TYPE_CHECKING:
+    from .ports import Provider
 
 log = logging.getLogger(__name__)
 Call = dict[str, Any]

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...errors import InvalidParams, UnknownSession
-from ...store.listing import listing as joined
 
 if TYPE_CHECKING:
     from ...session import Session
@@ -22,6 +21,8 @@ def listing(daemon: Daemon, cwd: str | None = None) -> list[dict[str, Any]]:
     A session both open and stored is listed twice: as open, and as stored with
     `open: true` (carrying its current provider and model).
     """
+    from ...store.listing import listing as joined
+
     try:
         where = Path(cwd).expanduser().resolve() if cwd is not None else None
     except (OSError, RuntimeError, ValueError) as exc:  # a NUL byte, ~nobody, ...
