@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 MakeIo = Callable[[Registry, Commands], tuple[Input, Output]]
+CLOSE_WAIT = 5.0  # seconds a closing session waits for its providers to close
 
 
 @dataclass(frozen=True)
@@ -169,8 +170,10 @@ class Session:
         if self.recorder is not None:
             self.recorder.close()
         self._release(self.provider)
-        if self._closing:
-            await asyncio.wait(list(self._closing))
+        if self._closing:  # bounded: a provider that hangs on close costs CLOSE_WAIT
+            _, late = await asyncio.wait(list(self._closing), timeout=CLOSE_WAIT)
+            for task in late:
+                task.cancel()
 
     def _release(self, provider: Provider) -> None:
         """Close a provider this session no longer uses (an HTTP provider's client)."""

@@ -61,3 +61,19 @@ async def test_a_provider_is_closed_when_the_session_switches_or_closes(tmp_path
     assert session.provider is built[1] and not built[1].closed.is_set()
     await session.close()
     assert built[1].closed.is_set()
+
+
+async def test_a_provider_that_hangs_on_close_holds_the_close_for_a_bounded_time(
+    tmp_path, monkeypatch
+):
+    import elelem_daemon.session as sessions
+
+    class Hanging(Closing):
+        async def aclose(self) -> None:
+            await asyncio.sleep(3600)
+
+    registry = core_registry(entry_points=False).child()
+    registry.plugin("test").provider("hanging", Hanging)
+    session = start(registry, "hanging", cwd=tmp_path, plugin_files=False)
+    monkeypatch.setattr(sessions, "CLOSE_WAIT", 0.2)
+    await asyncio.wait_for(session.close(), 5)  # not an hour
