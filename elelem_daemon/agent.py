@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .conversation import Conversation, Message
+from .conversation import Content, Conversation, Message
 from .io import NullOutput, Output
 from .result import Result
 from .toolbox import Toolbox
@@ -30,6 +30,10 @@ Call = dict[str, Any]
 
 MAX_ROUNDS = 100
 CANCELLED = "[cancelled]"
+OVERFLOW_HINT = (
+    " (the conversation is too long for the model's context: "
+    "/compact to summarise it, or /clear to start over)"
+)
 
 
 @dataclass(frozen=True)
@@ -111,7 +115,7 @@ class Agent:
     def context(self) -> list[Message]:
         return self.transcript.context
 
-    async def turn(self, prompt: str) -> TurnResult:
+    async def turn(self, prompt: Content) -> TurnResult:
         self.conversation.add("user", prompt)  # 2. record the prompt
         scratch: list[Message] = []
         usage: dict[str, int] = {}
@@ -151,10 +155,13 @@ class Agent:
                 async for event in events:
                     self._on(event, fetched, usage)
         except Exception as exc:
-            log.warning("agent: %s", exc)
-            self.output.say(str(exc), "error")
+            text = str(exc)
+            if getattr(exc, "data", {}).get("context_overflow"):
+                text += OVERFLOW_HINT
+            log.warning("agent: %s", text)
+            self.output.say(text, "error")
             fetched.calls.clear()
-            return f"Error: {exc}", True
+            return f"Error: {text}", True
         return "".join(fetched.said), False
 
     def _on(self, event: dict[str, Any], fetched: _Round, usage: dict[str, int]) -> None:

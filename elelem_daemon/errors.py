@@ -7,6 +7,9 @@
     ├── SessionBusy             a turn or command is already running in that session
     ├── SessionLocked           a stored session is open in another elelem process
     ├── InvalidParams           a request's params are missing or of the wrong type
+    ├── AttachmentError         an attachment or `@` mention the turn cannot take (a binary
+    │                           or oversized file, an image for a provider without vision);
+    │                           raised before anything is kept or sent
     ├── ShuttingDown            (daemon) a request after `shutdown`
     └── ProviderError           a provider's HTTP/API failure; ends the turn as `Error: ...`
         └── providers.http.Failure   one failed HTTP exchange, and whether to retry it
@@ -61,6 +64,14 @@ class SessionLocked(ElelemError):
 
 class InvalidParams(ElelemError):
     kind = "invalid_params"
+
+
+class AttachmentError(ElelemError):
+    """`data`: `reason` (invalid, not_found, refused, binary, too_large, too_many, vision),
+    `index` (the attachment's place in the list, absent for a mention), `type`, and
+    `mention` (the `@` text) for a mention."""
+
+    kind = "invalid_attachment"
 
 
 class ShuttingDown(ElelemError):

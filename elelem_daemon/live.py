@@ -21,6 +21,7 @@ from .agent import NOT_STARTED, TurnResult, outcome
 from .errors import SessionBusy, UnknownSession
 
 if TYPE_CHECKING:  # not imported before a face's first session (start-up time)
+    from .conversation import Content
     from .session import CommandResult, Session
 
 T = TypeVar("T")
@@ -65,7 +66,7 @@ class Live:
         self.task = None
         self.ended()
 
-    async def turn(self, prompt: str) -> TurnResult:
+    async def turn(self, prompt: Content) -> TurnResult:
         """Run one turn as the session's running task; its result, cancelled or not."""
         task = self._start(lambda: outcome(self.session.turn(prompt)))
         try:

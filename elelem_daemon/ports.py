@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from .agent import TurnResult
     from .commands import Commands
-    from .conversation import Conversation, Message
+    from .conversation import Content, Conversation, Message
     from .filesystem import Files
     from .io import Input, Output
     from .registry import Registry
@@ -65,7 +65,7 @@ class SessionView(Protocol):
     @property
     def last_turn(self) -> TurnResult | None: ...
 
-    async def turn(self, prompt: str) -> TurnResult: ...
+    async def turn(self, prompt: Content) -> TurnResult: ...
 
     def switch(self, provider_name: str | None = None, model: str | None = None) -> None: ...
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from .agent import Agent, TurnResult
 from .commands import Commands
-from .conversation import Conversation, Message
+from .conversation import Content, Conversation, Message
 from .filesystem import Files, LocalFiles
 from .io import Input, NullInput, NullOutput, Output
 from .ports import Provider, SessionView
@@ -131,7 +131,7 @@ class Session:
         """The last turn's result: its reply, stop reason and token counts."""
         return self.agent.last
 
-    async def turn(self, prompt: str) -> TurnResult:
+    async def turn(self, prompt: Content) -> TurnResult:
         return await self.agent.turn(prompt)
 
     # -- the session's own verbs ----------------------------------------------

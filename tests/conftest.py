@@ -1,15 +1,40 @@
 """Shared fixtures; the helpers they build on are in tests/support/. No test sees the
-user's plugins or the repo's AGENTS.md: HOME and the working directory are temp dirs."""
+user's plugins or the repo's AGENTS.md: HOME and the working directory are temp dirs. And
+no test writes to the user's real folders: the session fails if they changed
+(tests/support/real_folders.py)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
+from support import real_folders
 from support.outputs import SpyOutput
 
 from elelem_daemon.plugins import core_registry
 from elelem_daemon.session import start
+
+REAL_FOLDERS = pytest.StashKey[dict]()
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    session.stash[REAL_FOLDERS] = real_folders.snapshot()
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    before = session.stash.get(REAL_FOLDERS, None)
+    found = real_folders.changes(before, real_folders.snapshot()) if before is not None else []
+    if not found:
+        return
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    lines = ["the tests changed the user's real elelem folders:", *found[:50]]
+    if reporter is not None:
+        reporter.write_sep("=", "real folders changed", red=True)
+        for line in lines:
+            reporter.write_line(line)
+    else:
+        print("\n".join(lines))
+    session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 @pytest.fixture(autouse=True)

@@ -28,13 +28,25 @@ WHERE = {
     f"{PACKAGE}.builtins": "builtins",
     f"{PACKAGE}.providers": "providers",
     f"{PACKAGE}.store": "store",
+    f"{PACKAGE}.checkpoints": "checkpoints",
     f"{PACKAGE}.jsonrpc": "jsonrpc",
     f"{PACKAGE}.faces": "faces",
     f"{PACKAGE}.faces.terminal": "terminal",
     f"{PACKAGE}.faces.daemon": "daemon",
     f"{PACKAGE}.faces.acp": "acp",
 }
-EVERY = {"core", "builtins", "providers", "store", "jsonrpc", "faces", "terminal", "daemon", "acp"}
+EVERY = {
+    "core",
+    "builtins",
+    "providers",
+    "store",
+    "checkpoints",
+    "jsonrpc",
+    "faces",
+    "terminal",
+    "daemon",
+    "acp",
+}
 # What each layer may import (besides itself). The core keeps sessions on disk through
 # store/ (session.start); store/ and jsonrpc/ know the core's nouns and errors; a face
 # builds on the core and the edges it needs, and never on another face.
@@ -43,6 +55,7 @@ LAYERS: dict[str, set[str]] = {
     "builtins": {"core"},
     "providers": {"core"},
     "store": {"core"},
+    "checkpoints": {"core"},  # not wired into a session yet: wiring it means choosing its row
     "jsonrpc": {"core"},
     "faces": set(),
     "terminal": {"core", "store"},

@@ -6,7 +6,18 @@ from collections.abc import Awaitable, Callable
 
 from ..context import Context
 from ..table import Row
-from . import cancel, coldstart, conversation, dispatch, latency, memory, peer, throughput
+from . import (
+    cancel,
+    checkpoints,
+    coldstart,
+    complete,
+    conversation,
+    dispatch,
+    latency,
+    memory,
+    peer,
+    throughput,
+)
 
 Figure = Callable[[Context], Awaitable[list[Row]]]
 
@@ -19,4 +30,6 @@ FIGURES: dict[str, Figure] = {
     "memory": memory.run,
     "cancel": cancel.run,
     "peer": peer.run,
+    "checkpoints": checkpoints.run,
+    "complete": complete.run,
 }

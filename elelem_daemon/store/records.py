@@ -3,7 +3,8 @@
 One JSON object per line, each with a `type`:
 
     {"type": "session", "version": 1, "id", "cwd", "provider", "model", "created", "title"}
-    {"type": "message", "role", "content", "at"}     a kept message, as it was added
+    {"type": "message", "role", "content", "at"}     a kept message, as it was added (content:
+                                                     a string, or text and image parts)
     {"type": "clear", "at"}                          /clear or /compact emptied the history
     {"type": "meta", "provider", "model", "at"}      the provider or model changed
 
@@ -21,7 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..conversation import Message
+from ..conversation import Message, is_content, text_of
 
 if TYPE_CHECKING:
     from ..ports import SessionView
@@ -46,7 +47,7 @@ def title_of(text: str) -> str:
 # -- writing ---------------------------------------------------------------------------
 def header(session: SessionView, first: Message) -> Record:
     """The metadata line, written with the first kept message (a prompt gives the title)."""
-    title = title_of(str(first.get("content") or "")) if first.get("role") == "user" else ""
+    title = title_of(text_of(first.get("content"))) if first.get("role") == "user" else ""
     return {
         "type": "session",
         "version": VERSION,
@@ -150,7 +151,7 @@ def replay(records: list[Record], path: Path, updated: str) -> Stored:
         if kind == "message" and record.get("role") in ROLES:
             content = record.get("content", "")
             stored.messages.append(
-                {"role": record["role"], "content": content if isinstance(content, str) else ""}
+                {"role": record["role"], "content": content if is_content(content) else ""}
             )
         elif kind == "clear":
             stored.messages.clear()

@@ -17,6 +17,7 @@ import re
 from datetime import UTC, datetime
 from pathlib import Path
 
+from ..config import state_dir
 from ..errors import NoStoredSession, SessionLocked
 from . import records
 from .records import Record, Stored
@@ -29,11 +30,7 @@ VALID_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 def sessions_dir() -> Path:
     """The folder of stored sessions, from the environment (read on every call)."""
-    if state := os.environ.get("ELELEM_STATE_DIR"):
-        return Path(state).expanduser() / "sessions"
-    xdg = os.environ.get("XDG_STATE_HOME")
-    base = Path(xdg).expanduser() if xdg else Path.home() / ".local" / "state"
-    return base / "elelem" / "sessions"
+    return state_dir() / "sessions"
 
 
 def _mtime(path: Path) -> str:
