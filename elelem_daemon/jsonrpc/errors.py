@@ -9,7 +9,8 @@ kind) and `data: {kind, ...error.data}`. No face picks a code for an ElelemError
     -32600   invalid_request       (protocol) not a JSON-RPC request
     -32600   shutting_down         ShuttingDown: a request after `shutdown` (daemon)
     -32601   method_not_found      (protocol)
-    -32602   invalid_params        InvalidParams, UnknownProvider, UnknownSession
+    -32602   invalid_params        InvalidParams, UnknownProvider, UnknownSession,
+             (its kind)            AttachmentError (invalid_attachment: not wired in yet)
     -32603   internal_error        (protocol) a bug or a plugin's exception
     -32800   request_cancelled     (protocol) cancelled where no result applies
     -32000   (its kind)            any other ElelemError (ProviderError, ...)
@@ -28,6 +29,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import (
+    AttachmentError,
     ElelemError,
     InvalidParams,
     NoStoredSession,
@@ -52,6 +54,7 @@ SESSION_LOCKED = -32003
 CODES: dict[type[ElelemError], int] = {
     InvalidParams: INVALID_PARAMS,
     UnknownProvider: INVALID_PARAMS,
+    AttachmentError: INVALID_PARAMS,
     NoStoredSession: RESOURCE_NOT_FOUND,  # before UnknownSession: the MRO finds it first
     UnknownSession: INVALID_PARAMS,
     SessionBusy: SESSION_BUSY,
