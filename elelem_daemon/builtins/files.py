@@ -70,7 +70,7 @@ async def preview(session: Any, tool: str, args: dict[str, Any]) -> str | None:
 
 
 def register(plugin: Plugin) -> None:
-    @plugin.tool("read", "Read file", {"path": PATH}, ["path"], ["open"])
+    @plugin.tool("read", "Read file", {"path": PATH}, ["path"], ["open"], kind="read")
     async def read(session: Any, args: dict[str, Any]) -> dict[str, Any]:
         path = resolve(session, args["path"])
         try:
@@ -85,6 +85,7 @@ def register(plugin: Plugin) -> None:
         {"path": PATH, "content": {"type": "string", "description": "The whole new content"}},
         ["path", "content"],
         ["write<|channel|>"],
+        kind="edit",
     )
     async def write(session: Any, args: dict[str, Any]) -> dict[str, Any]:
         path = resolve(session, args["path"])
@@ -102,6 +103,7 @@ def register(plugin: Plugin) -> None:
             "new": {"type": "string", "description": "Replacement text"},
         },
         ["path", "old", "new"],
+        kind="edit",
     )
     async def edit(session: Any, args: dict[str, Any]) -> dict[str, Any]:
         path = resolve(session, args["path"])

@@ -73,6 +73,7 @@ def register(plugin: Plugin) -> None:
             "path": {"type": "string", "description": "Folder to search (default: cwd)"},
         },
         ["pattern"],
+        kind="search",
     )
     def glob_(session: Any, args: dict[str, Any]) -> dict[str, Any]:
         root = resolve(session, args.get("path") or ".")
@@ -87,6 +88,7 @@ def register(plugin: Plugin) -> None:
             "glob": {"type": "string", "description": "Only files matching this glob"},
         },
         ["pattern"],
+        kind="search",
     )
     async def grep_(session: Any, args: dict[str, Any]) -> dict[str, Any]:
         path = args.get("path") or "."
