@@ -21,14 +21,10 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from elelem_daemon.jsonrpc.errors import RpcError
+
 Handler = Callable[[dict[str, Any]], Any]
 READ_SIZE = 1 << 17
-
-
-class RpcError(Exception):
-    def __init__(self, error: dict[str, Any]) -> None:
-        super().__init__(f"{error.get('code')}: {error.get('message')}")
-        self.error = error
 
 
 class ServerDied(Exception):
@@ -145,7 +141,7 @@ class Conn:
             if future is None or future.done():
                 return
             if "error" in message:
-                future.set_exception(RpcError(message["error"]))
+                future.set_exception(RpcError.received(message["error"]))
             else:
                 future.set_result(message.get("result"))
         elif "id" in message:

@@ -1,6 +1,7 @@
 """elelem-daemon: elelem's agent loop, for terminals and editors.
 
-The names here are the public surface for plugin authors; see docs/plugins.md.
+The names here are the public surface for plugin authors; see docs/plugins.md. Each
+is imported on first use, from the layer that defines it (docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Agent",
+    "CommandResult",
     "Commands",
     "Conversation",
     "ElelemError",
@@ -19,18 +21,24 @@ __all__ = [
     "NullOutput",
     "Output",
     "Plugin",
+    "Provider",
     "ProviderError",
     "Registry",
     "Result",
     "Session",
+    "SessionView",
+    "TerminalInput",
+    "TerminalOutput",
     "Tool",
     "Toolbox",
     "Transcript",
+    "TurnResult",
     "__version__",
 ]
 
 _WHERE = {
     "Agent": "agent",
+    "CommandResult": "session",
     "Commands": "commands",
     "Conversation": "conversation",
     "ElelemError": "errors",
@@ -39,24 +47,31 @@ _WHERE = {
     "NullOutput": "io",
     "Output": "io",
     "Plugin": "registry",
+    "Provider": "ports",
     "ProviderError": "errors",
     "Registry": "registry",
     "Result": "result",
     "Session": "session",
+    "SessionView": "ports",
+    "TerminalInput": "faces.terminal.console",
+    "TerminalOutput": "faces.terminal.console",
     "Tool": "tool",
     "Toolbox": "toolbox",
     "Transcript": "transcript",
+    "TurnResult": "agent",
 }
 
 if TYPE_CHECKING:
-    from .agent import Agent
+    from .agent import Agent, TurnResult
     from .commands import Commands
     from .conversation import Conversation
     from .errors import ElelemError, ProviderError
+    from .faces.terminal.console import TerminalInput, TerminalOutput
     from .io import Input, NullInput, NullOutput, Output
+    from .ports import Provider, SessionView
     from .registry import Plugin, Registry
     from .result import Result
-    from .session import Session
+    from .session import CommandResult, Session
     from .tool import Tool
     from .toolbox import Toolbox
     from .transcript import Transcript

@@ -1,22 +1,33 @@
-"""Agent: runs one turn. Calls the provider, runs tools, repeats until done."""
+"""Agent: runs one turn. Calls the provider, runs tools, repeats until done.
+
+`turn` returns a `TurnResult`: the reply, why the turn stopped and the tokens it used.
+A cancelled turn keeps its prompt and `<text streamed so far>[cancelled]`, then
+raises `TurnCancelled` (a `CancelledError`, so cancellation goes on up) carrying that
+result; `outcome` (used by the faces through `Live`) turns it back into a result.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable
 from contextlib import aclosing
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .budget import RoundBudget
-from .conversation import Conversation
-from .io import NullInput, NullOutput
+from .conversation import Content, Conversation, Message
+from .io import NullOutput, Output
 from .result import Result
 from .toolbox import Toolbox
 from .transcript import SystemPrompt, Transcript
 
+if TYPE_CHECKING:
+    from .ports import Provider
+
 log = logging.getLogger(__name__)
-Message = dict[str, Any]
+Call = dict[str, Any]
 
 MAX_ROUNDS = 100
 CANCELLED = "[cancelled]"
@@ -26,19 +37,63 @@ OVERFLOW_HINT = (
 )
 
 
-class Agent:
-    """Holds the provider, toolbox, output and transcript.
+@dataclass(frozen=True)
+class TurnResult:
+    """How a turn ended. `stop_reason`: `end_turn`, `error` (the provider failed: the
+    reply is `Error: ...`), `cancelled` or `max_turn_requests`. `usage`: the token
+    counts the providers reported, summed. For a cancelled turn `reply` is what was
+    kept (`<text so far>[cancelled]`), and `kept` is false when the turn was cancelled
+    before it started (nothing was recorded)."""
 
-    After a turn, `stop_reason` says how it ended (`end_turn`, `error`, `cancelled`
-    or `max_turn_requests`) and `usage` holds the token counts providers reported.
-    """
+    reply: str
+    stop_reason: str = "end_turn"
+    usage: dict[str, int] = field(default_factory=dict)
+    kept: bool = True
+
+    def __str__(self) -> str:
+        return self.reply
+
+
+NOT_STARTED = TurnResult(CANCELLED, "cancelled", kept=False)
+
+
+class TurnCancelled(asyncio.CancelledError):
+    """A turn was cancelled; `result` is what it kept."""
+
+    def __init__(self, result: TurnResult) -> None:
+        super().__init__("turn cancelled")
+        self.result = result
+
+
+async def outcome(turn: Awaitable[TurnResult]) -> TurnResult:
+    """The turn's result, a cancelled turn's included: its `TurnCancelled` ends here.
+    So await it only where a cancellation should end with the turn: `Live` runs it as
+    the session's own task, which exists for that turn alone. Anywhere else (the REPL,
+    a plugin), `TurnCancelled` goes on up like any cancellation."""
+    try:
+        return await turn
+    except TurnCancelled as cancelled:
+        return cancelled.result
+
+
+class _Round:
+    """What one fetch streamed: the text, the tool calls and the provider's kept data."""
+
+    def __init__(self) -> None:
+        self.said: list[str] = []
+        self.calls: list[Call] = []
+        self.kept: Message = {}
+
+
+class Agent:
+    """Holds the provider, toolbox, output and transcript. `last` is the last turn's
+    result (None before the first)."""
 
     def __init__(
         self,
-        provider: Any,
+        provider: Provider,
         toolbox: Toolbox | None = None,
-        input: Any = None,
-        output: Any = None,
+        output: Output | None = None,
         system_prompt: SystemPrompt | str | None = None,
         conversation: Conversation | None = None,
         cwd: Path | str | None = None,
@@ -46,15 +101,12 @@ class Agent:
     ) -> None:
         self.provider = provider
         self.toolbox = toolbox if toolbox is not None else Toolbox()
-        self.input = input if input is not None else NullInput()
-        self.output = output if output is not None else NullOutput()
+        self.output: Output = output if output is not None else NullOutput()
         if not isinstance(system_prompt, SystemPrompt):
             system_prompt = SystemPrompt(system_prompt, Path(cwd) if cwd else None)
         self.transcript = Transcript(system_prompt, conversation)
         self.max_rounds = max_rounds
-        self.stop_reason = "end_turn"
-        self.usage: dict[str, int] = {}
-        self._said: list[str] = []
+        self.last: TurnResult | None = None
 
     @property
     def conversation(self) -> Conversation:
@@ -64,66 +116,72 @@ class Agent:
     def context(self) -> list[Message]:
         return self.transcript.context
 
-    async def turn(self, prompt: str) -> str:
+    async def turn(self, prompt: Content) -> TurnResult:
         self.conversation.add("user", prompt)  # 2. record the prompt
-        self.stop_reason, self.usage, scratch = "end_turn", {}, []
+        scratch: list[Message] = []
+        usage: dict[str, int] = {}
+        stop = "end_turn"
+        fetched = _Round()
         try:
             for rounds in range(1, self.max_rounds + 1):
                 self.output.waiting()
-                content, calls, kept = await self.fetch(scratch)  # 3-4. build, call provider
+                fetched = _Round()
+                content, failed = await self.fetch(scratch, fetched, usage)  # 3-4. call it
+                stop = "error" if failed else stop
                 self.output.reply(content)  # 5. print the reply so far
-                if not calls:  # 6. stop, or run the tools and go again
+                if not fetched.calls:  # 6. stop, or run the tools and go again
                     break
                 if rounds == self.max_rounds:
-                    self.stop_reason = "max_turn_requests"
+                    stop = "max_turn_requests"
                     content += f"\n\n[stopped: {self.max_rounds} rounds of tool calls]"
                     break
-                scratch += await self.process(content, calls, kept)
+                scratch += await self.process(content, fetched.calls, fetched.kept)
         except asyncio.CancelledError:
-            self.stop_reason = "cancelled"
-            self.conversation.add("assistant", f"{''.join(self._said)}{CANCELLED}")
-            raise
+            self.last = TurnResult(f"{''.join(fetched.said)}{CANCELLED}", "cancelled", usage)
+            self.conversation.add("assistant", self.last.reply)
+            raise TurnCancelled(self.last) from None
         self.conversation.add("assistant", content)  # 7. record the reply
-        return content
+        self.last = TurnResult(content, stop, usage)
+        return self.last
 
-    async def fetch(self, scratch: list[Message]) -> tuple[str, list[dict[str, Any]], Message]:
-        """One provider call: stream the events; return the text, tool calls and kept data."""
+    async def fetch(
+        self, scratch: list[Message], fetched: _Round, usage: dict[str, int]
+    ) -> tuple[str, bool]:
+        """One provider call: stream the events into `fetched`; return the text, and
+        whether the provider failed (the text is then `Error: ...`)."""
         messages = self.transcript.messages(scratch)
-        self._said, calls, kept = [], [], {}
         try:
             stream = self.provider.fetch(messages, self.toolbox.definitions())
             async with aclosing(stream) as events:
                 async for event in events:
-                    self._on(event, calls, kept)
+                    self._on(event, fetched, usage)
         except Exception as exc:
             text = str(exc)
             if getattr(exc, "data", {}).get("context_overflow"):
                 text += OVERFLOW_HINT
             log.warning("agent: %s", text)
             self.output.say(text, "error")
-            self.stop_reason = "error"
-            return f"Error: {text}", [], {}
-        return "".join(self._said), calls, kept
+            fetched.calls.clear()
+            return f"Error: {text}", True
+        return "".join(fetched.said), False
 
-    def _on(self, event: dict[str, Any], calls: list[dict[str, Any]], kept: Message) -> None:
+    def _on(self, event: dict[str, Any], fetched: _Round, usage: dict[str, int]) -> None:
         kind = event.get("type")
         if kind == "saying":
-            self._said.append(event["text"])
+            fetched.said.append(event["text"])
             self.output.saying(event["text"])
         elif kind == "thinking":
             self.output.thinking(event["text"])
         elif kind == "doing":
-            calls.append(event)
+            fetched.calls.append(event)
         elif kind == "usage":
             for key, value in event.items():
                 if key != "type" and isinstance(value, int):
-                    self.usage[key] = self.usage.get(key, 0) + value
+                    usage[key] = usage.get(key, 0) + value
         elif kind == "keep":
-            kept.update(event["data"])
+            fetched.kept.update(event["data"])
 
-    async def process(
-        self, content: str, calls: list[dict[str, Any]], kept: Message
-    ) -> list[Message]:
+    async def process(self, content: str, calls: list[Call], kept: Message) -> list[Message]:
         """Run each call in order; the traffic lives only for this turn."""
         wire = [
             {"id": c["id"], "name": c["name"], "arguments": c.get("arguments", {})} for c in calls
@@ -147,7 +205,7 @@ class Agent:
             )
         return traffic
 
-    async def run(self, call: dict[str, Any], error: str | None = None) -> Result:
+    async def run(self, call: Call, error: str | None = None) -> Result:
         """A provider may flag a call it could not parse; the model then reads the error."""
         if error:
             return Result.failure(error)

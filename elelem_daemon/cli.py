@@ -1,4 +1,10 @@
-"""The command line: `elelem chat`, `elelem ask`, `elelem daemon`."""
+"""The launcher: `elelem chat`, `elelem ask`, `elelem sessions`, `elelem daemon [--acp]`.
+
+It parses the command line, builds the one Store of the process and hands both to a
+face. It is the only module besides the package's `__init__` that may import every
+face (tests/test_layers.py): each face is imported inside the function that starts it,
+so a face's start-up pays for no other.
+"""
 
 from __future__ import annotations
 
@@ -7,8 +13,6 @@ import asyncio
 import os
 import sys
 from collections.abc import Sequence
-from pathlib import Path
-from typing import Any
 
 from . import __version__, keys
 
@@ -95,16 +99,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser().print_help()
         return 0
     from .log import setup
+    from .store.store import Store
 
     setup(getattr(options, "log_level", None), queued=options.command == "daemon")
+    store = Store()  # the one of this process, whichever face runs
     if options.command == "sessions":
-        return stored_sessions(options)
-    if options.command == "daemon" and options.acp:
-        from .acp import serve as serve_acp
+        from .faces.terminal.resume import stored_sessions
 
-        return serve_acp(provider=options.provider, model=options.model)
+        return stored_sessions(options, store)
+    if options.command == "daemon" and options.acp:
+        from .faces.acp import serve as serve_acp
+
+        return serve_acp(store, options.provider, options.model)
     if options.command == "daemon":
-        from .stdio import serve
+        from .faces.daemon.stdio import serve
 
         max_frame = options.max_frame
         if max_frame is None and os.environ.get("ELELEM_MAX_FRAME"):
@@ -113,85 +121,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             except argparse.ArgumentTypeError as exc:
                 print(f"elelem: ELELEM_MAX_FRAME: {exc}", file=sys.stderr)
                 return 2
-        return serve(provider=options.provider, model=options.model, max_frame=max_frame)
+        return serve(store, options.provider, options.model, max_frame)
+    from .faces.terminal.chat import terminal
+
     try:
-        return asyncio.run(terminal(options))
+        return asyncio.run(terminal(options, store))
     except KeyboardInterrupt:
         return 130
-
-
-async def terminal(options: argparse.Namespace) -> int:
-    from .config import default_provider
-    from .errors import ElelemError
-    from .io import Output
-    from .plugins import core_registry
-    from .repl import Repl
-    from .resume import choose, pick
-    from .session import resume, start
-    from .store import Store
-
-    ask = options.command == "ask"
-    output = None
-    if ask and not sys.stdout.isatty():  # keep stdout for the reply alone
-        output = Output(stream=sys.stderr, color=False)
-    store = None if options.no_save else Store()
-    picking = getattr(options, "pick", False)
-    resuming = picking or getattr(options, "resume", None) is not None
-    try:
-        common = dict(output=output, project=not options.no_project_plugins, terminal=True)
-        if resuming:
-            if picking:
-                stored = choose(Store())
-            else:
-                stored = pick(Store(), options.resume, Path.cwd())
-            session = resume(
-                core_registry(), store, stored, options.provider, options.model, **common
-            )
-        else:
-            session = start(
-                core_registry(),
-                options.provider or default_provider(),
-                options.model,
-                store=store,
-                **common,
-            )
-    except ElelemError as exc:
-        print(f"elelem: {exc}", file=sys.stderr)
-        return 1
-    try:
-        if not ask:
-            await Repl(session, stored.title if resuming else None).run()
-            return 0
-        return await ask_once(session, options.prompt, output is not None)
-    finally:
-        session.close()
-
-
-async def ask_once(session: Any, words: list[str], print_reply: bool) -> int:
-    reply = await session.turn(ask_prompt(words))
-    if not reply.strip():
-        print("elelem: no reply", file=sys.stderr)
-        return 1
-    if print_reply:
-        print(reply)
-    return 0
-
-
-def stored_sessions(options: argparse.Namespace) -> int:
-    from .errors import ElelemError
-    from .resume import sessions
-
-    try:
-        return sessions(options)
-    except ElelemError as exc:
-        print(f"elelem: {exc}", file=sys.stderr)
-        return 1
-
-
-def ask_prompt(words: list[str]) -> str:
-    prompt = " ".join(words)
-    if not sys.stdin.isatty():
-        piped = sys.stdin.read()
-        if piped:
-            prompt += f"\n\n```\n{piped}\n```"
-    return prompt

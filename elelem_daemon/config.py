@@ -1,4 +1,8 @@
-"""Settings shared by every face: which provider to use when none is named.
+"""Settings shared by every face: which provider and model a new session gets.
+
+`choose_provider` is the one rule every face follows: the provider a request names,
+else the face's own (`-p`), else `default_provider()`; the model a request names, else
+the face's own (`-m`) but only for the face's provider (a model belongs to a provider).
 
 The order (docs/providers.md):
 1. `ELELEM_PROVIDER`;
@@ -8,7 +12,8 @@ The order (docs/providers.md):
 5. `ollama` when an Ollama server answers at `OLLAMA_HOST` within half a second;
 6. the `stub`, with a one-line notice on stderr saying how to choose (once per process).
 
-Only the steps needed run, so a set `ELELEM_PROVIDER` costs nothing.
+`default_provider` runs only the steps needed, so a set `ELELEM_PROVIDER` costs nothing,
+and it runs only when no provider is named.
 
 Also the state folder every part keeps its files under (`state_dir`): the stored
 sessions, the checkpoints.
@@ -90,10 +95,10 @@ def ollama_answers(env: Mapping[str, str], timeout: float = PROBE_TIMEOUT) -> bo
 def default_provider(env: Mapping[str, str] | None = None, notice: TextIO | None = None) -> str:
     """The provider for a session that names none (the order is in the module docstring)."""
     env = keys.environ() if env is None else env  # the keys are out of os.environ
-    if name := env.get("ELELEM_PROVIDER", "").strip():
-        return name
-    if name := configured_provider(env):
-        return name
+    if chosen := env.get("ELELEM_PROVIDER", "").strip():
+        return chosen
+    if configured := configured_provider(env):
+        return configured
     if env.get("ANTHROPIC_API_KEY"):
         return "anthropic"
     if env.get("OPENAI_API_KEY") or env.get("OPENAI_BASE_URL"):
@@ -105,3 +110,20 @@ def default_provider(env: Mapping[str, str] | None = None, notice: TextIO | None
         _noticed = True
         print(NOTICE, file=notice or sys.stderr, flush=True)
     return "stub"
+
+
+def choose_provider(
+    provider: str | None = None,
+    model: str | None = None,
+    face_provider: str | None = None,
+    face_model: str | None = None,
+) -> tuple[str, str | None]:
+    """The provider and model of a new session (the rule is in the module docstring).
+
+    `provider`/`model`: what the request names; `face_provider`/`face_model`: what the
+    face was started with (`elelem daemon -p P -m M`)."""
+    if provider and not face_model:
+        return provider, model  # nothing of the face's applies: no need to look for it
+    own = face_provider or default_provider()
+    chosen = provider or own
+    return chosen, model or (face_model if chosen == own else None)

@@ -1,5 +1,7 @@
 """Conversation: the ordered list of kept messages (roles user, assistant, tool).
 
+`Message` is a chat message (`{role, content, ...}`), the one meaning of the word here.
+
 Listeners hear every change as it happens: `listener("add", message)` and
 `listener("clear", None)`. The session store uses this to write each kept message.
 
@@ -94,10 +96,6 @@ class Conversation:
     def _tell(self, event: str, message: Message | None) -> None:
         for listener in list(self.listeners):
             listener(event, message)
-
-    def to_list(self, system_prompt: str | None = None) -> list[Message]:
-        head = [{"role": "system", "content": system_prompt}] if system_prompt else []
-        return head + list(self._messages)
 
     def __len__(self) -> int:
         return len(self._messages)

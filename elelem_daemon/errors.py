@@ -2,20 +2,29 @@
 
     ElelemError                 a problem the user must act on; shown as one line
     ├── UnknownProvider         no plugin or package provides the provider named
-    ├── UnknownSession          a sessionId that names no open (daemon) or stored session
-    ├── SessionBusy             (daemon) a turn is already running in that session
+    ├── UnknownSession          a sessionId that names no session open in this face
+    │   └── NoStoredSession     ... nor a stored one (or it is not a valid id, or unreadable)
+    ├── SessionBusy             a turn or command is already running in that session
     ├── SessionLocked           a stored session is open in another elelem process
-    ├── InvalidParams           (daemon) a request's params are missing or of the wrong type
+    ├── InvalidParams           a request's params are missing or of the wrong type
     ├── AttachmentError         an attachment or `@` mention the turn cannot take (a binary
     │                           or oversized file, an image for a provider without vision);
     │                           raised before anything is kept or sent
+    ├── ShuttingDown            (daemon) a request after `shutdown`
     └── ProviderError           a provider's HTTP/API failure; ends the turn as `Error: ...`
+        └── providers.http.Failure   one failed HTTP exchange, and whether to retry it
+
+Elsewhere, not ElelemErrors:
+- `jsonrpc.errors.RpcError`: a JSON-RPC error response, sent or received (the faces
+  turn every ElelemError into one through `jsonrpc.errors.CODES`, the one code table);
+- `agent.TurnCancelled`: a `CancelledError` carrying what a cancelled turn kept;
+- `builtins.permissions.PermissionDenied`: a before hook refusing a tool call.
 
 Tool failures are not exceptions to anyone but the Toolbox: they become a
 `Result` with `ok: false` that the model reads.
 
-`kind` names the error for clients (the daemon sends it as `error.data.kind`); `data`
-holds what a client may need besides the message (the daemon adds it to `error.data`).
+`kind` names the error for clients (both editor faces send it as `error.data.kind`);
+`data` holds what a client may need besides the message (added to `error.data`).
 """
 
 from typing import Any
@@ -35,6 +44,10 @@ class UnknownProvider(ElelemError):
 
 class UnknownSession(ElelemError):
     kind = "unknown_session"
+
+
+class NoStoredSession(UnknownSession):
+    """Same `kind` as UnknownSession; its code is `resource not found` (jsonrpc.errors)."""
 
 
 class SessionBusy(ElelemError):
@@ -59,3 +72,7 @@ class AttachmentError(ElelemError):
     `mention` (the `@` text) for a mention."""
 
     kind = "invalid_attachment"
+
+
+class ShuttingDown(ElelemError):
+    kind = "shutting_down"

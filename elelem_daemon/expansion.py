@@ -43,7 +43,7 @@ from . import blocks, mentions, paths
 from .attachments import Attachment, Lines
 from .conversation import Content, Part, image_bytes
 from .errors import AttachmentError
-from .files import excerpt_of_text
+from .filesystem import excerpt_of_text
 
 HEAD = 8192  # bytes read to tell text from binary
 

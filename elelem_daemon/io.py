@@ -1,27 +1,50 @@
-"""Input and Output: reading the user's lines and showing what the agent does.
-
-Plugins may replace both (see `Plugin.input` / `Plugin.output`). The null forms are
-the defaults: NullOutput is silent in every method, NullInput answers from a script
-(or not at all), so an Agent works with no terminal and no editor.
+"""Input and Output: the ports through which a session reads the user and shows what
+the agent does. `Output` and `Input` say what every implementation has; each face
+brings its own (the terminal's, the daemon's events, ACP's updates), and plugins may
+replace the terminal's (see `Plugin.input` / `Plugin.output`). The null forms are the
+defaults: NullOutput is silent in every method, NullInput answers from a script (or not
+at all), so an Agent works with no terminal and no editor.
 """
 
 from __future__ import annotations
 
-import asyncio
 import inspect
-import json
-import sys
 from collections.abc import Iterable
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .result import Result
 
-DIM = "\033[2;3m"
-CYAN = "\033[36m"
-YELLOW = "\033[33m"
-RED = "\033[31m"
-GREEN = "\033[32m"
-RESET = "\033[0m"
+if TYPE_CHECKING:
+    from .commands import Commands
+
+
+class Output(Protocol):
+    """What the agent and the commands call to show what happens (NullOutput documents
+    each method)."""
+
+    def say(self, text: str, kind: str = "plain") -> None: ...
+
+    def thinking(self, text: str) -> None: ...
+
+    def saying(self, text: str) -> None: ...
+
+    def reply(self, text: str) -> None: ...
+
+    def doing(self, call: dict[str, Any]) -> None: ...
+
+    def result(self, call: dict[str, Any], result: Result) -> None: ...
+
+    def waiting(self) -> None: ...
+
+
+class Input(Protocol):
+    """What a session reads from: lines (the terminal's REPL) and answers to questions."""
+
+    async def readline(self, prompt: str = "> ") -> str | None: ...
+
+    async def ask(
+        self, prompt: str, options: list[str] | None = None, **details: Any
+    ) -> str | None: ...
 
 
 class NullOutput:
@@ -52,7 +75,9 @@ class NullOutput:
 class NullInput:
     """Answers from a script of lines, then None (end of input / no answer)."""
 
-    def __init__(self, answers: Iterable[str | None] = (), commands: Any = None) -> None:
+    def __init__(
+        self, answers: Iterable[str | None] = (), commands: Commands | None = None
+    ) -> None:
         self._answers = list(answers)
         self.commands = commands
 
@@ -71,154 +96,15 @@ class NullInput:
 
 
 async def ask(
-    input: Any, prompt: str, options: list[str] | None = None, **details: Any
+    input: Input, prompt: str, options: list[str] | None = None, **details: Any
 ) -> str | None:
     """input.ask with details, also for a plugin Input whose ask takes only (prompt, options)."""
     try:
-        params = inspect.signature(input.ask).parameters.values()
+        params = list(inspect.signature(input.ask).parameters.values())
     except (TypeError, ValueError):
-        params = ()
+        params = []
     takes = any(p.kind is p.VAR_KEYWORD for p in params)
     known = {p.name for p in params}
     return await input.ask(
         prompt, options, **{k: v for k, v in details.items() if takes or k in known}
     )
-
-
-class Output(NullOutput):
-    """The terminal: tool lines in colour, thinking dimmed, replies as Markdown.
-
-    `progress` takes everything but the replies, so `elelem ask` can keep stdout clean.
-    """
-
-    def __init__(
-        self,
-        stream: TextIO | None = None,
-        progress: TextIO | None = None,
-        color: bool | None = None,
-    ) -> None:
-        self.stream = stream or sys.stdout
-        self.progress = progress or self.stream
-        self.color = self.stream.isatty() if color is None else color
-        self._thinking = False
-
-    def _paint(self, code: str, text: str) -> str:
-        return f"{code}{text}{RESET}" if self.color else text
-
-    def _line(self, text: str) -> None:
-        self._end_thinking()
-        print(text, file=self.progress, flush=True)
-
-    def _end_thinking(self) -> None:
-        if self._thinking:
-            self._thinking = False
-            print(file=self.progress, flush=True)
-
-    def say(self, text: str, kind: str = "plain") -> None:
-        if not text or not text.strip():
-            return
-        if kind == "error":
-            self._line(self._paint(RED, f"error: {text}"))
-        elif kind == "markdown":
-            self._markdown(text, self.progress)
-        else:
-            self._line(text)
-
-    def thinking(self, text: str) -> None:
-        self._thinking = True
-        print(self._paint(DIM, text), end="", file=self.progress, flush=True)
-
-    def reply(self, text: str) -> None:
-        if text.strip():
-            self._markdown(text, self.stream)
-
-    def doing(self, call: dict[str, Any]) -> None:
-        name = call["name"]
-        args = json.dumps(call.get("arguments", {}), ensure_ascii=False)
-        colour = YELLOW if name.endswith("?") else CYAN
-        self._line(f"+ {self._paint(colour, name)}({args})")
-
-    def result(self, call: dict[str, Any], result: Result) -> None:
-        if not result.ok:
-            self._line(self._paint(RED, f"  ! {result.error}"))
-
-    def _markdown(self, text: str, stream: TextIO) -> None:
-        self._end_thinking()
-        if not self.color:
-            print(text, file=stream, flush=True)
-            return
-        from rich.console import Console  # deferred: start-up time
-        from rich.markdown import Markdown
-
-        Console(file=stream, force_terminal=True).print(Markdown(text))
-
-
-def painted_diff(diff: str, color: bool) -> str:
-    """A unified diff with added lines green, removed red and hunk headers cyan."""
-    if not color:
-        return diff
-    lines = []
-    for line in diff.split("\n"):
-        if line.startswith(("+++", "---")):
-            lines.append(line)
-        elif line.startswith("+"):
-            lines.append(f"{GREEN}{line}{RESET}")
-        elif line.startswith("-"):
-            lines.append(f"{RED}{line}{RESET}")
-        elif line.startswith("@@"):
-            lines.append(f"{CYAN}{line}{RESET}")
-        else:
-            lines.append(line)
-    return "\n".join(lines)
-
-
-class Input(NullInput):
-    """The terminal: reads lines from stdin; asks questions on the same terminal."""
-
-    def __init__(self, commands: Any = None, stream: TextIO | None = None) -> None:
-        super().__init__(commands=commands)
-        self.stream = stream or sys.stdin
-
-    async def readline(self, prompt: str = "> ") -> str | None:
-        return await asyncio.to_thread(self._read, prompt)
-
-    async def ask(
-        self, prompt: str, options: list[str] | None = None, **details: Any
-    ) -> str | None:
-        diff = (details.get("tool") or {}).get("diff")
-        if diff:
-            print(painted_diff(diff.rstrip("\n"), sys.stdout.isatty()), flush=True)
-        hint = f" [{'/'.join(options)}]" if options else ""
-        return await self.readline(f"{prompt}{hint} ")
-
-    def _read(self, prompt: str) -> str | None:
-        if self.stream is sys.stdin and sys.stdin.isatty():
-            self._complete_with_readline()
-            try:
-                return input(prompt)
-            except EOFError:
-                return None
-        line = self.stream.readline()
-        if not line:
-            return None
-        line = line.rstrip("\n")
-        print(f"{prompt}{line}", flush=True)  # piped input is not echoed: show what was read
-        return line
-
-    def _complete_with_readline(self) -> None:
-        """Tab completes commands, their arguments and file names (see Commands.complete)."""
-        try:
-            import readline
-        except ImportError:
-            return
-        if self.commands is None or readline.get_completer() is not None:
-            return
-
-        def completer(text: str, state: int) -> str | None:
-            line = readline.get_line_buffer()[: readline.get_endidx()]
-            matches = self.commands.complete(line)
-            return matches[state] if state < len(matches) else None
-
-        readline.set_completer_delims(" ")
-        readline.set_completer(completer)
-        readline.parse_and_bind("tab: complete")

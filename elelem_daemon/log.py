@@ -28,7 +28,7 @@ PIECE_CAP = 65536  # characters of one write; past it the write is cut
 FLUSH_WAIT = 1.0
 
 
-class Writer:
+class LogWriter:
     """The queue and its thread: `put` never blocks; lines that find it full are counted."""
 
     def __init__(self, stream: TextIO, cap: int = QUEUE_CAP) -> None:
@@ -74,9 +74,9 @@ class Writer:
 
 
 class QueuedStream(io.TextIOBase):
-    """A `sys.stderr` whose writes go through a Writer."""
+    """A `sys.stderr` whose writes go through a LogWriter."""
 
-    def __init__(self, writer: Writer) -> None:
+    def __init__(self, writer: LogWriter) -> None:
         self.writer = writer
 
     def write(self, text: str) -> int:
@@ -103,7 +103,7 @@ class QueuedStream(io.TextIOBase):
 
 
 class QueuedHandler(logging.Handler):
-    def __init__(self, writer: Writer) -> None:
+    def __init__(self, writer: LogWriter) -> None:
         super().__init__()
         self.writer = writer
 
@@ -114,7 +114,7 @@ class QueuedHandler(logging.Handler):
             self.handleError(record)
 
 
-_writer: Writer | None = None
+_writer: LogWriter | None = None
 
 
 def setup(level: str | None = None, queued: bool = False) -> None:
@@ -124,7 +124,7 @@ def setup(level: str | None = None, queued: bool = False) -> None:
     handler: logging.Handler
     if queued:
         if _writer is None:
-            _writer = Writer(sys.__stderr__ or sys.stderr)
+            _writer = LogWriter(sys.__stderr__ or sys.stderr)
             sys.stderr = QueuedStream(_writer)
             atexit.register(_writer.wait)
         handler = QueuedHandler(_writer)

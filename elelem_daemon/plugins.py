@@ -8,6 +8,7 @@ Sources, in order: the built-in plugins, installed packages (entry-point group
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.util
 import logging
@@ -66,7 +67,7 @@ def load_builtins(registry: Registry) -> Registry:
             module.rsplit(".", 1)[-1],
             "builtin",
             module,
-            lambda m=module: importlib.import_module(m),
+            functools.partial(importlib.import_module, module),
         )
     return registry
 
@@ -83,7 +84,7 @@ def load_folder(registry: Registry, folder: Path, source: str) -> Registry:
     if not folder.is_dir():
         return registry
     for path in sorted(folder.glob("*.py")):
-        _guarded(registry, path.stem, source, str(path), lambda p=path: _exec_file(p))
+        _guarded(registry, path.stem, source, str(path), functools.partial(_exec_file, path))
     return registry
 
 

@@ -23,8 +23,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .errors import UnknownProvider
+from .tool import checked_kind
 
 if TYPE_CHECKING:
+    from .ports import Provider
     from .session import Session
 
 ProviderFactory = Callable[..., Any]
@@ -76,14 +78,20 @@ class Registry:
     def all_origins(self) -> list[Origin]:
         return (self.parent.all_origins() if self.parent else []) + self.origins
 
-    def factory(self, kind: str) -> Callable[..., Any] | None:
-        own = getattr(self, f"{kind}_factory")
-        return own or (self.parent.factory(kind) if self.parent else None)
+    def input_factory_of(self) -> Callable[..., Any] | None:
+        """The terminal Input a plugin put in place (here or in a parent), if any."""
+        inherited = self.parent.input_factory_of() if self.parent else None
+        return self.input_factory or inherited
+
+    def output_factory_of(self) -> Callable[..., Any] | None:
+        """The terminal Output a plugin put in place (here or in a parent), if any."""
+        inherited = self.parent.output_factory_of() if self.parent else None
+        return self.output_factory or inherited
 
     def provider_names(self) -> list[str]:
         return sorted(self.all_providers())
 
-    def build_provider(self, name: str, model: str | None = None) -> Any:
+    def build_provider(self, name: str, model: str | None = None) -> Provider:
         """Build a provider by name, importing the package `elelem_NAME` once if needed."""
         factory = self.all_providers().get(name)
         if factory is None:
@@ -166,13 +174,16 @@ class Plugin:
         params: dict[str, Any] | None = None,
         required: list[str] | tuple[str, ...] = (),
         aliases: list[str] | tuple[str, ...] = (),
+        kind: str = "other",
     ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-        """Decorate `handler(session, args)` as a tool added to every session."""
+        """Decorate `handler(session, args)` as a tool added to every session; `kind` is
+        what it does (tool.KINDS: `read`, `edit`, `search`, `execute`, ...)."""
+        checked_kind(kind)  # a bad kind fails the plugin's load, not every session
 
         def decorate(handler: Callable[..., Any]) -> Callable[..., Any]:
             def add(session: Session) -> None:
                 bound = _bind(handler, session)
-                session.toolbox.add(name, description, params, required, aliases, bound)
+                session.toolbox.add(name, description, params, required, aliases, bound, kind)
 
             self.setup(add, f"{self.origin.name}:tool:{name}")
             return handler

@@ -1,49 +1,85 @@
-"""Session: an agent, an input and the slash commands. Setup blocks receive it."""
+"""Session: an agent, an input and the slash commands; what setup blocks receive.
+
+Every face opens its sessions with `start` (a new one) or `resume` (a stored one
+continued), and runs them with `turn` and `command`. A command's printed lines come
+back in its `CommandResult`; `/exit` never ends anything by itself: the result says
+`exit`, and the face's client decides (the terminal stops, an editor keeps it open).
+"""
 
 from __future__ import annotations
 
-import contextvars
+import asyncio
 import logging
 import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .agent import Agent
+from .agent import Agent, TurnResult
 from .commands import Commands
-from .files import LocalFiles
-from .io import NullInput
+from .conversation import Content, Conversation, Message
+from .filesystem import Files, LocalFiles
+from .io import Input, NullInput, NullOutput, Output
+from .ports import Provider, SessionView
 from .registry import Registry
-from .store import Store, Stored
+from .result import Result
 from .toolbox import Toolbox
 
+if TYPE_CHECKING:
+    from .store.recorder import Recorder
+    from .store.store import Store, Stored
+
 log = logging.getLogger(__name__)
-_captured: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar(
-    "elelem_captured", default=None
-)
+MakeIo = Callable[[Registry, Commands], tuple[Input, Output]]
+CLOSE_WAIT = 5.0  # seconds a closing session waits for its providers to close
 
 
-class _Capturing:
-    """Wraps the Output: inside Session.command, `say` is kept for the command's result."""
+@dataclass(frozen=True)
+class CommandResult:
+    """What a slash command printed (lines joined, errors as `error: ...`), and whether
+    it asked to end the session (`/exit`), which is the client's to do."""
 
-    def __init__(self, output: Any) -> None:
-        self.inner = output
+    output: str
+    exit: bool = False
+
+
+class Captured:
+    """The Output while a command runs: `say` is kept for the command's result, every
+    other event (a `/compact` turn streaming) goes on to the session's own Output."""
+
+    def __init__(self, inner: Output) -> None:
+        self.inner = inner
+        self.lines: list[str] = []
 
     def say(self, text: str, kind: str = "plain") -> None:
-        captured = _captured.get()
-        if captured is None:
-            self.inner.say(text, kind)
-        elif text and text.strip():
-            captured.append(f"error: {text}" if kind == "error" else text)
+        if text and text.strip():
+            self.lines.append(f"error: {text}" if kind == "error" else text)
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
+    def thinking(self, text: str) -> None:
+        self.inner.thinking(text)
+
+    def saying(self, text: str) -> None:
+        self.inner.saying(text)
+
+    def reply(self, text: str) -> None:
+        self.inner.reply(text)
+
+    def doing(self, call: dict[str, Any]) -> None:
+        self.inner.doing(call)
+
+    def result(self, call: dict[str, Any], result: Result) -> None:
+        self.inner.result(call, result)
+
+    def waiting(self) -> None:
+        self.inner.waiting()
 
 
 class Session:
     def __init__(
         self,
         agent: Agent,
-        input: Any = None,
+        input: Input | None = None,
         commands: Commands | None = None,
         registry: Registry | None = None,
         cwd: Path | str | None = None,
@@ -52,26 +88,26 @@ class Session:
     ) -> None:
         self.id = uuid.uuid4().hex
         self.agent = agent
-        self.agent.output = _Capturing(agent.output)
-        self.input = input if input is not None else NullInput()
-        self.agent.input = self.input
+        self.input: Input = input if input is not None else NullInput()
         self.commands = commands if commands is not None else Commands()
         self.registry = registry or Registry()
         self.cwd = Path(cwd or Path.cwd()).resolve()
         self.provider_name = provider_name
         self.model = model if model is not None else getattr(agent.provider, "model", None)
-        self.exited = False
         self.project = True
-        self.files: Any = LocalFiles()  # a face may put the editor here
-        self.recorder: Any = None  # set when the session is stored (see recorder.py)
+        self.files: Files = LocalFiles()  # a face may put the editor here
+        self.recorder: Recorder | None = None  # set when the session is stored
+        self.permissions: Any = None  # the permission policy's (builtins/permissions.py)
+        self._exit = False
+        self._closing: set[asyncio.Task[None]] = set()
 
     # -- forwarded to the agent ---------------------------------------------
     @property
-    def provider(self) -> Any:
+    def provider(self) -> Provider:
         return self.agent.provider
 
     @provider.setter
-    def provider(self, provider: Any) -> None:
+    def provider(self, provider: Provider) -> None:
         self.agent.provider = provider
 
     @property
@@ -79,50 +115,78 @@ class Session:
         return self.agent.toolbox
 
     @property
-    def output(self) -> Any:
+    def output(self) -> Output:
         return self.agent.output
 
     @property
-    def conversation(self) -> Any:
+    def conversation(self) -> Conversation:
         return self.agent.conversation
 
     @property
-    def context(self) -> list[dict[str, Any]]:
+    def context(self) -> list[Message]:
         return self.agent.context
 
-    async def turn(self, prompt: str) -> str:
+    @property
+    def last_turn(self) -> TurnResult | None:
+        """The last turn's result: its reply, stop reason and token counts."""
+        return self.agent.last
+
+    async def turn(self, prompt: Content) -> TurnResult:
         return await self.agent.turn(prompt)
 
     # -- the session's own verbs ----------------------------------------------
-    async def command(self, line: str) -> str:
-        """Run a slash-command line; return what it printed."""
+    async def command(self, line: str) -> CommandResult:
+        """Run a slash-command line; what it printed comes back, not on the Output."""
         name, args = Commands.parse(line)
-        token = _captured.set(captured := [])
+        captured = Captured(self.agent.output)
+        self.agent.output, self._exit = captured, False
         try:
             if not await self.commands.run(name, args):
                 known = " ".join(self.commands.names())
-                self.output.say(f"unknown command: /{name}. Commands: {known}", "error")
+                captured.say(f"unknown command: /{name}. Commands: {known}", "error")
         except Exception as exc:  # a failing command is one line, never a crash
             log.warning("agent: %s", exc)
-            self.output.say(str(exc), "error")
+            captured.say(str(exc), "error")
         finally:
-            _captured.reset(token)
-        return "\n".join(captured)
+            self.agent.output = captured.inner
+        exit, self._exit = self._exit, False
+        return CommandResult("\n".join(captured.lines), exit)
 
     def switch(self, provider_name: str | None = None, model: str | None = None) -> None:
-        """Rebuild the provider (by name and/or model); keeps the conversation."""
+        """Rebuild the provider (by name and/or model); keeps the conversation. The
+        provider it replaces is closed."""
         name = provider_name or self.provider_name
-        self.provider = self.registry.build_provider(name, model=model)
+        old, self.provider = self.provider, self.registry.build_provider(name, model=model)
         self.provider_name = name
         self.model = getattr(self.provider, "model", model)
+        self._release(old)
 
     def exit(self) -> None:
-        self.exited = True
+        """Ask to end the session (`/exit`): the running command's result says so."""
+        self._exit = True
 
-    def close(self) -> None:
-        """Release what the session holds open (its stored file and lock)."""
+    async def close(self) -> None:
+        """Release what the session holds open: its stored file and lock, its provider."""
         if self.recorder is not None:
             self.recorder.close()
+        self._release(self.provider)
+        if self._closing:  # bounded: a provider that hangs on close costs CLOSE_WAIT
+            _, late = await asyncio.wait(list(self._closing), timeout=CLOSE_WAIT)
+            for task in late:
+                task.cancel()
+
+    def _release(self, provider: Provider) -> None:
+        """Close a provider this session no longer uses (an HTTP provider's client)."""
+        close = getattr(provider, "aclose", None)
+        if close is None:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # no loop to close it on (a plain script): left to the GC
+            return
+        task = loop.create_task(_quietly(close))
+        self._closing.add(task)
+        task.add_done_callback(self._closing.discard)
 
     def reload(self) -> None:
         """Forget setups, clear tools and commands, re-read plugin files, rerun setups."""
@@ -139,16 +203,29 @@ class Session:
             setup(self)
 
 
+if TYPE_CHECKING:
+
+    def _a_session_is_a_session_view(session: Session) -> SessionView:
+        return session  # mypy checks that Session has all that plugins may use
+
+
+async def _quietly(close: Callable[[], Any]) -> None:
+    try:
+        await close()
+    except Exception as exc:  # a provider that fails to close costs a log line
+        log.warning("provider: closing failed: %s", exc)
+
+
 def start(
     registry: Registry,
     provider: str = "stub",
     model: str | None = None,
     cwd: Path | str | None = None,
-    input: Any = None,
-    output: Any = None,
+    input: Input | None = None,
+    output: Output | None = None,
     plugin_files: bool = True,
     project: bool = True,
-    terminal: bool = False,
+    make_io: MakeIo | None = None,
     store: Store | None = None,
     stored: Stored | None = None,
 ) -> Session:
@@ -156,29 +233,28 @@ def start(
 
     With `plugin_files`, the user's and (if `project`) the project's plugin files load
     into a child of `registry`, so each working directory gets its own. Input and
-    Output default to the null forms, or in the `terminal` to a plugin's factories
-    and then the terminal's own. With a `store`, the session is saved as it goes;
-    with `stored`, it continues that stored session (its id and messages), saving
-    the new messages to the same file if `store` is given too.
+    Output default to the null forms; `make_io(registry, commands)` builds them instead
+    once the session's plugins have loaded (the terminal: a plugin's factories may
+    replace its own). With a `store`, the session is saved as it goes; with `stored`,
+    it continues that stored session (its id and messages), saving the new messages
+    to the same file if `store` is given too.
     """
-    from .io import Input, NullOutput, Output
-    from .plugins import project_registry
-
     cwd = Path(cwd or Path.cwd()).resolve()
     if plugin_files:
+        from .plugins import project_registry
+
         registry = project_registry(registry, cwd, project)
     built = registry.build_provider(provider, model=model)
     commands = Commands()
-    if output is None:
-        output = (registry.factory("output") or Output)() if terminal else NullOutput()
+    if make_io is not None:
+        input, output = make_io(registry, commands)
+    agent = Agent(built, output=output if output is not None else NullOutput(), cwd=cwd)
     if input is None:
-        input = (registry.factory("input") or Input) if terminal else NullInput
-        input = input(commands=commands)
-    agent = Agent(built, output=output, cwd=cwd)
+        input = NullInput(commands=commands)
     session = Session(agent, input, commands, registry, cwd, provider, model)
     session.project = project
     if store is not None or stored is not None:
-        from .recorder import record
+        from .store.recorder import record
 
         record(session, store, stored)
     session.apply_setups()
@@ -191,13 +267,15 @@ def resume(
     stored: Stored,
     provider: str | None = None,
     model: str | None = None,
+    cwd: Path | str | None = None,
     **options: Any,
 ) -> Session:
-    """Start a session continuing `stored`: its cwd, and its provider and model unless given."""
+    """Start a session continuing `stored`: in its cwd (or `cwd`), with its provider and
+    model unless another provider is named (a model named alone replaces its model)."""
     if provider is None or provider == stored.provider:
         provider, model = stored.provider, model or stored.model
-    cwd = Path(stored.cwd)
-    if not cwd.is_dir():
-        log.warning("store: %s no longer exists; using %s", cwd, Path.cwd())
-        cwd = Path.cwd()
-    return start(registry, provider, model, cwd, store=store, stored=stored, **options)
+    where = Path(cwd or stored.cwd)
+    if not where.is_dir():
+        log.warning("store: %s no longer exists; using %s", where, Path.cwd())
+        where = Path.cwd()
+    return start(registry, provider, model, where, store=store, stored=stored, **options)

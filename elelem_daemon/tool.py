@@ -1,4 +1,7 @@
-"""Tool: a name, a JSON Schema for its arguments, aliases and a handler.
+"""Tool: a name, a JSON Schema for its arguments, aliases, a kind and a handler.
+
+`kind` says what the tool does, in the Agent Client Protocol's words (KINDS), so an
+editor can show it (an icon, a grouping); `other` when nothing fits.
 
 Validation messages read like Ruby's json_schemer, as elelem words them:
 `object at root is missing required properties: path`.
@@ -24,6 +27,8 @@ NEWER_KEYWORDS = (
     "$dynamic",
     "$recursive",
 )
+
+KINDS = ("read", "edit", "delete", "move", "search", "execute", "think", "fetch", "other")
 
 TYPE_NAMES = {
     "string": "a string",
@@ -82,8 +87,10 @@ class Tool:
         required: Iterable[str] = (),
         aliases: Iterable[str] = (),
         handler: Handler | None = None,
+        kind: str = "other",
     ) -> None:
         self.name = name
+        self.kind = checked_kind(kind)
         self.description = description
         self.params = dict(params or {})
         self.required = list(required)
@@ -124,6 +131,13 @@ class Tool:
         for error in self._validator.iter_errors(args):
             messages.extend(m for m in _messages(error) if m not in messages)
         return messages
+
+
+def checked_kind(kind: str) -> str:
+    """`kind` if it is one of KINDS; a ValueError naming them otherwise."""
+    if kind not in KINDS:
+        raise ValueError(f"unknown tool kind: {kind!r}. Kinds: {', '.join(KINDS)}")
+    return kind
 
 
 def _compiled(schema: dict[str, Any]) -> Check | None:

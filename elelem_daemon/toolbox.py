@@ -41,16 +41,17 @@ class Toolbox:
         required: Iterable[str] = (),
         aliases: Iterable[str] = (),
         handler: Handler | None = None,
+        kind: str = "other",
     ) -> Any:
         """Add a tool; without a handler, returns a decorator taking the handler."""
         if handler is None:
 
             def decorate(fn: Handler) -> Handler:
-                self.add(name, description, params, required, aliases, fn)
+                self.add(name, description, params, required, aliases, fn, kind)
                 return fn
 
             return decorate
-        tool = Tool(name, description, params, required, aliases, handler)
+        tool = Tool(name, description, params, required, aliases, handler, kind)
         self.register(tool)
         return tool
 

@@ -13,7 +13,7 @@ import json
 import os
 import sys
 
-from elelem_daemon.client import Client, RpcError
+from elelem_daemon.jsonrpc.client import Client, RpcError
 
 
 async def main() -> int:

@@ -1,16 +1,16 @@
-"""Shared fixtures. No test sees the user's plugins or the repo's AGENTS.md: HOME and
-the working directory are temp dirs. And no test writes to the user's real folders: the
-session fails if they changed (tests/real_folders.py)."""
+"""Shared fixtures; the helpers they build on are in tests/support/. No test sees the
+user's plugins or the repo's AGENTS.md: HOME and the working directory are temp dirs. And
+no test writes to the user's real folders: the session fails if they changed
+(tests/support/real_folders.py)."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
-import real_folders
+from support import real_folders
+from support.outputs import SpyOutput
 
-from elelem_daemon.io import NullOutput
 from elelem_daemon.plugins import core_registry
 from elelem_daemon.session import start
 
@@ -52,58 +52,9 @@ def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
     return home
 
 
-class Recorder(NullOutput):
-    """An Output that remembers every call, in order."""
-
-    def __init__(self) -> None:
-        self.calls: list[tuple[str, Any]] = []
-
-    def say(self, text: str, kind: str = "plain") -> None:
-        self.calls.append(("say", (text, kind)))
-
-    def thinking(self, text: str) -> None:
-        self.calls.append(("thinking", text))
-
-    def saying(self, text: str) -> None:
-        self.calls.append(("saying", text))
-
-    def reply(self, text: str) -> None:
-        self.calls.append(("reply", text))
-
-    def doing(self, call: dict[str, Any]) -> None:
-        self.calls.append(("doing", call))
-
-    def result(self, call: dict[str, Any], result: Any) -> None:
-        self.calls.append(("result", result.to_dict()))
-
-    def kinds(self) -> list[str]:
-        return [kind for kind, _ in self.calls]
-
-
-class Scripted:
-    """A provider that replays a list of event lists, one per fetch, recording the messages."""
-
-    name = "scripted"
-    model = "scripted-1"
-
-    def __init__(self, *rounds: list[dict[str, Any]] | Exception) -> None:
-        self.rounds = list(rounds)
-        self.requests: list[tuple[list[dict[str, Any]], list[dict[str, Any]]]] = []
-
-    async def fetch(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]):
-        self.requests.append(([dict(m) for m in messages], tools))
-        events = self.rounds.pop(0) if self.rounds else [{"type": "saying", "text": "ok"}]
-        if isinstance(events, Exception):
-            raise events
-        for event in events:
-            if isinstance(event, Exception):
-                raise event
-            yield event
-
-
 @pytest.fixture
-def output() -> Recorder:
-    return Recorder()
+def output() -> SpyOutput:
+    return SpyOutput()
 
 
 @pytest.fixture
@@ -113,5 +64,5 @@ def workdir(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def session(workdir: Path, output: Recorder):
+def session(workdir: Path, output: SpyOutput):
     return start(core_registry(entry_points=False), "stub", cwd=workdir, output=output)

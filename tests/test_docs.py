@@ -21,6 +21,7 @@ async def test_the_plugins_md_example(tmp_path):
     (tmp_path / "notes.txt").write_text("one two three")
     session = start(core_registry(entry_points=False), "parrot", "ara", cwd=tmp_path)
 
+    assert session.toolbox.resolve("wc").kind == "read"
     assert (await session.toolbox.run("wc", {"path": "notes.txt"})).to_dict() == {
         "path": "notes.txt",
         "words": 3,
@@ -33,6 +34,23 @@ async def test_the_plugins_md_example(tmp_path):
         "args": {"command": "sudo ls"},
         "ok": False,
     }
-    assert await session.command("/calls") == "1 tool calls"
+    assert (await session.command("/calls")).output == "1 tool calls"
     assert session.conversation[0]["content"] == "Answer in one sentence when you can."
-    assert await session.turn("hi") == "ara: hi"
+    assert (await session.turn("hi")).reply == "ara: hi"
+
+
+def test_the_readme_layout_is_the_tree():
+    readme = (DOC.parents[1] / "README.md").read_text()
+    block = re.search(r"## Layout\n\n```\n(.*?)```", readme, re.S).group(1)
+    named = []
+    for line in block.splitlines():
+        if line.startswith("   "):
+            continue  # a description's second line
+        for folder in re.findall(r"(?:^|\s{2,})(\S+/)(?=\s)", line):
+            named.append(f"elelem_daemon/{folder}" if line.startswith("  ") else folder)
+    root = DOC.parents[1]
+    assert [f for f in named if not (root / f).is_dir()] == []
+    packages = {
+        f"{p.parent.relative_to(root)}/" for p in (root / "elelem_daemon").glob("*/**/__init__.py")
+    }
+    assert packages - set(named) == {"elelem_daemon/faces/"}  # named through its three faces

@@ -1,4 +1,5 @@
-"""The check that no test writes to the user's real folders can fail (tests/real_folders.py)."""
+"""The check that no test writes to the user's real folders can fail
+(tests/support/real_folders.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-import real_folders
+from support import real_folders
 
 TESTS = Path(__file__).parent
 

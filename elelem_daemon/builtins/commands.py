@@ -1,5 +1,6 @@
 """Built-in slash commands: /help /context /clear /tools /provider /model /reload
-/compact /exit. In the daemon, /exit belongs to the client."""
+/compact /exit. /exit only asks: the command's result says `exit`, and the client
+decides (session.py)."""
 
 from __future__ import annotations
 
@@ -23,9 +24,9 @@ def context_text(session: Any, args: str | None) -> str:
     messages = session.context
     if not args:
         lines = [f"  {n}. {m['role']}: {preview(m)}" for n, m in enumerate(messages, 1)]
-        usage = getattr(getattr(session, "agent", None), "usage", None)
-        if usage:
-            lines.append(usage_text(usage))
+        last = getattr(session, "last_turn", None)
+        if last is not None and last.usage:
+            lines.append(usage_text(last.usage))
         return "\n".join(lines)
     if args == "json":
         return json.dumps([elided(m) for m in messages], indent=2, ensure_ascii=False)
@@ -110,11 +111,11 @@ def register(plugin: Plugin) -> None:
     @plugin.command("compact", "Compress context")
     async def compact(session: Any, args: str | None) -> None:
         summary = await session.turn(COMPACT_PROMPT)
-        if session.agent.stop_reason != "end_turn":  # e.g. too long for the model to read
+        if summary.stop_reason != "end_turn":  # e.g. too long for the model to read
             session.output.say("compact failed: the conversation is kept (/clear starts over)")
             return
         session.conversation.clear()
-        session.conversation.add("user", f"Context: {summary}")
+        session.conversation.add("user", f"Context: {summary.reply}")
         session.output.say("  → compacted")
 
     @plugin.command("exit", "Exit elelem")

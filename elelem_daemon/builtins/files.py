@@ -1,7 +1,8 @@
 """Built-in tools `read`, `write` and `edit`. Paths are relative to the session's cwd.
 
 `read` shows at most READ_LINES lines and READ_CAP bytes (ELELEM_READ_CAP), from line
-`offset` on (`limit` lines), with a `note` saying what was left out and how to read on.
+`offset` on (`limit` lines), with a `note` saying what was left out and how to read on
+(the caps and the cutting live in filesystem.py, which attachments share).
 
 `write` and `edit` results carry `diff`: a unified diff of what changed (from
 `/dev/null` for a new file), capped at DIFF_CAP characters, so clients can show it;
@@ -9,26 +10,23 @@ computed in a thread, and only for sides of at most DIFF_INPUT_CAP bytes.
 
 No file tool (these, `glob`, `grep`, `list`) touches `/proc`, `/sys` or `/dev`, nor
 anything that resolves into them (symlinks and `..` followed first): `target`
-refuses them, saying why. Process environments and memory live there.
+refuses them, saying why (the rule: `filesystem.refusal`). Process environments and
+memory live there.
 """
 
 from __future__ import annotations
 
 import asyncio
 import difflib
-import os
 from pathlib import Path
 from typing import Any
 
-from ..files import excerpt
+from ..filesystem import READ_CAP, READ_LINES, excerpt, refusal
 from ..registry import Plugin
 
 PATH = {"type": "string", "description": "File path, relative to the working directory"}
 DIFF_CAP = 50_000
 DIFF_INPUT_CAP = 2_000_000
-READ_LINES = 2000
-READ_CAP = int(os.environ.get("ELELEM_READ_CAP", "100000"))
-REFUSED = (Path("/proc"), Path("/sys"), Path("/dev"))
 
 
 class Refused(Exception):
@@ -37,29 +35,6 @@ class Refused(Exception):
 
 def resolve(session: Any, path: str) -> Path:
     return (session.cwd / Path(path).expanduser()).resolve()
-
-
-def _devices() -> set[int]:
-    found = set()
-    for root in REFUSED[:2]:  # procfs and sysfs, wherever else they are mounted
-        try:
-            found.add(os.stat(root).st_dev)
-        except OSError:
-            pass
-    return found
-
-
-def refusal(path: Path) -> str | None:
-    """Why a resolved path is off limits, or None."""
-    for root in REFUSED:
-        if path.is_relative_to(root):
-            return f"it is under {root}"
-    try:
-        if os.stat(path).st_dev in _devices():
-            return "it is on a proc or sys file system"
-    except OSError:
-        pass
-    return None
 
 
 def target(session: Any, path: str) -> Path:
@@ -150,6 +125,7 @@ def register(plugin: Plugin) -> None:
         },
         ["path"],
         ["open"],
+        kind="read",
     )
     async def read(session: Any, args: dict[str, Any]) -> dict[str, Any]:
         path = target(session, args["path"])
@@ -170,6 +146,7 @@ def register(plugin: Plugin) -> None:
         {"path": PATH, "content": {"type": "string", "description": "The whole new content"}},
         ["path", "content"],
         ["write<|channel|>"],
+        kind="edit",
     )
     async def write(session: Any, args: dict[str, Any]) -> dict[str, Any]:
         path = target(session, args["path"])
@@ -190,6 +167,7 @@ def register(plugin: Plugin) -> None:
             "new": {"type": "string", "description": "Replacement text"},
         },
         ["path", "old", "new"],
+        kind="edit",
     )
     async def edit(session: Any, args: dict[str, Any]) -> dict[str, Any]:
         path = target(session, args["path"])

@@ -60,6 +60,7 @@ def register(plugin: Plugin) -> None:
             "path": {"type": "string", "description": "Folder to search (default: cwd)"},
         },
         ["pattern"],
+        kind="search",
     )
     async def glob_(session: Any, args: dict[str, Any]) -> dict[str, Any]:
         root = target(session, args.get("path") or ".")
@@ -74,6 +75,7 @@ def register(plugin: Plugin) -> None:
             "glob": {"type": "string", "description": "Only files matching this glob"},
         },
         ["pattern"],
+        kind="search",
     )
     async def grep_(session: Any, args: dict[str, Any]) -> dict[str, Any]:
         path = args.get("path") or "."

@@ -189,6 +189,7 @@ def register(plugin: Plugin) -> None:
         },
         ["command"],
         ["bash", "sh", "exec", "execute<|channel|>"],
+        kind="execute",
     )
     async def execute(session: Any, args: dict[str, Any]) -> dict[str, Any]:
         return await run(["bash", "-c", args["command"]], session.cwd, args.get("timeout"))
@@ -201,6 +202,7 @@ def register(plugin: Plugin) -> None:
             "recursive": {"type": "boolean", "description": "Recurse into subdirectories"},
         },
         aliases=["ls"],
+        kind="search",
     )
     async def list_(session: Any, args: dict[str, Any]) -> dict[str, Any]:
         flags = "-laR" if args.get("recursive") else "-la"

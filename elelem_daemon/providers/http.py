@@ -122,7 +122,7 @@ def error_detail(body: bytes) -> tuple[str, set[str]]:
         return one_line(error), set()
     if not isinstance(error, dict):
         return one_line(text), set()
-    details = error.get("details") if isinstance(error.get("details"), dict) else {}
+    details: dict[str, Any] = error["details"] if isinstance(error.get("details"), dict) else {}
     codes = {str(c) for c in (error.get("code"), error.get("type"), details.get("error_code")) if c}
     return one_line(str(error.get("message") or text)), codes
 
@@ -132,7 +132,7 @@ def one_line(text: str, limit: int = 300) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
 
 
-def root_cause(exc: BaseException) -> str:
+def root_cause(exc: BaseException | None) -> str:
     """The operating system's words (`Connection refused`) under httpx's wrapping."""
     found, seen = str(exc), 0
     while exc is not None and seen < 10:

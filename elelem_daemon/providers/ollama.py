@@ -64,7 +64,7 @@ class OllamaProvider(HTTPProvider):
         if think is None and raw:
             if raw not in THINK:
                 raise ProviderError(f"OLLAMA_THINK must be one of {', '.join(THINK)}, got {raw!r}")
-            think = THINK[raw]
+            think = THINK[raw]  # type: ignore[assignment]
         self.think = think
         ctx = env.get("OLLAMA_NUM_CTX", "").strip()
         if ctx and not ctx.isdigit():

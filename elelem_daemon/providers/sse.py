@@ -13,7 +13,7 @@ from collections.abc import AsyncIterable, AsyncIterator
 
 async def sse_events(lines: AsyncIterable[str]) -> AsyncIterator[tuple[str, str]]:
     """Yield `(event, data)` pairs; `event` is "message" when the server named none."""
-    event, data = "", []
+    event, data = "", list[str]()
     async for line in lines:
         if not line:
             if data:

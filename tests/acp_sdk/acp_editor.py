@@ -29,7 +29,7 @@ from acp.schema import (  # noqa: E402
     RequestPermissionResponse,
     WriteTextFileResponse,
 )
-from processes import alive  # noqa: F401  (the tests import it from here)
+from support.processes import alive  # noqa: F401  (the tests import it from here)
 
 TIMEOUT = 20
 

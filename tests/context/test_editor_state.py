@@ -79,7 +79,7 @@ async def test_it_is_never_stored(tmp_path: Path) -> None:
     s = start(core_registry(entry_points=False), cwd=tmp_path, store=store, plugin_files=False)
     follow(s).update({"activeFile": "secret-plan.md"})
     await s.turn("hi")
-    s.close()
+    await s.close()
     assert "secret-plan" not in (store.root / f"{s.id}.jsonl").read_text()
 
 

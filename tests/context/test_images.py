@@ -163,8 +163,8 @@ async def test_an_image_file_mentioned_needs_vision_too(session, tmp_path: Path)
 
 async def test_the_stub_sees_images_as_the_vision_model(session) -> None:
     session.provider = StubProvider("vision")
-    reply = await session.turn(await expansion.for_session(session, "!echo hi", [IMAGE]))
-    assert reply == "saw 1 image(s): image/png 68 bytes. hi\n\n[image: image/png, 68 bytes]"
+    result = await session.turn(await expansion.for_session(session, "!echo hi", [IMAGE]))
+    assert result.reply == "saw 1 image(s): image/png 68 bytes. hi\n\n[image: image/png, 68 bytes]"
 
 
 # -- providers -----------------------------------------------------------------------------
@@ -222,14 +222,14 @@ async def test_a_message_with_images_is_stored_and_restored(tmp_path: Path) -> N
     registry = core_registry(entry_points=False)
     first = start(registry, "stub", "vision", cwd=tmp_path, store=store, plugin_files=False)
     await first.turn(await expansion.for_session(first, "look", [IMAGE]))
-    first.close()
+    await first.close()
     line = (store.root / f"{first.id}.jsonl").read_text().splitlines()[1]
     assert json.loads(line)["content"] == [{"type": "text", "text": "look"}, IMAGE]
     stored = store.load(first.id)
     assert stored.title == "look"
     again = resume(registry, store, stored, plugin_files=False)
     assert again.conversation[0]["content"] == [{"type": "text", "text": "look"}, IMAGE]
-    again.close()
+    await again.close()
 
 
 def test_a_stored_content_of_another_shape_is_read_as_empty(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""End-to-end fixtures: the real daemon as a subprocess, driven by elelem_daemon.client.
+"""End-to-end fixtures: the real daemon as a subprocess, driven by elelem_daemon.jsonrpc.client.
 
 HOME points at a temporary folder so no user plugin loads, and the daemon runs in its
 own temporary working directory with the stub provider.
@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 import pytest
 
-from elelem_daemon.client import Client
+from elelem_daemon.jsonrpc.client import Client
 from elelem_daemon.procs import descendants  # noqa: F401  (the tests import it from here)
 
 T = TypeVar("T")

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from elelem_daemon.client import Client, RpcError
+from elelem_daemon.jsonrpc.client import Client, RpcError
 
 from .conftest import cmdline, descendants, running, within
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from elelem_daemon import __version__
-from elelem_daemon.client import RpcError
+from elelem_daemon.jsonrpc.client import RpcError
 
 from .conftest import within
 

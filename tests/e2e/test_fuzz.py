@@ -9,8 +9,8 @@ import random
 
 import pytest
 
-from elelem_daemon.client import Client, RpcError
-from elelem_daemon.framing import encode
+from elelem_daemon.jsonrpc.client import Client, RpcError
+from elelem_daemon.jsonrpc.framing import encode
 
 from .conftest import within
 

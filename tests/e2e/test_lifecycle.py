@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from elelem_daemon import __version__
-from elelem_daemon.client import Client, RpcError
+from elelem_daemon.jsonrpc.client import Client, RpcError
 
 from .conftest import cmdline, descendants, running, within
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from elelem_daemon.client import Client, RpcError
+from elelem_daemon.jsonrpc.client import Client, RpcError
 
 from .conftest import within
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from elelem_daemon.client import Client, RpcError
+from elelem_daemon.jsonrpc.client import Client, RpcError
 
 from .conftest import within
 

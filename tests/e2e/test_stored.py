@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from elelem_daemon.builtins.permissions import NO_ANSWER
-from elelem_daemon.client import Client, RpcError
+from elelem_daemon.jsonrpc.client import Client, RpcError
 
 from .conftest import within
 
@@ -68,7 +68,8 @@ async def test_load_errors_and_loading_an_open_session(spawn, tmp_path) -> None:
     for bad, message in (("nope", "no stored session 'nope'"), ("../x", "invalid session id")):
         with pytest.raises(RpcError) as error:
             await within(client.request("session/load", {"sessionId": bad}))
-        assert (error.value.code, error.value.kind) == (-32602, "unknown_session")
+        # -32002: no stored session has that id (the one code table, jsonrpc/errors.py)
+        assert (error.value.code, error.value.kind) == (-32002, "unknown_session")
         assert message in error.value.message
     with pytest.raises(RpcError) as error:
         await within(client.request("session/load", {}))
@@ -84,7 +85,7 @@ async def test_load_errors_and_loading_an_open_session(spawn, tmp_path) -> None:
     other = await opened(spawn)
     with pytest.raises(RpcError) as error:
         await within(other.request("session/load", {"sessionId": session}))
-    assert (error.value.code, error.value.kind) == (-32002, "session_locked")
+    assert (error.value.code, error.value.kind) == (-32003, "session_locked")
     with pytest.raises(RpcError) as error:
         await within(other.delete_session(session))
     assert error.value.kind == "session_locked"

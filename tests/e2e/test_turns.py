@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from elelem_daemon.client import Client, RpcError
+from elelem_daemon.jsonrpc.client import Client, RpcError
 
 from .conftest import within
 

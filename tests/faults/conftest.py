@@ -97,7 +97,7 @@ class Raw:
     decides when (and whether) the daemon's answers are read."""
 
     def __init__(self, process: asyncio.subprocess.Process) -> None:
-        from elelem_daemon.framing import FrameReader
+        from elelem_daemon.jsonrpc.framing import FrameReader
 
         assert process.stdout is not None
         self.process = process

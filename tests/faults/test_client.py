@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from elelem_daemon.client import Client, RpcError
-from elelem_daemon.framing import MAX_BODY, encode
+from elelem_daemon.jsonrpc.client import Client, RpcError
+from elelem_daemon.jsonrpc.framing import MAX_BODY, encode
 
 from .conftest import all_gone, rss_kib, tree_with, within
 
@@ -71,7 +71,7 @@ async def test_eof_in_the_middle_of_a_streamed_reply(client: Client, session: st
 
 CLIENT = """
 import asyncio
-from elelem_daemon.client import Client
+from elelem_daemon.jsonrpc.client import Client
 
 
 async def main():

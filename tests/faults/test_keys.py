@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from providers.replay import ReplayServer
 
-from elelem_daemon.client import Client
+from elelem_daemon.jsonrpc.client import Client
 
 from .conftest import Tap, stored, within
 from .replies import calls, text_stream

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from providers.replay import ReplayServer, Reply
 
-from elelem_daemon.client import Client
+from elelem_daemon.jsonrpc.client import Client
 
 from .conftest import Raw, rss_kib, within
 from .replies import calls, sse, text_stream

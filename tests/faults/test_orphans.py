@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from elelem_daemon.client import Client
+from elelem_daemon.jsonrpc.client import Client
 
 from .conftest import all_gone, anywhere, cmdline, tree_with, within
 

@@ -16,7 +16,7 @@ import pytest
 from providers.replay import Cut, ReplayServer, Reply, Sleep, json_reply
 from providers.samples import FIRST
 
-from elelem_daemon.client import Client
+from elelem_daemon.jsonrpc.client import Client
 
 from .conftest import Tap, stored, within
 from .front import TLS_ALERT, TLS_HELLO, Front

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from elelem_daemon.client import Client, RpcError
+from elelem_daemon.jsonrpc.client import Client, RpcError
 
 from .conftest import Tap, plugin, stored, within
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from elelem_daemon.client import Client
+from elelem_daemon.jsonrpc.client import Client
 
 from .conftest import all_gone, anywhere, plugin, tree_with, within
 

@@ -92,7 +92,7 @@ async def test_a_client_that_says_nothing_gets_the_product_behaviour(
 
 
 async def test_trusted_must_be_a_boolean(client: Any, workdir: Path) -> None:
-    from elelem_daemon.client import RpcError
+    from elelem_daemon.jsonrpc.client import RpcError
 
     with pytest.raises(RpcError) as error:
         await within(client.new_session(cwd=str(workdir), trusted="yes"))

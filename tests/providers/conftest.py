@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from support.outputs import SpyOutput
 
 from elelem_daemon.plugins import core_registry
 from elelem_daemon.session import Session, start
@@ -120,37 +120,7 @@ async def collect(provider: Any, messages: list[dict[str, Any]] | None = None) -
     return events
 
 
-class Recorder:
-    """An Output that records every call, and signals the first streamed delta."""
-
-    def __init__(self) -> None:
-        self.events: list[tuple[str, Any]] = []
-        self.streaming = asyncio.Event()
-
-    def say(self, text: str, kind: str = "plain") -> None:
-        self.events.append(("say", (text, kind)))
-
-    def thinking(self, text: str) -> None:
-        self.events.append(("thinking", text))
-
-    def saying(self, text: str) -> None:
-        self.events.append(("saying", text))
-        self.streaming.set()
-
-    def reply(self, text: str) -> None:
-        self.events.append(("reply", text))
-
-    def doing(self, call: dict[str, Any]) -> None:
-        self.events.append(("doing", call))
-
-    def result(self, call: dict[str, Any], result: Any) -> None:
-        self.events.append(("result", result.to_dict()))
-
-    def waiting(self) -> None:
-        pass
-
-    def of(self, kind: str) -> list[Any]:
-        return [value for k, value in self.events if k == kind]
+Recorder = SpyOutput  # the name tests/providers/test_real_model.py imports
 
 
 def session_for(

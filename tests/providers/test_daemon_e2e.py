@@ -28,7 +28,7 @@ def chunk(delta: dict | None, finish: str | None = None, usage: dict | None = No
 
 
 async def test_turn_streams_saying_as_the_server_sends(server, tmp_path):
-    from elelem_daemon.client import Client
+    from elelem_daemon.jsonrpc.client import Client
 
     gate = threading.Event()
     server.queue(
@@ -66,7 +66,7 @@ async def test_turn_streams_saying_as_the_server_sends(server, tmp_path):
 
 
 async def test_daemon_turn_error_names_the_provider(server, tmp_path):
-    from elelem_daemon.client import Client
+    from elelem_daemon.jsonrpc.client import Client
 
     from .replay import json_reply
 

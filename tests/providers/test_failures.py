@@ -26,9 +26,10 @@ async def test_turn_ends_with_error_reply(name, server, monkeypatch, tmp_path):
     session, out = session_for(name, server, monkeypatch, tmp_path)
     status, payload = ERROR_BODY[name]
     server.queue(json_reply(status, payload))
-    reply = await session.turn("hi")
+    result = await session.turn("hi")
+    reply = result.reply
     assert reply == f"Error: {ERROR_TEXT[name]}"
-    assert session.agent.stop_reason == "error"
+    assert result.stop_reason == "error"
     assert session.conversation[-1] == {"role": "assistant", "content": reply}
     assert ("say", (ERROR_TEXT[name], "error")) in out.events
 

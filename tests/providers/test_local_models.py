@@ -36,7 +36,7 @@ async def test_tool_choice_first_then_after_results(server, monkeypatch, project
     monkeypatch.setenv("OPENAI_TOOL_CHOICE", " Required , none ")
     session, _ = session_for("openai", server, monkeypatch, project)
     server.queue(stream("openai_tool.sse"), stream("openai_text.sse"))
-    assert await session.turn("show me the readme") == "The README says: # Demo"
+    assert (await session.turn("show me the readme")).reply == "The README says: # Demo"
     first, second = server.requests
     assert first.json["tool_choice"] == "required"
     assert second.json["messages"][-1]["role"] == "tool"
@@ -107,9 +107,9 @@ async def test_a_conversation_too_long_says_how_to_recover(
 ):
     session, out = session_for(name, server, monkeypatch, project)
     server.queue(json_reply(400, payload), stream("openai_text.sse"))
-    reply = await session.turn("a very long question")
-    assert reply == f"Error: {text}{HINT}"
-    assert session.agent.stop_reason == "error"
+    result = await session.turn("a very long question")
+    assert result.reply == f"Error: {text}{HINT}"
+    assert result.stop_reason == "error"
     assert out.of("say") == [(text + HINT, "error")]
     assert len(server.requests) == 1  # a 400 is not retried
 
@@ -117,4 +117,4 @@ async def test_a_conversation_too_long_says_how_to_recover(
 async def test_another_400_gets_no_hint(server, monkeypatch, project):
     session, _ = session_for("openai", server, monkeypatch, project)
     server.queue(json_reply(400, {"error": {"message": "tools[0] is invalid"}}))
-    assert await session.turn("hi") == "Error: openai 400: tools[0] is invalid"
+    assert (await session.turn("hi")).reply == "Error: openai 400: tools[0] is invalid"

@@ -97,7 +97,7 @@ def workspace(tmp_path: Path) -> Path:
 
 
 async def test_a_real_turn_streams_and_calls_a_tool(llama, workspace):
-    from elelem_daemon.client import Client
+    from elelem_daemon.jsonrpc.client import Client
 
     env = daemon_env(llama, OPENAI_TOOL_CHOICE="required,none", OPENAI_MAX_TOKENS="96")
     async with await Client.spawn("daemon", env=env, cwd=str(workspace)) as client:
@@ -124,7 +124,7 @@ async def test_a_real_turn_streams_and_calls_a_tool(llama, workspace):
 
 
 async def test_cancel_reaches_the_server(llama, workspace):
-    from elelem_daemon.client import Client
+    from elelem_daemon.jsonrpc.client import Client
 
     env = daemon_env(llama, OPENAI_TOOL_CHOICE="none", OPENAI_MAX_TOKENS="2000")
     before = llama.cancels()
@@ -148,7 +148,7 @@ async def test_cancel_reaches_the_server(llama, workspace):
 
 
 async def test_a_context_overflow_is_clear_and_the_session_recovers(llama, workspace):
-    from elelem_daemon.client import Client
+    from elelem_daemon.jsonrpc.client import Client
 
     env = daemon_env(llama, OPENAI_TOOL_CHOICE="none", OPENAI_MAX_TOKENS="24")
     async with await Client.spawn("daemon", env=env, cwd=str(workspace)) as client:

@@ -46,7 +46,7 @@ async def test_key_never_leaks(name, server, monkeypatch, tmp_path, caplog, caps
     session, out = session_for(name, server, monkeypatch, tmp_path)
     text = {"anthropic": "anthropic_text.sse", "openai": "openai_text.sse"}[name]
     server.queue(stream(text), *echoing(name))
-    replies = [await session.turn(f"turn {n}") for n in range(4)]
+    replies = [(await session.turn(f"turn {n}")).reply for n in range(4)]
     assert replies[0] == "The README says: # Demo"
     assert all(r.startswith("Error: ") and "***" in r for r in replies[1:]), replies
 
@@ -58,7 +58,7 @@ async def test_key_never_leaks(name, server, monkeypatch, tmp_path, caplog, caps
     )
     session.switch(name)
     session.provider.sleep = no_wait
-    replies.append(await session.turn("refused"))
+    replies.append((await session.turn("refused")).reply)
     assert "cannot connect" in replies[-1]
 
     header = "x-api-key" if name == "anthropic" else "authorization"

@@ -186,15 +186,15 @@ def test_start_path_does_not_import_httpx():
 
 async def test_context_shows_usage_and_provider_switch(server, monkeypatch, tmp_path):
     session, _ = session_for("openai", server, monkeypatch, tmp_path)
-    assert "tokens" not in await session.command("/context")
+    assert "tokens" not in (await session.command("/context")).output
     server.queue(stream("openai_text.sse"))
     await session.turn("hi")
-    text = await session.command("/context")
+    text = (await session.command("/context")).output
     assert text.splitlines()[-1] == "  tokens, last turn: 530 in, 9 out"
     monkeypatch.setenv("OLLAMA_HOST", server.url)
-    assert await session.command("/provider ollama") == "  → switched to ollama"
+    assert (await session.command("/provider ollama")).output == "  → switched to ollama"
     assert session.provider.name == "ollama"
-    assert await session.command("/model qwen3") == "  → model: qwen3"
+    assert (await session.command("/model qwen3")).output == "  → model: qwen3"
     server.queue(stream("ollama_text.ndjson"))
     await session.turn("again")
     assert server.requests[-1].path == "/api/chat"

@@ -54,9 +54,9 @@ def tool_result(name: str, body: dict) -> tuple[str, bool | None]:
 async def test_bad_tool_json_becomes_a_tool_error(name, server, monkeypatch, tmp_path):
     session, out = session_for(name, server, monkeypatch, tmp_path)
     server.queue(Reply([BAD_CALL[name]]), stream(TEXT[name]))
-    reply = await session.turn("read it")
-    assert reply == "The README says: # Demo"
-    assert session.agent.stop_reason == "end_turn"
+    result = await session.turn("read it")
+    assert result.reply == "The README says: # Demo"
+    assert result.stop_reason == "end_turn"
     content, is_error = tool_result(name, server.requests[1].json)
     result = json.loads(content)
     assert result["ok"] is False
@@ -73,10 +73,10 @@ async def test_cancel_closes_the_stream_at_once(name, server, monkeypatch, tmp_p
     task = asyncio.create_task(session.turn("hi"))
     await asyncio.wait_for(out.streaming.wait(), 10)
     task.cancel()
-    with pytest.raises(asyncio.CancelledError):
+    with pytest.raises(asyncio.CancelledError) as cancelled:
         await task
     assert await asyncio.to_thread(server.disconnected.wait, 10)
-    assert session.agent.stop_reason == "cancelled"
+    assert cancelled.value.result.stop_reason == "cancelled"  # agent.TurnCancelled
     assert session.conversation[-1] == {"role": "assistant", "content": "Let me look.[cancelled]"}
     assert out.of("saying") == ["Let me look."]
     assert len(server.requests) == 1

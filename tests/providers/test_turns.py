@@ -28,10 +28,10 @@ def tool_names(body):
 async def test_anthropic_turn(server, monkeypatch, project):
     session, out = session_for("anthropic", server, monkeypatch, project)
     server.queue(stream("anthropic_tool.sse"), stream("anthropic_text.sse"))
-    reply = await session.turn("show me the readme")
-    assert reply == "The README says: # Demo"
-    assert session.agent.stop_reason == "end_turn"
-    assert session.agent.usage == {"input_tokens": 942, "output_tokens": 57}
+    result = await session.turn("show me the readme")
+    assert result.reply == "The README says: # Demo"
+    assert result.stop_reason == "end_turn"
+    assert result.usage == {"input_tokens": 942, "output_tokens": 57}
     assert out.of("saying") == ["Let me look.", "The README", " says: # Demo"]
     first, second = server.requests
     assert (first.method, first.path) == ("POST", "/v1/messages")
@@ -134,9 +134,9 @@ async def test_anthropic_thinking_pass_back_and_is_error(server, monkeypatch, pr
 async def test_openai_turn(server, monkeypatch, project):
     session, out = session_for("openai", server, monkeypatch, project)
     server.queue(stream("openai_tool.sse"), stream("openai_text.sse"))
-    reply = await session.turn("show me the readme")
-    assert reply == "The README says: # Demo"
-    assert session.agent.usage == {"input_tokens": 942, "output_tokens": 30}
+    result = await session.turn("show me the readme")
+    assert result.reply == "The README says: # Demo"
+    assert result.usage == {"input_tokens": 942, "output_tokens": 30}
     first, second = server.requests
     assert (first.method, first.path) == ("POST", "/v1/chat/completions")
     assert first.headers["authorization"].startswith("Bearer ")
@@ -201,9 +201,9 @@ async def test_ollama_turn(server, monkeypatch, project):
     monkeypatch.setenv("OLLAMA_MODEL", "qwen3")
     session, out = session_for("ollama", server, monkeypatch, project)
     server.queue(stream("ollama_tool.ndjson"), stream("ollama_text.ndjson"))
-    reply = await session.turn("show me the readme")
-    assert reply == "The README says: # Demo"
-    assert session.agent.usage == {"input_tokens": 942, "output_tokens": 30}
+    result = await session.turn("show me the readme")
+    assert result.reply == "The README says: # Demo"
+    assert result.usage == {"input_tokens": 942, "output_tokens": 30}
     assert out.of("thinking") == ["The user wants"]
     first, second = server.requests
     assert (first.method, first.path) == ("POST", "/api/chat")

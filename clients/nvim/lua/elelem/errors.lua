@@ -6,9 +6,11 @@ M.codes = {
   parse_error = -32700,
   invalid_request = -32600,
   method_not_found = -32601,
-  invalid_params = -32602, -- also unknown_session, unknown_provider
+  invalid_params = -32602, -- also unknown_session (no open session), unknown_provider
   internal_error = -32603,
   session_busy = -32001,
+  unknown_session = -32002, -- no stored session (session/load, session/delete); else -32602
+  session_locked = -32003,
   request_cancelled = -32800,
   daemon_exited = -32099,
 }

@@ -1,0 +1,200 @@
+"""The ACP face's Output and Input: the core calls them, the client sees ACP.
+
+`AcpOutput` turns the core's events into `session/update`s and gives each tool call a
+`toolCallId` unique in the session (providers may reuse theirs). `AcpInput` turns the
+core's questions into `session/request_permission` or an `elicitation/create` form.
+Both are built before the session (which takes them) and `attach`ed to it after.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ...io import NullInput, NullOutput
+from ...jsonrpc.errors import RpcError
+from ...result import Result
+from . import updates
+
+if TYPE_CHECKING:
+    from ...session import Session
+    from .connection import Connection
+
+log = logging.getLogger(__name__)
+
+PERMISSION_KINDS = {
+    "allow": ("allow_once", "Allow"),
+    "always": ("allow_always", "Always allow"),
+    "deny": ("reject_once", "Reject"),
+    "never": ("reject_always", "Always reject"),
+}
+
+
+class AcpOutput(NullOutput):
+    def __init__(self, connection: Connection) -> None:
+        self.connection = connection
+        self.session: Session | None = None
+        self.current: tuple[str, dict[str, Any]] | None = None  # the call running now
+        self._ids: dict[str, str] = {}
+        self._count = 0
+
+    def attach(self, session: Session) -> None:
+        self.session = session
+
+    def update(self, payload: dict[str, Any]) -> None:
+        if self.session is None:  # a setup block printing before the session exists
+            log.info("acp: update before the session started: %s", payload)
+            return
+        self.connection.notify("session/update", {"sessionId": self.session.id, "update": payload})
+
+    def say(self, text: str, kind: str = "plain") -> None:
+        if text and text.strip():
+            line = f"error: {text}" if kind == "error" else text
+            self.update(updates.chunk("agent_message_chunk", f"\n{line}\n"))
+
+    def thinking(self, text: str) -> None:
+        self.update(updates.chunk("agent_thought_chunk", text))
+
+    def saying(self, text: str) -> None:
+        self.update(updates.chunk("agent_message_chunk", text))
+
+    def doing(self, call: dict[str, Any]) -> None:
+        ident = self.next_id()
+        self._ids[call["id"]] = ident
+        self.current = (ident, call)
+        self.update(self.announce(ident, call))
+
+    def result(self, call: dict[str, Any], result: Result) -> None:
+        ident = self._ids.pop(call["id"], None) or self.next_id()
+        payload = dict(result.payload)
+        self.update(updates.tool_result(ident, call, result.ok, payload, self.cwd))
+        self.current = None
+
+    def announce(self, ident: str, call: dict[str, Any]) -> dict[str, Any]:
+        """The `tool_call` for a call, its kind asked of the tool itself."""
+        kind = self.session.toolbox.resolve(call["name"]).kind if self.session else "other"
+        return updates.tool_call(ident, call, kind, self.cwd)
+
+    def interrupted(self) -> None:
+        """Calls a cancel cut short end as failed, so no client shows them running."""
+        for ident in self._ids.values():
+            self.update(
+                {
+                    "sessionUpdate": "tool_call_update",
+                    "toolCallId": ident,
+                    "status": "failed",
+                    "rawOutput": {"error": "cancelled", "ok": False},
+                }
+            )
+        self._ids.clear()
+        self.current = None
+
+    def next_id(self) -> str:
+        self._count += 1
+        return f"call_{self._count}"
+
+    @property
+    def cwd(self) -> Path:
+        return self.session.cwd if self.session else Path.cwd()
+
+
+class AcpInput(NullInput):
+    """No lines to read (prompts arrive as requests); questions go to the client."""
+
+    def __init__(self, connection: Connection, output: AcpOutput, elicits: bool) -> None:
+        super().__init__()
+        self.connection = connection
+        self.output = output
+        self.elicits = elicits  # the client takes `elicitation/create` in form mode
+
+    async def readline(self, prompt: str = "> ") -> str | None:
+        return None
+
+    async def ask(
+        self,
+        prompt: str,
+        options: list[str] | None = None,
+        kind: str = "question",
+        tool: dict[str, Any] | None = None,
+        **_: Any,
+    ) -> str | None:
+        """A question becomes a form (`elicitation/create`) when the client takes them;
+        a permission, or a question with choices otherwise, `session/request_permission`.
+
+        A question without choices for a client without forms cannot be asked: it gets
+        no answer, and the model reads that the user gave none.
+        """
+        if kind != "permission" and self.elicits:
+            return await self._elicit(prompt, options)
+        if not options:
+            return None
+        choices = [self._option(option, kind) for option in options]
+        params = {
+            "sessionId": self._session_id(),
+            "toolCall": self._tool_call(prompt, tool),
+            "options": choices,
+        }
+        try:
+            answer = await self.connection.request("session/request_permission", params)
+        except (RpcError, ConnectionError) as exc:
+            log.warning("acp: permission request failed: %s", exc)
+            return None
+        outcome = answer.get("outcome") if isinstance(answer, dict) else None
+        if not isinstance(outcome, dict) or outcome.get("outcome") != "selected":
+            return None  # cancelled, or not an answer: no answer
+        chosen = outcome.get("optionId")
+        return chosen if chosen in options else None
+
+    async def _elicit(self, prompt: str, options: list[str] | None) -> str | None:
+        answer: dict[str, Any] = {"type": "string", "title": "Answer"}
+        if options:
+            answer["enum"] = list(options)
+        params: dict[str, Any] = {
+            "sessionId": self._session_id(),
+            "mode": "form",
+            "message": prompt,
+            "requestedSchema": {
+                "type": "object",
+                "properties": {"answer": answer},
+                "required": ["answer"],
+            },
+        }
+        if self.output.current is not None:
+            params["toolCallId"] = self.output.current[0]
+        try:
+            reply = await self.connection.request("elicitation/create", params)
+        except (RpcError, ConnectionError) as exc:
+            log.warning("acp: elicitation failed: %s", exc)
+            return None
+        if not isinstance(reply, dict) or reply.get("action") != "accept":
+            return None  # declined or dismissed: no answer
+        value = (reply.get("content") or {}).get("answer")
+        if not isinstance(value, str) or (options and value not in options):
+            return None
+        return value
+
+    def _session_id(self) -> str | None:
+        return self.output.session.id if self.output.session else None
+
+    @staticmethod
+    def _option(option: str, kind: str) -> dict[str, str]:
+        known = PERMISSION_KINDS.get(option) if kind == "permission" else None
+        if known is None:
+            return {"optionId": option, "name": option, "kind": "allow_once"}
+        return {"optionId": option, "name": known[1], "kind": known[0]}
+
+    def _tool_call(self, prompt: str, tool: dict[str, Any] | None) -> dict[str, Any]:
+        """The pending call the question is about, with the question and any diff."""
+        current = self.output.current
+        ident, call = current or (self.output.next_id(), {"name": "ask", "arguments": {}})
+        if tool and tool.get("name"):
+            call = {"name": tool["name"], "arguments": tool.get("arguments") or call["arguments"]}
+        update = self.output.announce(ident, call)
+        del update["sessionUpdate"]
+        update["status"] = "pending"
+        content: list[dict[str, Any]] = [{"type": "content", "content": updates.text(prompt)}]
+        cwd = self.output.cwd
+        diff = updates.diff_content((tool or {}).get("diff"), call["arguments"], cwd)
+        update["content"] = [*diff, *content]
+        return update

@@ -1,0 +1,144 @@
+"""AcpLive: one core Session open in the ACP face: its prompts (a turn or a slash
+command), the history it replays, and what the client can pick (commands, provider and
+model). It decides nothing: the agent, its tools, commands, permission policy, the busy
+rule and `/exit` are the core's; this only translates (editor.py holds the Output and
+Input that feed the client).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+from ...live import Live
+from . import updates
+from .editor import AcpOutput
+from .prompt import command_line, prompt_text
+
+if TYPE_CHECKING:
+    from ...session import Session
+
+EXIT_TEXT = "To end this session, close it in the editor."
+
+
+class AcpLive(Live):
+    def __init__(self, session: Session, output: AcpOutput) -> None:
+        super().__init__(session)
+        self.output = output
+
+    def update(self, payload: dict[str, Any]) -> None:
+        self.output.update(payload)
+
+    # -- prompts ----------------------------------------------------------------
+    async def prompt(self, blocks: Any) -> dict[str, Any]:
+        """Run one prompt: a slash command or a turn. Answers with the stop reason."""
+        self.ensure_idle()  # before the blocks are read: a busy session says so first
+        text = prompt_text(blocks, self.session.cwd)
+        line = command_line(text)
+        try:
+            return await (self.run_command(line) if line else self.run_turn(text))
+        except asyncio.CancelledError:
+            self.output.interrupted()
+            return {"stopReason": "cancelled"}
+
+    async def run_turn(self, text: str) -> dict[str, Any]:
+        result = await self.turn(text)
+        if result.stop_reason == "cancelled":
+            self.output.interrupted()
+            return {"stopReason": "cancelled"}
+        answer: dict[str, Any] = {"stopReason": result.stop_reason}
+        if result.stop_reason == "error":  # ACP has no such stop reason: the error was said
+            answer = {"stopReason": "end_turn", "_meta": {"elelem": {"stopReason": "error"}}}
+        counts = updates.usage(result.usage)
+        if counts:
+            answer["usage"] = counts
+        return answer
+
+    async def run_command(self, line: str) -> dict[str, Any]:
+        session = self.session
+        before = (session.provider_name, session.model, self.commands())
+        result = await self.command(line)
+        printed = EXIT_TEXT if result.exit else result.output  # the editor owns its life
+        if printed.strip():
+            shown = printed if line.startswith("/tools") else updates.fenced(printed)
+            self.update(updates.chunk("agent_message_chunk", shown))
+        if before[:2] != (session.provider_name, session.model):
+            self.update(
+                {"sessionUpdate": "config_option_update", "configOptions": self.config_options()}
+            )
+            self.update(
+                {"sessionUpdate": "current_mode_update", "currentModeId": session.provider_name}
+            )
+        if before[2] != self.commands():
+            self.advertise()
+        return {"stopReason": "end_turn"}
+
+    def replay(self) -> None:
+        """The kept conversation as updates, as `session/load` must send it."""
+        kinds = {"user": "user_message_chunk", "assistant": "agent_message_chunk"}
+        for message in self.session.conversation:
+            kind = kinds.get(message["role"])
+            if kind and message["content"]:
+                self.update(updates.chunk(kind, str(message["content"])))
+
+    # -- what the client can pick ----------------------------------------------------
+    def commands(self) -> list[dict[str, Any]]:
+        listed = []
+        for slashed, description in self.session.commands:
+            name = slashed.lstrip("/")
+            if name == "exit":
+                continue
+            entry: dict[str, Any] = {"name": name, "description": description}
+            hints = self.session.commands.completions_for(name)
+            if hints:
+                entry["input"] = {"hint": " | ".join(hints[:6])}
+            listed.append(entry)
+        return listed
+
+    def advertise(self) -> None:
+        self.update(
+            {"sessionUpdate": "available_commands_update", "availableCommands": self.commands()}
+        )
+
+    def config_options(self) -> list[dict[str, Any]]:
+        session = self.session
+        providers = session.registry.provider_names()
+        if session.provider_name not in providers:
+            providers.append(session.provider_name)
+        model = session.model or "default"
+        models = [model] + [
+            m for m in getattr(session.provider, "models", None) or [] if m != model
+        ]
+        return [
+            {
+                "id": "provider",
+                "name": "Provider",
+                "description": "Who runs the model",
+                "type": "select",
+                "currentValue": session.provider_name,
+                "options": [{"value": name, "name": name} for name in providers],
+            },
+            {
+                "id": "model",
+                "name": "Model",
+                "category": "model",
+                "type": "select",
+                "currentValue": model,
+                "options": [{"value": m, "name": m} for m in models],
+            },
+        ]
+
+    def modes(self) -> dict[str, Any]:
+        """Providers as modes, for clients without config options."""
+        options = self.config_options()[0]["options"]
+        return {
+            "currentModeId": self.session.provider_name,
+            "availableModes": [
+                {
+                    "id": o["value"],
+                    "name": o["name"],
+                    "description": f"Use the {o['value']} provider",
+                }
+                for o in options
+            ],
+        }

@@ -1,0 +1,261 @@
+"""AcpServer: the Agent Client Protocol methods, each a thin call into the core.
+
+An ElelemError a method lets out is answered through the one code table
+(`jsonrpc.errors`), as in the daemon face.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+from typing import Any
+
+from ... import __version__
+from ...errors import NoStoredSession
+from ...jsonrpc.errors import invalid_params
+from ...live import Lives
+from ...plugins import origins
+from ...registry import Registry
+from ...store.listing import listing
+from ...store.records import Stored
+from ...store.store import Store
+from .buffers import EditorFiles
+from .connection import Connection
+from .editor import AcpInput, AcpOutput
+from .live import AcpLive
+
+log = logging.getLogger(__name__)
+
+PROTOCOL_VERSION = 1
+
+
+def field(params: dict[str, Any], name: str, kind: type, required: bool = True) -> Any:
+    """params[name] when it has the right type; an invalid-params error otherwise."""
+    value = params.get(name)
+    if value is None and not required:
+        return None
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        expected = {str: "a string", int: "an integer", list: "an array", dict: "an object"}
+        what = "missing" if value is None else f"not {expected.get(kind, kind.__name__)}"
+        raise invalid_params(f"{name}: {what}", errors=[{"field": name, "expected": kind.__name__}])
+    return value
+
+
+class AcpServer:
+    def __init__(
+        self,
+        connection: Connection,
+        provider: str | None = None,
+        model: str | None = None,
+        *,
+        store: Store,
+    ) -> None:
+        self.connection = connection
+        self.provider = provider
+        self.model = model
+        self.store = store  # the process's one (cli.main)
+        self.client: dict[str, Any] = {}
+        self.lives: Lives[AcpLive] = Lives()
+        self._registry: Registry | None = None
+        connection.requests.update(
+            {
+                "initialize": self.initialize,
+                "authenticate": self.authenticate,
+                "session/new": self.new_session,
+                "session/load": self.load_session,
+                "session/prompt": self.prompt,
+                "session/set_mode": self.set_mode,
+                "session/set_config_option": self.set_config_option,
+                "session/list": self.list_sessions,
+            }
+        )
+        connection.notifications["session/cancel"] = self.cancel
+
+    # -- lifecycle --------------------------------------------------------------
+    async def initialize(self, params: dict[str, Any]) -> dict[str, Any]:
+        asked = field(params, "protocolVersion", int)
+        capabilities = field(params, "clientCapabilities", dict, required=False) or {}
+        self.client = capabilities
+        info = params.get("clientInfo") or {}
+        log.info("acp: client %s %s, protocol %s", info.get("name"), info.get("version"), asked)
+        return {
+            "protocolVersion": PROTOCOL_VERSION,  # the asked one if we speak it, else our latest
+            "agentCapabilities": {
+                "loadSession": True,
+                "promptCapabilities": {"image": False, "audio": False, "embeddedContext": True},
+                "mcpCapabilities": {"http": False, "sse": False},
+                "sessionCapabilities": {"list": {}},
+            },
+            "agentInfo": {"name": "elelem", "title": "elelem", "version": __version__},
+            "authMethods": [],
+        }
+
+    async def authenticate(self, params: dict[str, Any]) -> dict[str, Any]:
+        """No method is offered: providers read their keys from the environment."""
+        raise invalid_params(
+            "elelem offers no authentication methods; set the provider's key "
+            "in the environment (see docs/acp.md)"
+        )
+
+    # -- sessions -----------------------------------------------------------------
+    def registry(self) -> Registry:
+        if self._registry is None:
+            from ...plugins import core_registry
+
+            self._registry = core_registry()
+        return self._registry
+
+    def live(self, params: dict[str, Any]) -> AcpLive:
+        return self.lives.get(field(params, "sessionId", str))
+
+    async def new_session(self, params: dict[str, Any]) -> dict[str, Any]:
+        cwd = self._cwd(params)
+        ignored = self._mcp_servers(params)
+        live = self._build(cwd)
+        return {"sessionId": live.id, **self._opened(live, ignored)}
+
+    async def load_session(self, params: dict[str, Any]) -> dict[str, Any]:
+        """Open a stored session (or one open here) and replay its history first."""
+        ident = field(params, "sessionId", str)
+        ignored = self._mcp_servers(params)
+        live = self.lives.find(ident)
+        if live is None:
+            cwd = self._cwd(params) if params.get("cwd") is not None else None
+            live = self._build(cwd, self._stored(ident))
+        live.replay()
+        return self._opened(live, ignored)
+
+    def _opened(self, live: AcpLive, ignored: list[str]) -> dict[str, Any]:
+        """Keep the session; the result common to session/new and session/load."""
+        self.lives.add(live)
+        meta: dict[str, Any] = {"plugins": origins(live.session.registry)}
+        if ignored:
+            meta["unsupported"] = {"mcpServers": ignored}
+        answer: dict[str, Any] = {
+            "modes": live.modes(),
+            "configOptions": live.config_options(),
+            "_meta": {"elelem": meta},
+        }
+        asyncio.get_running_loop().call_soon(live.advertise)  # after the response
+        return answer
+
+    def _stored(self, ident: str) -> Stored:
+        try:
+            return self.store.load(ident)
+        except NoStoredSession as exc:
+            raise NoStoredSession(str(exc), sessionId=ident) from None
+
+    def _cwd(self, params: dict[str, Any]) -> Path:
+        cwd = Path(field(params, "cwd", str))
+        if not cwd.is_absolute():
+            raise invalid_params(f"cwd: must be an absolute path: {cwd}")
+        if not cwd.is_dir():
+            raise invalid_params(f"cwd: not a directory: {cwd}")
+        return cwd
+
+    def _mcp_servers(self, params: dict[str, Any]) -> list[str]:
+        """MCP servers are accepted and reported unsupported: their names come back."""
+        servers = field(params, "mcpServers", list, required=False) or []
+        names = []
+        for index, server in enumerate(servers):
+            if not isinstance(server, dict) or not isinstance(server.get("name"), str):
+                raise invalid_params(f"mcpServers[{index}]: an MCP server needs a name")
+            names.append(server["name"])
+        if names:
+            log.warning("acp: MCP servers are not supported yet; ignoring %s", ", ".join(names))
+        return names
+
+    def _build(self, cwd: Path | None, stored: Stored | None = None) -> AcpLive:
+        """A new session in cwd, or the stored one continued (in cwd if given), saved as it goes."""
+        from ...config import choose_provider  # deferred, as all a session needs: start-up
+        from ...session import resume, start
+
+        output = AcpOutput(self.connection)
+        elicitation = self.client.get("elicitation")
+        elicits = isinstance(elicitation, dict) and isinstance(elicitation.get("form"), dict)
+        input = AcpInput(self.connection, output, elicits)
+        if stored is None:
+            provider, model = choose_provider(face_provider=self.provider, face_model=self.model)
+            session = start(self.registry(), provider, model, cwd, input, output, store=self.store)
+        else:
+            session = resume(
+                self.registry(), self.store, stored, cwd=cwd, input=input, output=output
+            )
+        output.attach(session)
+        fs = self.client.get("fs") or {}
+        read, write = fs.get("readTextFile") is True, fs.get("writeTextFile") is True
+        if read or write:
+            session.files = EditorFiles(self.connection, session.id, read, write)
+        return AcpLive(session, output)
+
+    async def list_sessions(self, params: dict[str, Any]) -> dict[str, Any]:
+        """The sessions open here, then the stored ones, most recent first (the one order,
+        store.listing); each session once, with what the store knows of it."""
+        cwd = field(params, "cwd", str, required=False)
+        if cwd is not None and not Path(cwd).is_absolute():
+            raise invalid_params(f"cwd: must be an absolute path: {cwd}")
+        if field(params, "cursor", str, required=False) is not None:
+            raise invalid_params("cursor: unknown cursor (every session comes in one page)")
+        where = Path(cwd).resolve() if cwd else None
+        entries = listing(self.store, self.lives.sessions(), where)
+        stored = {e.session_id: e.stored for e in entries if e.stored is not None}
+        listed = []
+        for entry in entries:
+            if entry.open is not None and entry.stored is not None:
+                continue  # listed once, among the open sessions
+            found = stored.get(entry.session_id)
+            row: dict[str, Any] = {"sessionId": entry.session_id, "cwd": entry.cwd}
+            if found is not None:
+                row["updatedAt"] = found.updated
+                if found.title:
+                    row["title"] = found.title
+            meta = {
+                "provider": entry.provider,
+                "model": entry.model,
+                "open": entry.open is not None,
+            }
+            listed.append({**row, "_meta": {"elelem": meta}})
+        return {"sessions": listed}
+
+    async def close(self) -> None:
+        """Release every session (its stored file and lock, its provider); called when
+        input ends."""
+        lives = list(self.lives)
+        for live in lives:
+            self.lives.pop(live.id)
+        await asyncio.gather(*(live.session.close() for live in lives))
+
+    # -- prompts ------------------------------------------------------------------
+    async def prompt(self, params: dict[str, Any]) -> dict[str, Any]:
+        return await self.live(params).prompt(params.get("prompt"))
+
+    async def cancel(self, params: dict[str, Any]) -> None:
+        live = self.lives.find(params.get("sessionId"))
+        if live is None:
+            log.warning("acp: session/cancel for unknown session %s", params.get("sessionId"))
+            return
+        live.cancel()
+
+    # -- provider and model -----------------------------------------------------------
+    async def set_mode(self, params: dict[str, Any]) -> dict[str, Any]:
+        live = self.live(params)
+        live.session.switch(field(params, "modeId", str), None)
+        live.update(
+            {"sessionUpdate": "config_option_update", "configOptions": live.config_options()}
+        )
+        return {}
+
+    async def set_config_option(self, params: dict[str, Any]) -> dict[str, Any]:
+        live = self.live(params)
+        option, value = field(params, "configId", str), field(params, "value", str)
+        if option == "provider":
+            live.session.switch(value, None)
+        elif option == "model":
+            live.session.switch(None, value)
+        else:
+            raise invalid_params(f"configId: unknown option: {option}. Options: provider, model")
+        live.update(
+            {"sessionUpdate": "current_mode_update", "currentModeId": live.session.provider_name}
+        )
+        return {"configOptions": live.config_options()}

@@ -1,0 +1,136 @@
+"""The `session/update` payloads: core events (say, thinking, doing, result) in ACP's shapes.
+
+Pure functions, so the mapping is testable without a connection.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+TITLE_ARGUMENT = ("command", "path", "pattern", "question", "url", "query")
+TITLE_WIDTH = 80
+
+
+def text(value: str) -> dict[str, Any]:
+    return {"type": "text", "text": value}
+
+
+def chunk(kind: str, value: str) -> dict[str, Any]:
+    """`agent_message_chunk`, `agent_thought_chunk` or `user_message_chunk`."""
+    return {"sessionUpdate": kind, "content": text(value)}
+
+
+def tool_title(name: str, arguments: dict[str, Any]) -> str:
+    """`execute: ls -la`, `read: src/main.py`: the tool and its telling argument."""
+    for key in TITLE_ARGUMENT:
+        value = arguments.get(key)
+        if isinstance(value, str) and value:
+            first = value.splitlines()[0] if value.strip() else value
+            short = first if len(first) <= TITLE_WIDTH else first[: TITLE_WIDTH - 1] + "…"
+            return f"{name}: {short}"
+    return name
+
+
+def absolute(path: str, cwd: Path) -> str:
+    return str((cwd / Path(path).expanduser()).resolve())
+
+
+def locations(arguments: dict[str, Any], cwd: Path) -> list[dict[str, Any]]:
+    path = arguments.get("path")
+    return [{"path": absolute(path, cwd)}] if isinstance(path, str) and path else []
+
+
+def tool_call(ident: str, call: dict[str, Any], kind: str, cwd: Path) -> dict[str, Any]:
+    """The `tool_call` that announces a call about to run; `kind` is the tool's own."""
+    arguments = call.get("arguments") or {}
+    update = {
+        "sessionUpdate": "tool_call",
+        "toolCallId": ident,
+        "title": tool_title(call["name"], arguments),
+        "kind": kind,
+        "status": "in_progress",
+        "rawInput": arguments,
+    }
+    where = locations(arguments, cwd)
+    if where:
+        update["locations"] = where
+    return update
+
+
+def hunks(unified: str) -> list[tuple[str | None, str]]:
+    """Each hunk of a unified diff as (old text, new text); old is None for a new file."""
+    created = unified.startswith("--- /dev/null")
+    found: list[tuple[list[str], list[str]]] = []
+    last = ""
+    for line in unified.splitlines(keepends=True):
+        if line.startswith("@@"):
+            found.append(([], []))
+        elif not found or line.startswith("[... diff truncated"):
+            continue
+        elif line.startswith("\\"):  # no newline at end of file: the line before has none
+            for side, kinds in ((0, " -"), (1, " +")):
+                if last in kinds and found[-1][side]:
+                    found[-1][side][-1] = found[-1][side][-1].rstrip("\n")
+        elif line[:1] in (" ", "-", "+"):
+            last = line[0]
+            if last in " -":
+                found[-1][0].append(line[1:])
+            if last in " +":
+                found[-1][1].append(line[1:])
+    return [(None if created else "".join(old), "".join(new)) for old, new in found]
+
+
+def diff_content(diff: Any, arguments: dict[str, Any], cwd: Path) -> list[dict[str, Any]]:
+    """A core `diff` (a unified diff of one file) as ACP diff content, one per hunk."""
+    path = arguments.get("path")
+    if not isinstance(diff, str) or not isinstance(path, str):
+        return []
+    where = absolute(path, cwd)
+    return [
+        {"type": "diff", "path": where, "oldText": old, "newText": new} for old, new in hunks(diff)
+    ]
+
+
+def fenced(body: str, info: str = "") -> str:
+    fence = "```"
+    while fence in body:
+        fence += "`"
+    return f"{fence}{info}\n{body}\n{fence}"
+
+
+def result_text(payload: dict[str, Any]) -> str:
+    if "error" in payload:
+        return f"error: {payload['error']}"
+    content = payload.get("content")
+    if isinstance(content, str):
+        return fenced(content) if content else "(empty)"
+    if "answer" in payload:
+        return str(payload["answer"])
+    return fenced(json.dumps(payload, ensure_ascii=False, indent=2, default=str), "json")
+
+
+def tool_result(
+    ident: str, call: dict[str, Any], ok: bool, payload: dict[str, Any], cwd: Path
+) -> dict[str, Any]:
+    """The `tool_call_update` that ends a call: status, raw output and what to show."""
+    content = [{"type": "content", "content": text(result_text(payload))}]
+    diff = diff_content(payload.get("diff"), call.get("arguments") or {}, cwd)
+    if ok and diff:
+        content = diff
+    return {
+        "sessionUpdate": "tool_call_update",
+        "toolCallId": ident,
+        "status": "completed" if ok else "failed",
+        "rawOutput": {**payload, "ok": ok},
+        "content": content,
+    }
+
+
+def usage(counts: dict[str, int]) -> dict[str, int] | None:
+    """The turn's token counts as the (unstable) `PromptResponse.usage`; None if unknown."""
+    if "input_tokens" not in counts and "output_tokens" not in counts:
+        return None
+    read, wrote = counts.get("input_tokens", 0), counts.get("output_tokens", 0)
+    return {"inputTokens": read, "outputTokens": wrote, "totalTokens": read + wrote}

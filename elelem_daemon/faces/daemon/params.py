@@ -1,0 +1,110 @@
+"""Params: what each daemon request takes, and the check that answers bad params.
+
+Each spec maps a field to its type and whether it is required. `check` lists every
+problem at once (`data.errors` of the `invalid_params` error). Unknown fields are
+ignored, so newer clients work with older daemons; `null` counts as absent for an
+optional field. Plain checks, not JSON Schema: the daemon's start-up stays light.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...errors import InvalidParams
+
+Spec = dict[str, tuple[str, bool]]
+
+TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "integer": (int,),
+    "boolean": (bool,),
+    "object": (dict,),
+    "array": (list,),
+}
+JSON_NAMES = {
+    str: "a string",
+    int: "an integer",
+    float: "a number",
+    bool: "a boolean",
+    dict: "an object",
+    list: "an array",
+    type(None): "null",
+}
+
+SESSION: Spec = {"sessionId": ("string", True)}
+INITIALIZE: Spec = {
+    "processId": ("integer", False),
+    "clientInfo": ("object", False),
+    "capabilities": ("object", False),
+}
+NEW: Spec = {
+    "cwd": ("string", False),
+    "provider": ("string", False),
+    "model": ("string", False),
+    "trusted": ("boolean", False),
+}
+TURN: Spec = {**SESSION, "text": ("string", True)}
+COMMAND: Spec = {**SESSION, "line": ("string", True)}
+COMPLETE: Spec = {**SESSION, "text": ("string", True)}
+LIST: Spec = {"cwd": ("string", False)}
+LOAD: Spec = {
+    **SESSION,
+    "provider": ("string", False),
+    "model": ("string", False),
+    "trusted": ("boolean", False),
+}
+MAX_COALESCE_MS = 1000  # the slowest render rate a client may ask for (events.coalesceMs)
+
+
+def check(params: Any, spec: Spec) -> dict[str, Any]:
+    """The params as a dict without nulls, or InvalidParams naming every problem."""
+    if params is None:
+        params = {}
+    if not isinstance(params, dict):
+        raise InvalidParams(
+            f"params must be an object, not {_name(params)}",
+            errors=[f"params: expected an object, got {_name(params)}"],
+        )
+    errors = []
+    for field, (kind, required) in spec.items():
+        value = params.get(field)
+        if value is None:
+            if required:
+                errors.append(f"{field}: required")
+        elif not _is(value, kind):
+            errors.append(f"{field}: expected {_name(TYPES[kind][0]())}, got {_name(value)}")
+    if errors:
+        raise InvalidParams("invalid params: " + "; ".join(errors), errors=errors)
+    return {key: value for key, value in params.items() if value is not None}
+
+
+def _is(value: Any, kind: str) -> bool:
+    if isinstance(value, bool) and kind != "boolean":
+        return False  # JSON true is not an integer
+    return isinstance(value, TYPES[kind])
+
+
+def _name(value: Any) -> str:
+    return JSON_NAMES.get(type(value), type(value).__name__)
+
+
+def render_interval(capabilities: dict[str, Any]) -> float:
+    """`capabilities.events.coalesceMs` (0 to 1000 ms; absent or null is 0) in seconds."""
+    events = capabilities.get("events")
+    if events is None:
+        return 0.0
+    if not isinstance(events, dict):
+        raise InvalidParams(
+            "capabilities.events must be an object",
+            errors=["capabilities.events: expected an object"],
+        )
+    ms = events.get("coalesceMs")
+    if ms is None:
+        return 0.0
+    if isinstance(ms, bool) or not isinstance(ms, int | float) or not 0 <= ms <= MAX_COALESCE_MS:
+        raise InvalidParams(
+            f"capabilities.events.coalesceMs must be a number of milliseconds from 0 to "
+            f"{MAX_COALESCE_MS}, got {ms!r}",
+            errors=[f"capabilities.events.coalesceMs: expected 0 to {MAX_COALESCE_MS}"],
+        )
+    return ms / 1000

@@ -1,0 +1,305 @@
+"""Protocol: JSON-RPC 2.0 on stdin/stdout, built on pygls. The only module that imports it.
+
+pygls runs the handlers (tasks, `$/cancelRequest`, server-to-client requests); this
+module adds what a daemon facing editors needs on top:
+- its own frame reader (`framing.FrameReader`, fed by a thread reading fd 0), so a
+  bad header, a truncated body, bad JSON or a non-object gets an error response and
+  the next good request is still answered (pygls' reader only logs them);
+- params that stay plain dicts (toolchain.md §3) and are checked by the handlers;
+- every error carries `data.kind`; an ElelemError's code comes from the one table
+  (`jsonrpc.errors.CODES`);
+- exit within a second of EOF, `exit`, a signal or the client's process going away,
+  after the running turns are cancelled (which kills their tools' process groups).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import signal
+from collections.abc import Awaitable, Callable
+from concurrent.futures import Future
+from typing import Any
+
+from pygls.exceptions import JsonRpcException
+from pygls.protocol import JsonRPCProtocol, default_converter
+from pygls.protocol.json_rpc import (
+    JsonRPCNotification,
+    JsonRPCRequestMessage,
+    JsonRPCResponseMessage,
+)
+from pygls.server import JsonRPCServer
+
+from ...errors import ElelemError
+from ...jsonrpc.errors import (
+    INTERNAL_ERROR,
+    INVALID_REQUEST,
+    KINDS,
+    PARSE_ERROR,
+    REQUEST_CANCELLED,
+    rpc_error,
+)
+from ...jsonrpc.framing import BadFrame, FrameReader
+from ...jsonrpc.shapes import is_id, shape_problem
+from .daemon import Daemon
+from .stdio import StdioPeer, Stdout
+
+log = logging.getLogger(__name__)
+
+MAX_MESSAGE = 1000  # error messages are cut here (a 1 MB method name stays out of the reply)
+SETTLE = 0.2  # then how long their responses get to go out: all within a second
+
+
+class Params(dict):  # type: ignore[type-arg]
+    """Plain dict params; attribute access only because pygls reads `params.id`."""
+
+    def __getattr__(self, key: str) -> Any:
+        try:
+            return self[key]
+        except KeyError:
+            raise AttributeError(key) from None
+
+
+def _with_dict_params(obj: dict[str, Any], cls: type) -> Any:
+    params = obj.get("params")
+    fields = {
+        "method": obj["method"],
+        "jsonrpc": obj["jsonrpc"],
+        "params": Params(params) if isinstance(params, dict) else params,
+    }
+    return cls(id=obj["id"], **fields) if "id" in obj else cls(**fields)
+
+
+def converter_factory() -> Any:
+    converter = default_converter()
+    converter.register_structure_hook(JsonRPCRequestMessage, _with_dict_params)
+    converter.register_structure_hook(JsonRPCNotification, _with_dict_params)
+    converter.register_structure_hook(
+        JsonRPCResponseMessage,
+        lambda obj, cls: cls(id=obj["id"], jsonrpc="2.0", result=obj.get("result")),
+    )
+    return converter
+
+
+def compact_encoder(default: Callable[[Any], Any]) -> Callable[[Any], str]:
+    """Compact ASCII JSON from one C encoder built once (`json.dumps` builds one per call).
+
+    No circular-reference bookkeeping: the daemon's messages are trees, and a reused
+    marker table could keep stale entries after a failed encode.
+    """
+    from json.encoder import (  # type: ignore[attr-defined]
+        c_make_encoder,  # undocumented, absent from typeshed
+        encode_basestring_ascii,
+    )
+
+    if c_make_encoder is None:  # an interpreter without the C accelerator
+        return json.JSONEncoder(separators=(",", ":"), default=default).encode
+    encoder = c_make_encoder(
+        None, default, encode_basestring_ascii, None, ":", ",", False, False, True
+    )
+    return lambda obj: "".join(encoder(obj, 0))
+
+
+class ElelemProtocol(JsonRPCProtocol):
+    """pygls' JSON-RPC protocol with a strict entry (`receive`) and errors with kinds.
+
+    A request method sent without an id is ignored (a `shutdown` or `session/turn`
+    nobody waits for does nothing), and a notification method sent with an id is an
+    invalid request (an `exit` meant as a question does not end the daemon)."""
+
+    requests: frozenset[str] = frozenset()  # set by `register`
+    notices: frozenset[str] = frozenset()
+
+    _encode: Callable[[Any], str] | None = None
+
+    def receive(self, body: bytes) -> bool:
+        """Handle one frame's body; False if it was not JSON (the caller may resync)."""
+        try:
+            obj = json.loads(body)
+        except (ValueError, RecursionError) as exc:
+            self.send_error(None, PARSE_ERROR, f"parse error: {exc}", "parse_error")
+            return False
+        if not isinstance(obj, dict):
+            what = "a batch (not supported)" if isinstance(obj, list) else type(obj).__name__
+            self.send_error(
+                None,
+                INVALID_REQUEST,
+                f"invalid request: expected an object, got {what}",
+                "invalid_request",
+            )
+            return True
+        problem = shape_problem(obj)
+        msg_id = obj["id"] if is_id(obj.get("id")) else None
+        if problem:
+            if "method" not in obj and ("result" in obj or "error" in obj):
+                log.warning("ignoring a malformed response: %s", problem)  # never answered
+            else:
+                self.send_error(
+                    msg_id, INVALID_REQUEST, f"invalid request: {problem}", "invalid_request"
+                )
+            return True
+        if "method" in obj and msg_id is not None and msg_id in self._request_futures:
+            self.send_error(
+                msg_id,
+                INVALID_REQUEST,
+                f"invalid request: id {msg_id!r} is already in use",
+                "invalid_request",
+            )
+            return True
+        method = obj.get("method")
+        if method in self.requests and "id" not in obj:  # nobody to answer: do nothing
+            log.warning("ignoring the request %s sent as a notification (it needs an id)", method)
+            return True
+        if method in self.notices and msg_id is not None:
+            self.send_error(
+                msg_id,
+                INVALID_REQUEST,
+                f"invalid request: {method} is a notification: send it without an id",
+                "invalid_request",
+            )
+            return True
+        if method == "$/cancelRequest" and msg_id is None:
+            params = obj.get("params")
+            target = params.get("id") if isinstance(params, dict) else None
+            running = self._request_futures.get(target) if is_id(target) else None  # type: ignore[arg-type]
+            if isinstance(running, asyncio.Future):  # a handler, not one of our own requests
+                self._handle_cancel_notification(target)
+            else:
+                log.info("$/cancelRequest for no running request: %r", params)
+            return True
+        try:
+            self.handle_message(self.structure_message(obj))
+        except Exception:  # a bug: answer it if it was a request, and keep going
+            log.exception("could not handle %s", obj.get("method", "a response"))
+            if "method" in obj and msg_id is not None:
+                self.send_error(msg_id, INTERNAL_ERROR, "internal error", "internal_error")
+        return True
+
+    # -- sending -----------------------------------------------------------------
+    def send_error(
+        self, msg_id: Any, code: int, message: str, kind: str, data: dict[str, Any] | None = None
+    ) -> None:
+        if len(message) > MAX_MESSAGE:
+            message = f"{message[:MAX_MESSAGE]}..."
+        error = {"code": code, "message": message, "data": {"kind": kind, **(data or {})}}
+        self._send_data({"jsonrpc": "2.0", "id": msg_id, "error": error})
+
+    def notify(self, method: str, params: Any | None = None) -> None:
+        self._send_data({"jsonrpc": "2.0", "method": method, "params": params})
+
+    def _send_data(self, data: Any) -> None:
+        """One frame, from a reused compact encoder (pygls builds one per message and
+        logs every body). ASCII JSON, so the header counts bytes and characters alike."""
+        if not data or self.writer is None:
+            return
+        if self._encode is None:
+            self._encode = compact_encoder(self._serialize_message)
+        body = self._encode(data).encode()
+        self.writer.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+
+    def _send_response(
+        self, msg_id: Any, result: Any | None = None, error: Any | None = None
+    ) -> None:
+        if error is None:
+            self._send_data({"jsonrpc": "2.0", "id": msg_id, "result": result})
+            return
+        data = error.data if isinstance(error.data, dict) else {}
+        data = {key: value for key, value in data.items() if key != "traceback"}
+        kind = data.pop("kind", None) or KINDS.get(error.code, "error")
+        self.send_error(msg_id, error.code, error.message, kind, data)
+
+    def _send_handler_result(self, future: Future[Any], *, msg_id: Any) -> None:
+        self._request_futures.pop(msg_id, None)
+        if future.cancelled():
+            self.send_error(
+                msg_id, REQUEST_CANCELLED, f"request {msg_id!r} was cancelled", "request_cancelled"
+            )
+            return
+        exc = future.exception()
+        if exc is None:
+            self._send_response(msg_id, result=future.result())
+        elif isinstance(exc, JsonRpcException):
+            self._send_response(msg_id, error=exc.to_response_error())
+        elif isinstance(exc, ElelemError):
+            error = rpc_error(exc)
+            self.send_error(msg_id, error.code, error.message, exc.kind, exc.data)
+        else:
+            log.error("request %r failed", msg_id, exc_info=exc)
+            self.send_error(
+                msg_id,
+                INTERNAL_ERROR,
+                f"internal error: {type(exc).__name__}: {exc}",
+                "internal_error",
+            )
+
+
+async def read_loop(
+    reader: FrameReader, protocol: ElelemProtocol, frame: bytes | BadFrame | None = None
+) -> None:
+    """Hand each frame to the protocol, from `frame` on (one read before pygls loaded)."""
+    if frame is None:
+        frame = await reader.frame()
+    while frame is not None:
+        try:
+            if isinstance(frame, BadFrame):
+                protocol.send_error(None, PARSE_ERROR, frame.message, "parse_error")
+            elif not protocol.receive(frame):
+                reader.resync(frame)
+        except Exception:  # a bug must not end the daemon
+            log.exception("could not handle a message")
+        await asyncio.sleep(0)  # let the handler start before the next message (a cancel)
+        frame = await reader.frame()
+
+
+def register(server: JsonRPCServer, daemon: Daemon) -> None:
+    protocol: ElelemProtocol = server.protocol  # type: ignore[assignment]
+    protocol.requests, protocol.notices = frozenset(daemon.requests), frozenset(daemon.notices)
+    for method in daemon.requests:
+        server.feature(method)(_request(daemon, method))
+    for method in daemon.notices:
+        server.feature(method)(_notice(daemon, method))
+
+
+def _request(daemon: Daemon, method: str) -> Callable[[Any], Awaitable[Any]]:
+    async def handle(params: Any) -> Any:
+        return await daemon.request(method, params)
+
+    return handle
+
+
+def _notice(daemon: Daemon, method: str) -> Callable[[Any], None]:
+    def handle(params: Any) -> None:
+        daemon.notice(method, params)
+
+    return handle
+
+
+async def attach(
+    daemon: Daemon,
+    peer: StdioPeer,
+    writer: Stdout,
+    reader: FrameReader,
+    first: bytes | BadFrame | None = None,
+) -> int:
+    """Put pygls between the reader, the daemon and the writer that `stdio.run` built,
+    then serve until EOF, `exit`, a signal or the client's death; return the exit code."""
+    loop = asyncio.get_running_loop()
+    server = JsonRPCServer(ElelemProtocol, converter_factory)
+    protocol: ElelemProtocol = server.protocol  # type: ignore[assignment]
+    peer.protocol = protocol
+    protocol.set_writer(writer)
+    register(server, daemon)
+    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        loop.add_signal_handler(sig, peer.stop, 128 + sig)
+    reading = asyncio.create_task(read_loop(reader, protocol, first))
+    reading.add_done_callback(lambda _: peer.stop(0))
+    code = await peer.stopped
+    reading.cancel()
+    await daemon.close()
+    futures: list[Any] = list(protocol._request_futures.values())  # pygls: both kinds
+    pending = [f for f in futures if isinstance(f, asyncio.Future)]
+    if pending:
+        await asyncio.wait(pending, timeout=SETTLE)
+    writer.flush()
+    return code

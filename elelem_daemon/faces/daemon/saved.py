@@ -1,0 +1,84 @@
+"""The daemon's stored sessions: `session/list`, `session/load` and `session/delete`
+(protocol.md, "Stored sessions"). The Store keeps the files and `store.listing` joins
+them with the sessions open here; this shapes the answers.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ...errors import InvalidParams, UnknownSession
+
+if TYPE_CHECKING:
+    from ...session import Session
+    from .daemon import Daemon
+
+
+def listing(daemon: Daemon, cwd: str | None = None) -> list[dict[str, Any]]:
+    """The open sessions (as created), then every stored one, most recently updated first.
+
+    A session both open and stored is listed twice: as open, and as stored with
+    `open: true` (carrying its current provider and model).
+    """
+    from ...store.listing import listing as joined
+
+    try:
+        where = Path(cwd).expanduser().resolve() if cwd is not None else None
+    except (OSError, RuntimeError, ValueError) as exc:  # a NUL byte, ~nobody, ...
+        raise InvalidParams(f"cwd is unusable: {exc}", errors=[f"cwd: unusable: {exc}"]) from None
+    entries = []
+    for entry in joined(daemon.store, daemon.lives.sessions(), where):
+        if entry.stored is None:
+            entries.append(daemon.lives.get(entry.session_id).describe())
+        else:
+            entries.append(
+                {
+                    **entry.stored.summary(),
+                    "provider": entry.provider,
+                    "model": entry.model,
+                    "open": entry.open is not None,
+                }
+            )
+    return entries
+
+
+def load(daemon: Daemon, params: dict[str, Any]) -> dict[str, Any]:
+    """Open a stored session (or describe the open one) with its kept messages."""
+    from ...session import resume
+
+    session_id = params["sessionId"]
+    live = daemon.lives.find(session_id)
+    if live is not None:
+        recorder = live.session.recorder
+        title = daemon.store.load(session_id).title if recorder and recorder.started else ""
+        return {**live.introduce(), "title": title, **messages(live.session)}
+    stored = daemon.store.load(session_id)
+    described = daemon.open(
+        lambda **io: resume(
+            daemon.registry,
+            daemon.store,
+            stored,
+            params.get("provider"),
+            params.get("model"),
+            project=params.get("trusted", True),
+            **io,
+        )
+    )
+    session = daemon.lives.get(described["sessionId"]).session
+    return {**described, "title": stored.title, **messages(session)}
+
+
+def messages(session: Session) -> dict[str, Any]:
+    return {
+        "messages": [{"role": m["role"], "content": m["content"]} for m in session.conversation]
+    }
+
+
+def delete(daemon: Daemon, session_id: str, was_open: bool) -> dict[str, Any]:
+    try:
+        daemon.store.delete(session_id)
+    except UnknownSession:
+        if not was_open:  # open but never saved (no message yet): closing it was the delete
+            raise
+    return {}

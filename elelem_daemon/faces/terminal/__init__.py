@@ -1,0 +1,1 @@
+"""The terminal face: `elelem chat`, `elelem ask`, `elelem sessions`."""

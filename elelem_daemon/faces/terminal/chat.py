@@ -1,0 +1,93 @@
+"""`elelem chat` (the REPL) and `elelem ask` (one prompt, one reply) in the terminal."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ...commands import Commands
+from ...config import choose_provider
+from ...errors import ElelemError
+from ...io import Input, Output
+from ...plugins import core_registry
+from ...registry import Registry
+from ...session import MakeIo, Session, resume, start
+from ...store.store import Store
+from .console import TerminalInput, TerminalOutput
+from .repl import Repl
+from .resume import choose, pick
+
+
+def console(keep_stdout: bool) -> MakeIo:
+    """The terminal's Input and Output, unless a plugin replaced them; with
+    `keep_stdout` (`elelem ask` piped), everything but the reply goes to stderr."""
+
+    def make(registry: Registry, commands: Commands) -> tuple[Input, Output]:
+        if keep_stdout:
+            output: Output = TerminalOutput(stream=sys.stderr, color=False)
+        else:
+            output = (registry.output_factory_of() or TerminalOutput)()
+        input = (registry.input_factory_of() or TerminalInput)(commands=commands)
+        return input, output
+
+    return make
+
+
+async def terminal(options: argparse.Namespace, store: Store) -> int:
+    ask = options.command == "ask"
+    keep_stdout = ask and not sys.stdout.isatty()
+    saving = None if options.no_save else store
+    picking = getattr(options, "pick", False)
+    resuming = picking or getattr(options, "resume", None) is not None
+    title = None
+    try:
+        project, make_io = not options.no_project_plugins, console(keep_stdout)
+        if resuming:
+            stored = choose(store) if picking else pick(store, options.resume, Path.cwd())
+            title = stored.title
+            session = resume(
+                core_registry(),
+                saving,
+                stored,
+                options.provider,
+                options.model,
+                project=project,
+                make_io=make_io,
+            )
+        else:
+            provider, model = choose_provider(
+                face_provider=options.provider, face_model=options.model
+            )
+            session = start(
+                core_registry(), provider, model, project=project, make_io=make_io, store=saving
+            )
+    except ElelemError as exc:
+        print(f"elelem: {exc}", file=sys.stderr)
+        return 1
+    try:
+        if not ask:
+            await Repl(session, title).run()
+            return 0
+        return await ask_once(session, options.prompt, keep_stdout)
+    finally:
+        await session.close()
+
+
+async def ask_once(session: Session, words: list[str], print_reply: bool) -> int:
+    result = await session.turn(ask_prompt(words))
+    if not result.reply.strip():
+        print("elelem: no reply", file=sys.stderr)
+        return 1
+    if print_reply:
+        print(result.reply)
+    return 0
+
+
+def ask_prompt(words: list[str]) -> str:
+    prompt = " ".join(words)
+    if not sys.stdin.isatty():
+        piped = sys.stdin.read()
+        if piped:
+            prompt += f"\n\n```\n{piped}\n```"
+    return prompt

@@ -1,0 +1,107 @@
+"""Stored sessions in the terminal: `elelem sessions` and `elelem chat --resume [ID]`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+
+from ...errors import ElelemError, UnknownSession
+from ...session import Session
+from ...store.records import Stored
+from ...store.store import Store
+
+SHORT = 8
+
+
+def pick(store: Store, ref: str, cwd: Path) -> Stored:
+    """The session `--resume` names: an id (or unique prefix), else the latest in cwd."""
+    if ref:
+        return store.load(store.find(ref))
+    latest = store.latest(cwd)
+    if latest is None:
+        raise UnknownSession(f"no stored session in {cwd}; see `elelem sessions`")
+    return store.load(latest.id)
+
+
+def choose(store: Store, read: Callable[[str], str] = input) -> Stored:
+    """The picker of `elelem chat --pick`: a numbered list, then a number or an id."""
+    stored = store.list()
+    if not stored:
+        raise UnknownSession("no stored sessions")
+    rows = table(stored).splitlines()
+    width = len(str(len(rows)))
+    print("\n".join(f"{n:>{width}}  {row}" for n, row in enumerate(rows, 1)), flush=True)
+    try:
+        answer = (read(f"resume which? [1-{len(rows)} or an id] ") or "").strip()
+    except EOFError:
+        answer = ""
+    if not sys.stdin.isatty():
+        print(answer, flush=True)  # piped: show what was read, as the REPL does
+    if not answer:
+        raise UnknownSession("no session picked")
+    if answer.isdigit() and len(answer) <= 3:  # a number from the list; ids are longer
+        if not 1 <= int(answer) <= len(stored):
+            raise UnknownSession(f"no session number {answer}: pick 1-{len(stored)} or an id")
+        return store.load(stored[int(answer) - 1].id)
+    return store.load(store.find(answer))
+
+
+def local_time(stamp: str) -> str:
+    try:
+        return datetime.fromisoformat(stamp).astimezone().strftime("%Y-%m-%d %H:%M")
+    except ValueError:
+        return stamp
+
+
+def home_short(path: str) -> str:
+    home = str(Path.home())
+    return "~" + path[len(home) :] if path == home or path.startswith(home + "/") else path
+
+
+def table(stored: list[Stored]) -> str:
+    """One line per session: short id, last update (local time), folder, title."""
+    if not stored:
+        return "no stored sessions"
+    rows = [(s.id[:SHORT], local_time(s.updated), home_short(s.cwd), s.title) for s in stored]
+    width = max(len(row[2]) for row in rows)
+    return "\n".join(f"{i}  {when}  {cwd.ljust(width)}  {title}" for i, when, cwd, title in rows)
+
+
+def show_history(session: Session, title: str) -> None:
+    """Redraw a resumed conversation: prompts as typed, replies as the agent gave them."""
+    output = session.output
+    output.say(f"resumed session {session.id[:SHORT]}: {title}", "info")
+    for message in session.conversation:
+        if message["role"] == "user":
+            output.say(f"> {message['content']}")
+        elif message["role"] == "assistant":
+            output.reply(message["content"])
+
+
+def stored_sessions(options: argparse.Namespace, store: Store) -> int:
+    """`elelem sessions`; a problem is one line on stderr."""
+    try:
+        return sessions(options, store)
+    except ElelemError as exc:
+        print(f"elelem: {exc}", file=sys.stderr)
+        return 1
+
+
+def sessions(options: argparse.Namespace, store: Store) -> int:
+    """`elelem sessions [--here] [--json] [--delete ID]`."""
+    if options.delete:
+        session_id = store.find(options.delete)
+        store.delete(session_id)
+        print(f"deleted {session_id}")
+        return 0
+    stored = store.list(Path.cwd() if options.here else None)
+    if options.json:
+        for entry in stored:
+            print(json.dumps(entry.summary(), ensure_ascii=False))
+    else:
+        print(table(stored))
+    return 0

@@ -1,0 +1,161 @@
+"""Records: the stored session file's format, written and read here and nowhere else.
+
+One JSON object per line, each with a `type`:
+
+    {"type": "session", "version": 1, "id", "cwd", "provider", "model", "created", "title"}
+    {"type": "message", "role", "content", "at"}     a kept message, as it was added (content:
+                                                     a string, or text and image parts)
+    {"type": "clear", "at"}                          /clear or /compact emptied the history
+    {"type": "meta", "provider", "model", "at"}      the provider or model changed
+
+The first line is the metadata. A half-written last line (the process died mid-write)
+is ignored on read; a corrupt line in the middle is skipped with a warning. `Stored`
+is a file read back: its metadata and kept messages.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..conversation import Message, is_content, text_of
+
+if TYPE_CHECKING:
+    from ..ports import SessionView
+
+log = logging.getLogger(__name__)
+Record = dict[str, Any]
+
+VERSION = 1
+TITLE_LENGTH = 80
+ROLES = ("user", "assistant", "tool")
+
+
+def now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def title_of(text: str) -> str:
+    line = next((part.strip() for part in text.splitlines() if part.strip()), "")
+    return line if len(line) <= TITLE_LENGTH else line[: TITLE_LENGTH - 1] + "…"
+
+
+# -- writing ---------------------------------------------------------------------------
+def header(session: SessionView, first: Message) -> Record:
+    """The metadata line, written with the first kept message (a prompt gives the title)."""
+    title = title_of(text_of(first.get("content"))) if first.get("role") == "user" else ""
+    return {
+        "type": "session",
+        "version": VERSION,
+        "id": session.id,
+        "cwd": str(session.cwd),
+        "provider": session.provider_name,
+        "model": session.model,
+        "created": now(),
+        "title": title,
+    }
+
+
+def message(kept: Message) -> Record:
+    return {"type": "message", "role": kept["role"], "content": kept["content"], "at": now()}
+
+
+def cleared() -> Record:
+    return {"type": "clear", "at": now()}
+
+
+def meta(provider: str, model: str | None) -> Record:
+    return {"type": "meta", "provider": provider, "model": model, "at": now()}
+
+
+def encode(record: Record) -> bytes:
+    """One line of the file."""
+    return (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+
+
+# -- reading ---------------------------------------------------------------------------
+@dataclass
+class Stored:
+    """One stored session: its metadata and, once loaded, its kept messages."""
+
+    id: str
+    cwd: str
+    provider: str
+    model: str | None
+    created: str
+    title: str
+    updated: str
+    path: Path
+    messages: list[Message] = field(default_factory=list)
+
+    def summary(self) -> dict[str, Any]:
+        """The `session/list` entry."""
+        return {
+            "sessionId": self.id,
+            "cwd": self.cwd,
+            "title": self.title,
+            "provider": self.provider,
+            "model": self.model,
+            "created": self.created,
+            "updatedAt": self.updated,
+            "stored": True,
+        }
+
+
+def read_lines(path: Path) -> list[Record]:
+    """The file's records; a torn last line is dropped, a corrupt middle line skipped."""
+    data = path.read_bytes()
+    lines = data.split(b"\n")
+    records = []
+    for number, raw in enumerate(lines, 1):
+        if not raw.strip():
+            continue
+        try:
+            record = json.loads(raw)
+            if not isinstance(record, dict):
+                raise ValueError("not an object")
+        except ValueError as exc:
+            if number < len(lines):  # complete line, yet unreadable: say so, keep going
+                log.warning("store: %s line %d skipped: %s", path, number, exc)
+            continue
+        records.append(record)
+    return records
+
+
+def head_of(first_line: bytes, path: Path, updated: str) -> Stored:
+    """A stored session's metadata from its first line alone (for listings)."""
+    return replay([json.loads(first_line)], path, updated)
+
+
+def replay(records: list[Record], path: Path, updated: str) -> Stored:
+    """Fold the records into metadata and the kept messages."""
+    head = records[0] if records else {}
+    if not isinstance(head, dict) or head.get("type") != "session":
+        raise ValueError(f"{path}: no session metadata")
+    stored = Stored(
+        path.stem,  # the file names the session, whatever a hand-edited header says
+        str(head.get("cwd") or ""),
+        str(head.get("provider") or "stub"),
+        head.get("model"),
+        str(head.get("created") or ""),
+        str(head.get("title") or ""),
+        updated,
+        path,
+    )
+    for record in records[1:]:
+        kind = record.get("type")
+        if kind == "message" and record.get("role") in ROLES:
+            content = record.get("content", "")
+            stored.messages.append(
+                {"role": record["role"], "content": content if is_content(content) else ""}
+            )
+        elif kind == "clear":
+            stored.messages.clear()
+        elif kind == "meta":
+            stored.provider = str(record.get("provider") or stored.provider)
+            stored.model = record.get("model", stored.model)
+    return stored

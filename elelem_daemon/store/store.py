@@ -1,0 +1,180 @@
+"""Store: sessions kept on disk, one append-only JSON Lines file per session.
+
+Where: `$ELELEM_STATE_DIR/sessions/`, else `$XDG_STATE_HOME/elelem/sessions/`, else
+`~/.local/state/elelem/sessions/`; the file is `<sessionId>.jsonl`, its lines are in
+records.py. The file is written when the first message is kept, so a session nobody
+talked to leaves no file. Every line is flushed and fsynced as it is written; a
+half-written last line is cut off before the next append. While a process holds a
+session open, the file is locked (flock) so no second process appends to it.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import logging
+import os
+import re
+from datetime import UTC, datetime
+from pathlib import Path
+
+from ..config import state_dir
+from ..errors import NoStoredSession, SessionLocked
+from . import records
+from .records import Record, Stored
+
+log = logging.getLogger(__name__)
+
+SUFFIX = ".jsonl"
+VALID_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+def sessions_dir() -> Path:
+    """The folder of stored sessions, from the environment (read on every call)."""
+    return state_dir() / "sessions"
+
+
+def _mtime(path: Path) -> str:
+    stamp = datetime.fromtimestamp(path.stat().st_mtime, UTC)
+    return stamp.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+class Store:
+    """The folder of stored sessions: list, load, delete, and writers for appending."""
+
+    def __init__(self, root: Path | str | None = None) -> None:
+        self.root = Path(root) if root is not None else sessions_dir()
+
+    def path(self, session_id: str) -> Path:
+        if not isinstance(session_id, str) or not VALID_ID.fullmatch(session_id):
+            raise NoStoredSession(f"invalid session id: {session_id!r}")
+        return self.root / f"{session_id}{SUFFIX}"
+
+    def list(self, cwd: Path | str | None = None) -> list[Stored]:
+        """Stored sessions, most recently updated first; only those in `cwd` if given."""
+        where = str(Path(cwd).resolve()) if cwd is not None else None
+        found = []
+        for path in self.root.glob(f"*{SUFFIX}") if self.root.is_dir() else []:
+            try:
+                stored = self._head(path)
+            except (OSError, ValueError) as exc:
+                log.warning("store: %s skipped: %s", path, exc)
+                continue
+            if where is None or stored.cwd == where:
+                found.append(stored)
+        return sorted(found, key=lambda s: (s.updated, s.created), reverse=True)
+
+    def _head(self, path: Path) -> Stored:
+        with path.open("rb") as file:
+            first = file.readline()
+        if not first.endswith(b"\n"):
+            raise ValueError("no complete metadata line")
+        return records.head_of(first, path, _mtime(path))
+
+    def load(self, session_id: str) -> Stored:
+        path = self.path(session_id)
+        try:
+            return records.replay(records.read_lines(path), path, _mtime(path))
+        except FileNotFoundError:
+            raise NoStoredSession(f"no stored session {session_id!r}") from None
+        except ValueError as exc:
+            raise NoStoredSession(f"stored session {session_id!r} is unreadable: {exc}") from None
+
+    def find(self, prefix: str) -> str:
+        """The id of the one stored session whose id starts with prefix."""
+        if not prefix or not VALID_ID.fullmatch(prefix):
+            raise NoStoredSession(f"invalid session id: {prefix!r}")
+        if self.path(prefix).is_file():
+            return prefix
+        matches = sorted(p.stem for p in self.root.glob(f"{prefix}*{SUFFIX}"))
+        if not matches:
+            raise NoStoredSession(f"no stored session {prefix!r}")
+        if len(matches) > 1:
+            raise NoStoredSession(f"{prefix!r} is ambiguous: {', '.join(matches)}")
+        return matches[0]
+
+    def latest(self, cwd: Path | str) -> Stored | None:
+        stored = self.list(cwd)
+        return stored[0] if stored else None
+
+    def delete(self, session_id: str) -> None:
+        """Remove a stored session; not one that a process has open (SessionLocked)."""
+        writer = self.writer(session_id)
+        if not writer.path.is_file():
+            raise NoStoredSession(f"no stored session {session_id!r}")
+        writer.open()  # takes the lock, or raises SessionLocked
+        try:
+            writer.path.unlink()
+        finally:
+            writer.close()
+
+    def writer(self, session_id: str) -> Writer:
+        return Writer(self.path(session_id))
+
+
+class Writer:
+    """Appends records to one session file: one write, flush and fsync per record."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fd: int | None = None
+
+    def open(self) -> Writer:
+        """Create (or reopen) and lock the file; cut a torn last line left by a crash."""
+        if self._fd is not None:
+            return self
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        created = not self.path.exists()
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise SessionLocked(
+                f"session {self.path.stem} is already open in an elelem process"
+            ) from None
+        self._fd = fd
+        self._cut_torn_tail()
+        if created:
+            _fsync_dir(self.path.parent)
+        return self
+
+    def _cut_torn_tail(self) -> None:
+        assert self._fd is not None
+        size = os.fstat(self._fd).st_size
+        if size == 0 or os.pread(self._fd, 1, size - 1) == b"\n":
+            return
+        keep = size
+        while keep > 0:
+            chunk = os.pread(self._fd, min(4096, keep), max(0, keep - 4096))
+            newline = chunk.rfind(b"\n")
+            if newline >= 0:
+                keep = keep - len(chunk) + newline + 1
+                break
+            keep -= len(chunk)
+        os.ftruncate(self._fd, keep)
+        os.fsync(self._fd)
+
+    def append(self, record: Record) -> None:
+        self.open()
+        assert self._fd is not None
+        view = memoryview(records.encode(record))
+        while view:
+            written = os.write(self._fd, view)
+            view = view[written:]
+        os.fsync(self._fd)
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)  # releases the lock
+            self._fd = None
+
+
+def _fsync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
