@@ -2,7 +2,8 @@
 every tool call. The format and the answers are documented in docs/permissions.md.
 
 Rules are read when a session starts (and on /reload); the last matching line wins:
-1. the defaults (DEFAULTS below: execute asks; write and edit ask outside the cwd);
+1. the defaults (DEFAULTS below: execute asks; write, edit and the read-only file
+   tools (read, grep, glob, list) ask outside the cwd);
 2. the user's file, `$XDG_CONFIG_HOME/elelem/permissions` (`~/.config/elelem/permissions`);
 3. the project's `.agents/permissions`, only when the project is trusted (as its plugins).
 
@@ -29,7 +30,10 @@ from ..registry import Plugin
 from .files import preview, resolve
 
 RULES = ("allow", "ask", "deny", "ask-outside")
-DEFAULTS = "* allow\nexecute ask\nwrite ask-outside\nedit ask-outside\n"
+DEFAULTS = (
+    "* allow\nexecute ask\nwrite ask-outside\nedit ask-outside\n"
+    "read ask-outside\ngrep ask-outside\nglob ask-outside\nlist ask-outside\n"
+)
 OPTIONS = ["allow", "deny", "always", "never"]
 ANSWERS = {
     "allow": "allow", "yes": "allow", "y": "allow",

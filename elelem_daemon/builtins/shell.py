@@ -4,8 +4,11 @@ Commands run in the session's working directory, in their own process group, wit
 stdin closed and stdout+stderr merged. A timeout or a cancelled turn kills the whole
 group and every descendant (SIGTERM, then SIGKILL). Once the command exits, the
 background children it left (which may hold its output open) are killed too.
-Output past the cap keeps its head and tail around a visible marker. Provider API
-keys (`*_API_KEY`) are removed from the environment unless ELELEM_TOOL_ENV_KEEP_KEYS=1.
+Output past the cap keeps its head and tail around a visible marker. Secrets (API
+keys, tokens, passwords: `keys.secret`) are not in the environment a command
+gets, unless `ELELEM_TOOL_ENV_KEEP` names them (`ELELEM_TOOL_ENV_KEEP_KEYS=1`: all).
+Commands die with the daemon, even on SIGKILL: the direct child by its parent-death
+signal, its process group (grandchildren included) by the reaper (see procs.py).
 """
 
 from __future__ import annotations
@@ -16,8 +19,10 @@ import signal
 from pathlib import Path
 from typing import Any
 
-from ..procs import descendants, holders, pipe_of, signal_all
+from .. import keys
+from ..procs import death_signal, descendants, holders, pipe_of, reaper, signal_all
 from ..registry import Plugin
+from .files import target
 
 TIMEOUT = float(os.environ.get("ELELEM_TOOL_TIMEOUT", "120"))
 OUTPUT_CAP = int(os.environ.get("ELELEM_TOOL_OUTPUT_CAP", "100000"))
@@ -27,9 +32,7 @@ POLL = 0.05  # how often a running command is checked for having exited
 
 
 def tool_env() -> dict[str, str]:
-    if os.environ.get("ELELEM_TOOL_ENV_KEEP_KEYS") == "1":
-        return dict(os.environ)
-    return {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    return keys.tool_env()
 
 
 class Capped:
@@ -99,6 +102,8 @@ async def run(
 ) -> dict[str, Any]:
     """Run argv; return `{exit_status, content}`, or an error when it timed out."""
     timeout = timeout or TIMEOUT
+    keys.guard()  # from the first tool on, no process of the user reads our memory
+    reaper.start()
     spawning = asyncio.ensure_future(
         asyncio.create_subprocess_exec(
             *argv,
@@ -108,13 +113,28 @@ async def run(
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,
             start_new_session=True,
+            preexec_fn=death_signal(),
         )
     )
     try:
         process = await asyncio.shield(spawning)
     except asyncio.CancelledError:  # cancelled while starting: the group must still die
-        await stop(await spawning)
+        process = await spawning
+        reaper.watch(process.pid)
+        await stop(process)
+        reaper.forget(process.pid)
         raise
+    reaper.watch(process.pid)
+    try:
+        return await supervise(process, timeout, cap)
+    finally:
+        reaper.forget(process.pid)
+
+
+async def supervise(
+    process: asyncio.subprocess.Process, timeout: float, cap: int | None
+) -> dict[str, Any]:
+    """Read the output of a started command until it is over; kill what it leaves."""
     output = Capped(cap or OUTPUT_CAP)
     pipe = output_pipe(process)
 
@@ -186,4 +206,6 @@ def register(plugin: Plugin) -> None:
     )
     async def list_(session: Any, args: dict[str, Any]) -> dict[str, Any]:
         flags = "-laR" if args.get("recursive") else "-la"
-        return await run(["ls", flags, "--", args.get("path") or "."], session.cwd)
+        path = args.get("path") or "."
+        target(session, path)  # refuses /proc, /sys and /dev
+        return await run(["ls", flags, "--", path], session.cwd)
