@@ -91,3 +91,13 @@ def default_provider(env: Mapping[str, str] | None = None, notice: TextIO | None
         _noticed = True
         print(NOTICE, file=notice or sys.stderr, flush=True)
     return "stub"
+
+
+def state_home(env: Mapping[str, str] | None = None) -> Path:
+    """elelem's state folder: `$ELELEM_STATE_DIR`, else `$XDG_STATE_HOME/elelem`, else
+    `~/.local/state/elelem` (stored sessions, MCP logs and tokens live below it)."""
+    env = os.environ if env is None else env
+    if state := env.get("ELELEM_STATE_DIR"):
+        return Path(state).expanduser()
+    xdg = env.get("XDG_STATE_HOME")
+    return (Path(xdg).expanduser() if xdg else Path.home() / ".local" / "state") / "elelem"

@@ -60,6 +60,14 @@ class Toolbox:
             self._aliases[alias] = tool.name
         return tool
 
+    def remove(self, name: str) -> Tool | None:
+        """Take a tool (and its aliases) out; its hooks stay. None if there was none."""
+        tool = self._tools.pop(name, None)
+        if tool is not None:
+            for alias in [a for a, target in self._aliases.items() if target == name]:
+                del self._aliases[alias]
+        return tool
+
     def before(self, fn: Hook | None = None, tool: str = ALL) -> Any:
         return self._hook(self._before, fn, tool)
 
