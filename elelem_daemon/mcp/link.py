@@ -23,6 +23,7 @@ from contextlib import AsyncExitStack
 from typing import Any
 
 import anyio
+import httpx2
 import mcp_types as types
 from mcp import ClientSession
 from mcp.shared.exceptions import MCPError
@@ -51,6 +52,10 @@ def describe(exc: BaseException) -> str:
     if isinstance(exc, MCPError):
         return exc.message
     text = str(exc).strip()
+    if isinstance(exc, httpx2.HTTPStatusError):
+        return f"the server answered HTTP {exc.response.status_code} to {exc.request.url}"
+    if isinstance(exc, httpx2.TransportError):
+        return f"cannot reach the server ({text or type(exc).__name__})"
     if isinstance(exc, Lost | StartError | TimeoutError) and text:
         return text
     name = type(exc).__name__

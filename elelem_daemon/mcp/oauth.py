@@ -46,6 +46,7 @@ class TokenFile:
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        self.port: int | None = None  # the redirect URI's, written with the client
 
     def read(self) -> dict[str, Any]:
         try:
@@ -83,7 +84,7 @@ class TokenFile:
             return None
 
     async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
-        self.write(client=client_info.model_dump(mode="json", exclude_none=True))
+        self.write(client=client_info.model_dump(mode="json", exclude_none=True), port=self.port)
 
 
 class Callback:

@@ -59,24 +59,16 @@ class Remote:
     async def _auth(self, link: Any) -> Any:
         options = dict(self.config.oauth)
         stored = self.tokens.read()
-        port = options.get("callbackPort") or stored.get("port") or 0
-        callback = Callback(int(port))
-        if not port:  # choose the port now: it is part of the registered redirect URI
+        callback = Callback(int(options.get("callbackPort") or stored.get("port") or 0))
+        if not callback.port:  # choose one now: it is part of the registered redirect URI
             await callback.listen()
             await callback.close()
-            self.tokens.write(port=callback.port)
+        self.tokens.port = callback.port  # kept with the client, once one registers
         if options.get("clientId") and not stored.get("client"):
-            self.tokens.write(
-                client={
-                    "client_id": options["clientId"],
-                    **(
-                        {"client_secret": options["clientSecret"]}
-                        if "clientSecret" in options
-                        else {}
-                    ),
-                    "redirect_uris": [callback.redirect_uri],
-                }
-            )
+            client = {"client_id": options["clientId"], "redirect_uris": [callback.redirect_uri]}
+            if "clientSecret" in options:
+                client["client_secret"] = options["clientSecret"]
+            self.tokens.write(client=client, port=callback.port)
         server = link.server
 
         async def redirect(url: str) -> None:

@@ -112,7 +112,7 @@ def tool_result(result: Any) -> McpResult:
         text = block_text(block, attachments)
         if structured is not None and _parsed(text) == structured:
             continue  # its serialization: the pretty form below replaces it
-        if _wrapped(structured) and _parsed(text) == structured["result"]:
+        if _wrapped(structured) and structured["result"] in (text, _parsed(text)):
             said = True  # the text says it already
         parts.append(text)
     if structured is not None and not said:
