@@ -96,7 +96,9 @@ def default_provider(env: Mapping[str, str] | None = None, notice: TextIO | None
 def state_home(env: Mapping[str, str] | None = None) -> Path:
     """elelem's state folder: `$ELELEM_STATE_DIR`, else `$XDG_STATE_HOME/elelem`, else
     `~/.local/state/elelem` (stored sessions, MCP logs and tokens live below it)."""
-    env = os.environ if env is None else env
+    from os import environ
+
+    env = environ if env is None else env
     if state := env.get("ELELEM_STATE_DIR"):
         return Path(state).expanduser()
     xdg = env.get("XDG_STATE_HOME")
