@@ -31,6 +31,7 @@ from mcp.shared.exceptions import MCPError
 from .. import __version__
 from . import toolset
 from .process import ServerProcess, StartError
+from .remote import NeedsAuth
 from .results import McpResult, read_result, tool_result
 
 MAX_PAGES = 20
@@ -45,10 +46,27 @@ class Lost(Exception):
     """The connection ended (the message says how)."""
 
 
+def _leaf(exc: BaseException) -> BaseException:
+    """The first exception inside exception groups, and the cause an OAuth error hides."""
+    while True:
+        if isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+            exc = exc.exceptions[0]
+        elif not isinstance(exc, NeedsAuth) and isinstance(
+            exc.__cause__ or exc.__context__, NeedsAuth
+        ):
+            exc = exc.__cause__ or exc.__context__  # type: ignore[assignment]
+        else:
+            return exc
+
+
+def needs_auth(exc: BaseException) -> bool:
+    """Is the server waiting for the user's authorization (do not retry by itself)?"""
+    return isinstance(_leaf(exc), NeedsAuth)
+
+
 def describe(exc: BaseException) -> str:
     """One line for an exception, from inside exception groups too."""
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
+    exc = _leaf(exc)
     if isinstance(exc, MCPError):
         return exc.message
     text = str(exc).strip()
@@ -56,7 +74,7 @@ def describe(exc: BaseException) -> str:
         return f"the server answered HTTP {exc.response.status_code} to {exc.request.url}"
     if isinstance(exc, httpx2.TransportError):
         return f"cannot reach the server ({text or type(exc).__name__})"
-    if isinstance(exc, Lost | StartError | TimeoutError) and text:
+    if isinstance(exc, Lost | StartError | TimeoutError | NeedsAuth) and text:
         return text
     name = type(exc).__name__
     return f"{name}: {text}" if text else name

@@ -18,15 +18,11 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-import anyio
-import httpx2
-from mcp.client.sse import sse_client
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.exceptions import MCPError
-
 from .config import ServerConfig
 from .names import digest
-from .oauth import Callback, TokenFile, provider
+
+# The SDK (httpx2, mcp.client.*) is imported inside the methods: a Remote is made on
+# the event loop, before the SDK is loaded (in a worker thread, see server.py).
 
 
 class NeedsAuth(Exception):
@@ -37,13 +33,18 @@ class Remote:
     def __init__(self, config: ServerConfig, oauth_dir: Path, manager: Any) -> None:
         self.config = config
         self.manager = manager
-        self.tokens = TokenFile(oauth_dir / f"{config.name}-{digest(config.url or '')}.json")
+        self.tokens_path = oauth_dir / f"{config.name}-{digest(config.url or '')}.json"
+        self.tokens: Any = None  # the TokenFile, once the SDK is loaded
 
     def _needs_oauth(self) -> bool:
         return not any(key.lower() == "authorization" for key, _ in self.config.headers)
 
     @asynccontextmanager
     async def open(self, link: Any) -> AsyncIterator[tuple[Any, Any]]:
+        import httpx2
+        from mcp.client.sse import sse_client
+        from mcp.client.streamable_http import streamable_http_client
+
         url = self.config.url or ""
         headers = dict(self.config.headers)
         auth = await self._auth(link) if self._needs_oauth() else None
@@ -57,6 +58,12 @@ class Remote:
                 yield streams
 
     async def _auth(self, link: Any) -> Any:
+        import anyio
+
+        from .oauth import Callback, TokenFile, provider
+
+        if self.tokens is None:
+            self.tokens = TokenFile(self.tokens_path)
         options = dict(self.config.oauth)
         stored = self.tokens.read()
         callback = Callback(int(options.get("callbackPort") or stored.get("port") or 0))
@@ -120,6 +127,9 @@ class Remote:
     @staticmethod
     def gone(exc: BaseException) -> bool:
         """Does this failure mean the server is gone (connect again)?"""
+        import httpx2
+        from mcp.shared.exceptions import MCPError
+
         if isinstance(exc, httpx2.TransportError):
             return True
         if isinstance(exc, MCPError):

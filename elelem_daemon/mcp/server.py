@@ -24,7 +24,6 @@ import contextlib
 import importlib
 import logging
 import os
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -49,12 +48,16 @@ def setting(name: str, default: float) -> float:
     return value if value > 0 else default
 
 
+_link: Any = None
+
+
 async def load_link() -> Any:
-    """link.py and the SDK it imports, loaded in a worker thread the first time."""
-    module = sys.modules.get(LINK)
-    if module is None:
-        module = await asyncio.to_thread(importlib.import_module, LINK)
-    return module
+    """link.py and the SDK it imports, loaded in a worker thread the first time (two
+    servers starting at once both wait for the whole import)."""
+    global _link
+    if _link is None:
+        _link = await asyncio.to_thread(importlib.import_module, LINK)
+    return _link
 
 
 class McpServer:
@@ -96,6 +99,16 @@ class McpServer:
     def start(self) -> None:
         if self._task is None and not self._closing:
             self._task = asyncio.ensure_future(self._run())
+            self._task.add_done_callback(self._ended)
+
+    def _ended(self, task: asyncio.Task[None]) -> None:
+        """A task that died of a bug of ours leaves the server failed, not starting."""
+        if task.cancelled() or self._closing or task.exception() is None:
+            return
+        log.error("mcp: %s: internal error", self.name, exc_info=task.exception())
+        self.link = None
+        self._task = None
+        self.set("failed", f"internal error: {task.exception()}")
 
     @property
     def settled(self) -> bool:
@@ -155,7 +168,14 @@ class McpServer:
                     raise
                 error = "cancelled"
             except Exception as exc:
-                error = sys.modules[LINK].describe(exc) if LINK in sys.modules else str(exc)
+                link_module = _link
+                error = link_module.describe(exc) if link_module else f"{type(exc).__name__}: {exc}"
+                if link_module is not None and link_module.needs_auth(exc):
+                    self.link = None
+                    self.set("needs-auth", error)
+                    await self._restart.wait()
+                    self.attempts = 0
+                    continue
             self.link = None
             if self._closing:
                 break

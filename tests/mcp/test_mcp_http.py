@@ -42,8 +42,12 @@ class HttpServer:
 
     async def start(self) -> None:
         self.process = await asyncio.create_subprocess_exec(
-            sys.executable, str(DEMO), self.kind, str(self.port),
-            stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
+            sys.executable,
+            str(DEMO),
+            self.kind,
+            str(self.port),
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.DEVNULL,
         )
         await listening(self.port)
 
@@ -105,9 +109,7 @@ async def test_list_changed_and_cancel_over_streamable_http(
     await until(lambda: (marks / "cancelled").exists())
 
 
-async def test_a_server_that_goes_away_and_comes_back(
-    sessions, project: Path, http_server
-) -> None:
+async def test_a_server_that_goes_away_and_comes_back(sessions, project: Path, http_server) -> None:
     allow_mcp()
     server = await http_server()
     session = await sessions(project, {"web": {"type": "http", "url": server.url}})

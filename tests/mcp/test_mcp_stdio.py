@@ -320,3 +320,29 @@ async def test_status_is_the_documented_shape(sessions, project: Path) -> None:
     json.dumps(session.mcp.status())  # JSON all the way
     said = await session.command("/mcp demo")
     assert "demo__add" in said and "/demo:review" in said
+
+
+def test_the_sdk_loads_off_the_event_loop_after_the_session_is_ready(project: Path) -> None:
+    (project / ".mcp.json").write_text(
+        json.dumps(
+            {"mcpServers": {"demo": stdio(), "web": {"type": "http", "url": "http://127.0.0.1:9/"}}}
+        )
+    )
+    code = (
+        "import asyncio, sys\n"
+        "from elelem_daemon.plugins import core_registry\n"
+        "from elelem_daemon.session import start\n"
+        "async def main():\n"
+        f"    s = start(core_registry(entry_points=False), 'stub', cwd={str(project)!r})\n"
+        "    print('mcp' in sys.modules, 'pydantic' in sys.modules, flush=True)\n"
+        "    assert await s.mcp.ready(120), s.mcp.status()\n"
+        "    print('mcp' in sys.modules, s.mcp.status()['servers'][0]['state'], flush=True)\n"
+        "    await s.mcp.aclose()\n"
+        "asyncio.run(main())\n"
+    )
+    env = {**os.environ, "ELELEM_MCP_RETRIES": "1"}
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=180, env=env
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == ["False False", "True ready"]
