@@ -119,6 +119,8 @@ class McpServer:
         """Connect again now (a failed server too); a ready one is reconnected."""
         self._restart.set()
         self.lost.set()
+        if self._task is None:
+            self.start()
 
     async def aclose(self) -> None:
         self._closing = True
