@@ -6,7 +6,17 @@ from collections.abc import Awaitable, Callable
 
 from ..context import Context
 from ..table import Row
-from . import cancel, coldstart, conversation, dispatch, latency, memory, peer, throughput
+from . import (
+    cancel,
+    coldstart,
+    conversation,
+    dispatch,
+    latency,
+    mcp_ready,
+    memory,
+    peer,
+    throughput,
+)
 
 Figure = Callable[[Context], Awaitable[list[Row]]]
 
@@ -19,4 +29,5 @@ FIGURES: dict[str, Figure] = {
     "memory": memory.run,
     "cancel": cancel.run,
     "peer": peer.run,
+    "mcp": mcp_ready.run,
 }

@@ -17,15 +17,12 @@ entry is left out (or kept, for a mere unknown key), and the rest loads. Sizes a
 bounded (LIMITS). No MCP SDK import: this runs for every session.
 """
 
-from __future__ import annotations
-
 import json
 import os
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 FILE_CAP = 1 << 20  # bytes of one mcp.json
 MAX_SERVERS = 64
@@ -39,9 +36,11 @@ OAUTH_KEYS = {"clientId", "clientSecret", "scope", "callbackPort"}
 VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
-@dataclass(frozen=True)
-class Problem:
-    """A bad entry: where it is (`FILE: mcpServers.NAME.args`) and what is wrong."""
+class Problem(NamedTuple):
+    """A bad entry: where it is (`FILE: mcpServers.NAME.args`) and what is wrong.
+    (NamedTuples, not dataclasses, and no `from __future__ import annotations`, whose
+    string annotations NamedTuple compiles one by one: this module loads with every
+    daemon, so it is kept cheap to import.)"""
 
     where: str
     message: str
@@ -51,9 +50,8 @@ class Problem:
         return f"{self.where}: {self.message}"
 
 
-@dataclass(frozen=True)
-class ServerConfig:
-    """One server, whatever form it came in. Frozen: two equal configs are one server."""
+class ServerConfig(NamedTuple):
+    """One server, whatever form it came in. Two configs that are `same` are one server."""
 
     name: str
     transport: str  # stdio | http | sse
@@ -67,7 +65,11 @@ class ServerConfig:
     tool_timeout: float | None = None  # seconds one tool call may take
     oauth: tuple[tuple[str, Any], ...] = ()  # clientId, clientSecret, scope, callbackPort
     source: str = "user"  # user | project | client
-    origin: str = field(default="", compare=False)  # the file, or the face's request
+    origin: str = ""  # the file, or the face's request
+
+    def same(self, other: "ServerConfig | None") -> bool:
+        """The same server (wherever each was written)."""
+        return other is not None and self._replace(origin="") == other._replace(origin="")
 
     def describe(self) -> str:
         if self.transport == "stdio":
@@ -162,7 +164,7 @@ def from_map(
         if config is not None and expand:
             config = _expanded(config, at, problems, env)
         if config is not None:
-            found.append(replace(config, origin=where))
+            found.append(config._replace(origin=where))
     return found
 
 
@@ -192,7 +194,7 @@ def from_acp(servers: Any, where: str = "session/new") -> tuple[list[ServerConfi
         else:
             config = _entry(name, pairs, "client", at, problems)
             if config is not None:
-                found[config.name] = replace(config, origin=where)
+                found[config.name] = config._replace(origin=where)
     return list(found.values()), problems
 
 
@@ -404,8 +406,7 @@ def _expanded(
     def pairs(items: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
         return tuple((key, expand(value, source, missing)) for key, value in items)
 
-    done = replace(
-        config,
+    done = config._replace(
         command=one(config.command),
         args=tuple(expand(arg, source, missing) for arg in config.args),
         env=pairs(config.env),

@@ -78,7 +78,7 @@ class McpManager:
         wanted = {config.name: config for config in self.configs}
         prefixes = names.prefixes(wanted)
         for name, server in list(self.servers.items()):
-            if wanted.get(name) != server.config or prefixes.get(name) != server.prefix:
+            if not server.config.same(wanted.get(name)) or prefixes.get(name) != server.prefix:
                 self._drop(name)
         for name, config in wanted.items():
             if name not in self.servers:

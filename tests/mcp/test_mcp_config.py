@@ -48,6 +48,7 @@ def test_the_claude_code_format_loads(tmp_path: Path) -> None:
         env=(("A", "1"),),
         cwd="sub",
         source="project",
+        origin=str(tmp_path / ".mcp.json"),
     )
     assert by["files"].origin == str(tmp_path / ".mcp.json")
     assert by["api"].transport == "http" and by["api"].headers == (("X", "y"),)
@@ -209,8 +210,10 @@ def test_acp_list_form_maps_to_the_same_config() -> None:
     )
     assert problems == []
     by = {s.name: s for s in servers}
-    assert by["fs"] == ServerConfig(
-        "fs", "stdio", command="/bin/fs", args=("/tmp",), env=(("A", "1"),), source="client"
+    assert by["fs"].same(
+        ServerConfig(
+            "fs", "stdio", command="/bin/fs", args=("/tmp",), env=(("A", "1"),), source="client"
+        )
     )
     assert by["api"].headers == (("Authorization", "Bearer ${NOT_EXPANDED}"),)  # literal
     assert by["old"].transport == "sse"
