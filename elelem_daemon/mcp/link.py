@@ -110,7 +110,12 @@ class Link:
             await stack.enter_async_context(session)
             with anyio.CancelScope(deadline=anyio.current_time() + timeout) as scope:
                 self.startup_scope = scope
-                await self._initialize(session)
+                try:
+                    await self._initialize(session)
+                except MCPError as exc:
+                    if exc.code != types.CONNECTION_CLOSED:
+                        raise
+                    raise Lost("closed the connection during start-up") from None
             self.startup_scope = None
             if scope.cancelled_caught:
                 raise TimeoutError(f"did not answer initialize within {timeout:g}s")

@@ -4,6 +4,8 @@ tests/mcp/filesystem/node_modules (kept there as a cache), driven through a sess
 
 from __future__ import annotations
 
+import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -12,6 +14,7 @@ import pytest
 from conftest import allow_mcp, status_of
 
 HERE = Path(__file__).parent / "filesystem"
+DOC = Path(__file__).parents[2] / "docs" / "mcp.md"
 BIN = HERE / "node_modules" / ".bin" / "mcp-server-filesystem"
 
 
@@ -49,3 +52,26 @@ async def test_the_filesystem_server(sessions, project: Path, filesystem_server:
     assert not outside.ok and "outside allowed directories" in outside.error.lower()
     wrong = await session.toolbox.run("files__read_text_file", {})
     assert wrong.error == "object at root is missing required properties: path"
+
+
+async def test_the_docs_example_as_written(
+    sessions, project: Path, filesystem_server: Path
+) -> None:
+    """docs/mcp.md's first example, with its folder made this test's; `npx` runs the
+    package installed above (cwd: its folder), so nothing is fetched."""
+    allow_mcp()
+    example = json.loads(re.search(r"```json\n(.*?)```", DOC.read_text(), re.S).group(1))
+    files = example["mcpServers"]["files"]
+    assert files == {
+        "command": "npx",
+        "args": ["-y", "@modelcontextprotocol/server-filesystem", "/home/me/notes"],
+    }
+    notes = project / "notes"
+    notes.mkdir()
+    (notes / "todo.md").write_text("- write docs\n")
+    files["args"][-1] = str(notes)
+    files["cwd"] = str(HERE)
+    session = await sessions(project, {"files": files})
+    assert status_of(session, "files")["state"] == "ready", status_of(session, "files")
+    read = await session.toolbox.run("files__read_text_file", {"path": str(notes / "todo.md")})
+    assert "write docs" in read.payload["content"]

@@ -346,3 +346,16 @@ def test_the_sdk_loads_off_the_event_loop_after_the_session_is_ready(project: Pa
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines() == ["False False", "True ready"]
+
+
+async def test_a_server_that_exits_at_start_says_why(sessions, project: Path) -> None:
+    script = project / "broken.py"
+    script.write_text(
+        "import sys\nprint('DATABASE_URL is not set', file=sys.stderr)\nsys.exit(1)\n"
+    )
+    session = await sessions(project, {"db": {"command": sys.executable, "args": [str(script)]}})
+    status = status_of(session, "db")
+    assert status["state"] == "failed"
+    assert status["error"] == (
+        "closed the connection during start-up (exit status 1); stderr: DATABASE_URL is not set"
+    )
