@@ -154,7 +154,7 @@ def from_map(
     if not isinstance(servers, dict):
         problems.add(where, "mcpServers must be an object of NAME: {...}")
         return []
-    found = []
+    found: list[ServerConfig] = []
     for name, entry in list(servers.items())[: MAX_SERVERS + 1]:
         if len(found) == MAX_SERVERS:
             problems.add(where, f"more than {MAX_SERVERS} servers; the rest are ignored")

@@ -32,10 +32,10 @@ from .. import __version__
 from . import toolset
 from .process import ServerProcess, StartError
 from .remote import NeedsAuth
-from .results import McpResult, read_result, tool_result
+from .results import McpResult, failure, read_result, tool_result
 
 MAX_PAGES = 20
-CHANGES = {
+CHANGES: dict[type, str] = {
     types.ToolListChangedNotification: "tools",
     types.PromptListChangedNotification: "prompts",
     types.ResourceListChangedNotification: "resources",
@@ -187,7 +187,7 @@ class Link:
         try:
             result = await self.session.call_tool(tool, args, read_timeout_seconds=timeout)
         except Exception as exc:
-            return McpResult.failure(await self._failed(exc, f"did not answer within {timeout:g}s"))
+            return failure(await self._failed(exc, f"did not answer within {timeout:g}s"))
         return tool_result(result)
 
     async def read(self, uri: str | None) -> dict[str, Any]:

@@ -132,14 +132,11 @@ class Callback:
         query = parse_qs(target.query) if target else {}
         status, text = "404 Not Found", "Not the callback."
         if target is not None and target.path == "/callback":
-            code = (query.get("code") or [None])[0]
-            error = (query.get("error") or [None])[0]
+            code, error = _first(query, "code"), _first(query, "error")
             if code and self._result is not None and not self._result.done():
                 self._result.set_result(
                     AuthorizationCodeResult(
-                        code=code,
-                        state=(query.get("state") or [None])[0],
-                        iss=(query.get("iss") or [None])[0],
+                        code=code, state=_first(query, "state"), iss=_first(query, "iss")
                     )
                 )
                 status, text = "200 OK", "Authorized."
@@ -154,6 +151,11 @@ class Callback:
         with contextlib.suppress(OSError):
             await writer.drain()
         writer.close()
+
+
+def _first(query: dict[str, list[str]], key: str) -> str | None:
+    values = query.get(key)
+    return values[0] if values else None
 
 
 def provider(

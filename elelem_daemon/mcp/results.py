@@ -35,6 +35,10 @@ class McpResult(Result):
     attachments: tuple[dict[str, Any], ...] = ()
 
 
+def failure(message: str) -> McpResult:
+    return McpResult({"error": message}, ok=False)
+
+
 def capped(text: str, cap: int = RESULT_CAP) -> str:
     if len(text) <= cap:
         return text

@@ -31,7 +31,7 @@ from typing import Any
 
 from . import toolset
 from .config import ServerConfig
-from .results import McpResult
+from .results import McpResult, failure
 
 log = logging.getLogger(__name__)
 
@@ -230,7 +230,7 @@ class McpServer:
     async def call(self, tool: str, args: dict[str, Any]) -> McpResult:
         link = self.link
         if link is None or self.state != "ready":
-            return McpResult.failure(self.unavailable())
+            return failure(self.unavailable())
         return await link.call(tool, args)
 
     async def read(self, uri: str | None) -> dict[str, Any]:
