@@ -107,7 +107,10 @@ class Toolbox:
     # -- running ------------------------------------------------------------
     async def run(self, name: str, args: dict[str, Any]) -> Result:
         tool = self.resolve(name)
-        problems = tool.validate(args)
+        try:
+            problems = tool.validate(args)
+        except Exception as exc:  # a broken schema (a plugin's) is the call's failure
+            return Result.failure(f"cannot check the arguments of {tool.name}: {exc}")
         if problems:
             return Result.failure(", ".join(problems))
         try:
