@@ -35,6 +35,7 @@ from .remote import NeedsAuth
 from .results import McpResult, failure, read_result, tool_result
 
 MAX_PAGES = 20
+GRACE = 5.0  # past a call's timeout, for the SDK's own to answer first
 CHANGES: dict[type, str] = {
     types.ToolListChangedNotification: "tools",
     types.PromptListChangedNotification: "prompts",
@@ -185,7 +186,8 @@ class Link:
         assert self.session is not None
         timeout = self.server.tool_timeout
         try:
-            result = await self.session.call_tool(tool, args, read_timeout_seconds=timeout)
+            with anyio.fail_after(timeout + GRACE):  # also when the request cannot be written
+                result = await self.session.call_tool(tool, args, read_timeout_seconds=timeout)
         except Exception as exc:
             return failure(await self._failed(exc, f"did not answer within {timeout:g}s"))
         return tool_result(result)

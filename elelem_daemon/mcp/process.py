@@ -161,20 +161,25 @@ class ServerProcess:
     async def _read(self, send: Any) -> None:
         assert self.process is not None and self.process.stdout is not None
         buffer = bytearray()
-        skipping = False
+        skipping = False  # the rest of a line that was too long
         try:
             async with send:
                 async for chunk in self._chunks(self.process.stdout):
-                    *lines, rest = (bytes(buffer) + chunk).split(b"\n")
-                    buffer = bytearray(rest)
-                    for line in lines:
+                    start = 0
+                    while (end := chunk.find(b"\n", start)) >= 0:
                         if skipping:
                             skipping = False
-                            continue
-                        if (message := self._parse(line)) is not None:
-                            await send.send(message)
+                        else:
+                            buffer += chunk[start:end]
+                            line = bytes(buffer)
+                            buffer.clear()
+                            if (message := self._parse(line)) is not None:
+                                await send.send(message)
+                        start = end + 1
+                    if not skipping:
+                        buffer += chunk[start:]
                     if len(buffer) > MAX_MESSAGE:
-                        self._garbage(f"a line longer than {MAX_MESSAGE} bytes", count=True)
+                        self._garbage(f"a line longer than {MAX_MESSAGE} bytes")
                         buffer.clear()
                         skipping = True
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
@@ -193,7 +198,7 @@ class ServerProcess:
             return None
         return SessionMessage(message)
 
-    def _garbage(self, sample: str, count: bool = True) -> None:
+    def _garbage(self, sample: str) -> None:
         self.garbage += 1
         if self.sample is None:
             self.sample = sample
@@ -293,7 +298,7 @@ class ServerProcess:
     def kill(self) -> None:
         """SIGKILL the group and its descendants now (no waiting, for a sync close)."""
         process = self.process
-        if process is None or process.returncode is not None:
+        if process is None:
             return
         tree = descendants(process.pid)
         with contextlib.suppress(ProcessLookupError, PermissionError):

@@ -359,3 +359,24 @@ async def test_a_server_that_exits_at_start_says_why(sessions, project: Path) ->
     assert status["error"] == (
         "closed the connection during start-up (exit status 1); stderr: DATABASE_URL is not set"
     )
+
+
+async def test_a_line_too_long_is_dropped_and_the_server_still_works(
+    sessions, project: Path
+) -> None:
+    allow_mcp()
+    session = await sessions(project, {"long": stdio("longline.py")})
+    assert status_of(session, "long")["state"] == "ready"
+    assert (await session.toolbox.run("long__add", {"a": 2, "b": 2})).payload["content"] == "4"
+    process = session.mcp.servers["long"].process
+    assert process.garbage == 2 and "longer than" in process.sample
+
+
+async def test_a_call_that_is_never_answered_times_out(sessions, project: Path) -> None:
+    allow_mcp()
+    session = await sessions(project, {"deaf": stdio("deaf.py", toolTimeout=1)})
+    quiet = await session.toolbox.run("deaf__wait", {})
+    assert quiet.error == "MCP server deaf did not answer within 1s (the request was cancelled)"
+    # the server reads no more: a big request cannot even be written; the call still ends
+    stuck = await session.toolbox.run("deaf__wait", {"blob": "x" * (4 << 20)})
+    assert "MCP server deaf did not answer within 1s" in stuck.error
