@@ -2,7 +2,8 @@
 tools (`SERVER__TOOL`), slash commands (`/SERVER:PROMPT`) and the `resource` tool.
 
 Modules, one noun each:
-- config: where servers are configured, checked into `ServerConfig`s (no SDK);
+- config: where servers are configured, in which forms, merged (no SDK);
+- entries: one entry checked into a `ServerConfig`, `${VAR}` expanded (no SDK);
 - names: the tool and command name rule (no SDK);
 - manager: `McpManager`, a session's servers and what they add to it (`manager_of`);
 - server: `McpServer`, one server's connection, retries, status and calls;

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from elelem_daemon.mcp import config
+from elelem_daemon.mcp import config, entries
 from elelem_daemon.mcp.config import ServerConfig, from_acp, from_face, load
 
 
@@ -118,8 +118,8 @@ BAD = {
     "timeout negative": ({"command": "x", "timeout": -1}, "timeout: must be a number"),
     "timeout a bool": ({"command": "x", "toolTimeout": True}, "toolTimeout: must be a number"),
     "not an object": ("npx server", "must be an object"),
-    "a huge arg": ({"command": "x", "args": ["a" * (config.MAX_TEXT + 1)]}, "at most"),
-    "too many args": ({"command": "x", "args": ["a"] * (config.MAX_ITEMS + 1)}, "at most"),
+    "a huge arg": ({"command": "x", "args": ["a" * (entries.MAX_TEXT + 1)]}, "at most"),
+    "too many args": ({"command": "x", "args": ["a"] * (entries.MAX_ITEMS + 1)}, "at most"),
 }
 
 
