@@ -11,7 +11,14 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import allow_mcp, status_of
+from mcp_support import (  # noqa: F401 (fixtures)
+    allow_mcp,
+    marks,
+    project,
+    quick_retries,
+    sessions,
+    status_of,
+)
 
 HERE = Path(__file__).parent / "filesystem"
 DOC = Path(__file__).parents[2] / "docs" / "mcp.md"

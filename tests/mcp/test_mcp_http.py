@@ -4,30 +4,22 @@ headers, a server that goes away and comes back, one that is not there."""
 from __future__ import annotations
 
 import asyncio
-import socket
 import sys
 from pathlib import Path
 
 import pytest
-from conftest import DEMO, allow_mcp, status_of, until
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-async def listening(port: int, timeout: float = 60) -> None:
-    async def connects() -> bool:
-        try:
-            _, writer = await asyncio.open_connection("127.0.0.1", port)
-        except OSError:
-            return False
-        writer.close()
-        return True
-
-    await until(connects, timeout, 0.1)
+from mcp_support import (  # noqa: F401 (fixtures)
+    DEMO,
+    allow_mcp,
+    free_port,
+    listening,
+    marks,
+    project,
+    quick_retries,
+    sessions,
+    status_of,
+    until,
+)
 
 
 class HttpServer:

@@ -15,8 +15,18 @@ import sys
 from pathlib import Path
 
 import httpx
-from conftest import SERVERS, allow_mcp, status_of, until
-from test_mcp_http import free_port, listening
+from mcp_support import (  # noqa: F401 (fixtures)
+    SERVERS,
+    allow_mcp,
+    free_port,
+    listening,
+    marks,
+    project,
+    quick_retries,
+    sessions,
+    status_of,
+    until,
+)
 
 
 async def authed_server(port: int) -> asyncio.subprocess.Process:

@@ -10,7 +10,16 @@ import signal
 import sys
 from pathlib import Path
 
-from conftest import allow_mcp, configure, stdio, until
+from mcp_support import (  # noqa: F401 (fixtures)
+    allow_mcp,
+    configure,
+    marks,
+    project,
+    quick_retries,
+    sessions,
+    stdio,
+    until,
+)
 
 OWNER = """
 import asyncio, json, sys

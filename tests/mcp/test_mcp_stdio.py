@@ -12,7 +12,16 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import allow_mcp, status_of, stdio, until
+from mcp_support import (  # noqa: F401 (fixtures)
+    allow_mcp,
+    marks,
+    project,
+    quick_retries,
+    sessions,
+    status_of,
+    stdio,
+    until,
+)
 
 from elelem_daemon.io import NullInput
 from elelem_daemon.mcp.config import from_acp

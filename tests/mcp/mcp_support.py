@@ -1,11 +1,15 @@
 """What the MCP tests share: the real servers in servers/, a project folder with its
-`.mcp.json`, sessions that are closed (their servers stopped) after each test."""
+`.mcp.json`, sessions that are closed (their servers stopped) after each test, HTTP
+servers on 127.0.0.1. Not a conftest.py: a second module named `conftest` would hide
+tests/conftest.py from the tests that import it, so each test module imports its
+fixtures from here (`from mcp_support import ...`)."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import os
+import socket
 import sys
 from pathlib import Path
 from typing import Any
@@ -99,3 +103,21 @@ async def until(check: Any, timeout: float = 60.0, every: float = 0.05) -> Any:
 
 def status_of(session: Session, name: str) -> dict[str, Any]:
     return next(s for s in session.mcp.status()["servers"] if s["name"] == name)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+async def listening(port: int, timeout: float = 60) -> None:
+    async def connects() -> bool:
+        try:
+            _, writer = await asyncio.open_connection("127.0.0.1", port)
+        except OSError:
+            return False
+        writer.close()
+        return True
+
+    await until(connects, timeout, 0.1)
