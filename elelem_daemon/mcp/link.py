@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import logging
 import time
 from contextlib import AsyncExitStack
 from typing import Any
@@ -33,6 +34,11 @@ from . import toolset
 from .process import ServerProcess, StartError
 from .remote import NeedsAuth
 from .results import McpResult, failure, read_result, tool_result
+
+# The SDK logs its own view of failures (tracebacks included) to loggers without
+# handlers, which Python would print on stderr; elelem reports them itself (status, /mcp).
+for _name in ("mcp", "client"):
+    logging.getLogger(_name).addHandler(logging.NullHandler())
 
 MAX_PAGES = 20
 GRACE = 5.0  # past a call's timeout, for the SDK's own to answer first
