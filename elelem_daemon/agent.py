@@ -19,6 +19,10 @@ Message = dict[str, Any]
 
 MAX_ROUNDS = 100
 CANCELLED = "[cancelled]"
+OVERFLOW_HINT = (
+    " (the conversation is too long for the model's context: "
+    "/compact to summarise it, or /clear to start over)"
+)
 
 
 class Agent:
@@ -91,10 +95,13 @@ class Agent:
                 async for event in events:
                     self._on(event, calls, kept)
         except Exception as exc:
-            log.warning("agent: %s", exc)
-            self.output.say(str(exc), "error")
+            text = str(exc)
+            if getattr(exc, "data", {}).get("context_overflow"):
+                text += OVERFLOW_HINT
+            log.warning("agent: %s", text)
+            self.output.say(text, "error")
             self.stop_reason = "error"
-            return f"Error: {exc}", [], {}
+            return f"Error: {text}", [], {}
         return "".join(self._said), calls, kept
 
     def _on(self, event: dict[str, Any], calls: list[dict[str, Any]], kept: Message) -> None:

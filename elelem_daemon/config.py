@@ -9,6 +9,9 @@ The order (docs/providers.md):
 6. the `stub`, with a one-line notice on stderr saying how to choose (once per process).
 
 Only the steps needed run, so a set `ELELEM_PROVIDER` costs nothing.
+
+Also the state folder every part keeps its files under (`state_dir`): the stored
+sessions, the checkpoints.
 """
 
 from __future__ import annotations
@@ -28,6 +31,16 @@ NOTICE = (
     "ELELEM_PROVIDER, or set ANTHROPIC_API_KEY, OPENAI_API_KEY / OPENAI_BASE_URL, "
     "or start Ollama (see docs/providers.md)"
 )
+
+
+def state_dir(env: Mapping[str, str] | None = None) -> Path:
+    """Where elelem keeps its state, read on every call: `$ELELEM_STATE_DIR`, else
+    `$XDG_STATE_HOME/elelem`, else `~/.local/state/elelem`."""
+    env = os.environ if env is None else env
+    if state := env.get("ELELEM_STATE_DIR"):
+        return Path(state).expanduser()
+    xdg = env.get("XDG_STATE_HOME")
+    return (Path(xdg).expanduser() if xdg else Path.home() / ".local" / "state") / "elelem"
 
 
 def config_path(env: Mapping[str, str]) -> Path:

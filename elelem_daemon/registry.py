@@ -2,13 +2,22 @@
 
 A Registry may have a parent: the daemon keeps one for the built-ins and installed
 packages, and a child per project with the plugin files of that working directory.
+
+A provider name nobody registered is tried once as the package `elelem_NAME`, and only
+when NAME looks like a package's name (lower-case letters, digits, `-`, `_`; not our own
+`daemon`). Failing that, the error lists the providers there are, suggests a close one,
+and says `pip install` only for a package in KNOWN_PACKAGES: any other name could be
+registered on PyPI by anyone.
 """
 
 from __future__ import annotations
 
+import difflib
 import functools
 import importlib
 import inspect
+import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -20,6 +29,12 @@ if TYPE_CHECKING:
 
 ProviderFactory = Callable[..., Any]
 Setup = Callable[["Session"], Any]
+
+# provider name -> the PyPI package that provides it, for packages this project vouches
+# for. None is published yet; add one here when it is.
+KNOWN_PACKAGES: dict[str, str] = {}
+PACKAGE_NAME = re.compile(r"[a-z][a-z0-9_-]{0,63}")
+RESERVED = frozenset({"daemon"})  # elelem_daemon is this package, not a provider
 
 
 @dataclass
@@ -79,20 +94,30 @@ class Registry:
         return factory(model=model)
 
     def _import_provider_package(self, name: str) -> None:
+        if not PACKAGE_NAME.fullmatch(name) or name in RESERVED:
+            raise self.unknown(name)
         package = f"elelem_{name.replace('-', '_')}"
         try:
             module = importlib.import_module(package)
         except ImportError as exc:
             if exc.name != package:
                 raise UnknownProvider(f"elelem-{name} failed to import: {exc}") from exc
-            available = ", ".join(self.provider_names())
-            raise UnknownProvider(
-                f'unknown provider: "{name}". Available: {available}. '
-                f"Run: pip install elelem-{name}"
-            ) from None
+            raise self.unknown(name) from None
         register = getattr(module, "register", None)
         if callable(register):
             register(self.plugin(package, "package"))
+
+    def unknown(self, name: str) -> UnknownProvider:
+        """`unknown provider: "NAME". Available: a, b.`, a close name, a known package."""
+        names = self.provider_names()
+        shown = json.dumps(name[:64], ensure_ascii=False)[1:-1] + ("..." if len(name) > 64 else "")
+        text = f'unknown provider: "{shown}". Available: {", ".join(names)}.'
+        close = difflib.get_close_matches(name.lower()[:64], names, n=1)
+        if close:
+            text += f' Did you mean "{close[0]}"?'
+        if name in KNOWN_PACKAGES:
+            text += f" Run: pip install {KNOWN_PACKAGES[name]}"
+        return UnknownProvider(text)
 
 
 class Plugin:

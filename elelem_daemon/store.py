@@ -28,6 +28,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from .config import state_dir
 from .errors import SessionLocked, UnknownSession
 
 log = logging.getLogger(__name__)
@@ -41,11 +42,7 @@ TITLE_LENGTH = 80
 
 def sessions_dir() -> Path:
     """The folder of stored sessions, from the environment (read on every call)."""
-    if state := os.environ.get("ELELEM_STATE_DIR"):
-        return Path(state).expanduser() / "sessions"
-    xdg = os.environ.get("XDG_STATE_HOME")
-    base = Path(xdg).expanduser() if xdg else Path.home() / ".local" / "state"
-    return base / "elelem" / "sessions"
+    return state_dir() / "sessions"
 
 
 def now() -> str:

@@ -11,8 +11,9 @@ import argparse
 import asyncio
 import json
 import os
+import sys
 
-from elelem_daemon.client import Client
+from elelem_daemon.client import Client, RpcError
 
 
 async def main() -> int:
@@ -39,5 +40,16 @@ async def main() -> int:
     return 0
 
 
+def run() -> int:
+    """main(), with a daemon's error answer as one line on stderr and exit code 1."""
+    try:
+        return asyncio.run(main())
+    except RpcError as exc:
+        print(f"one_turn.py: {exc.message}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
 if __name__ == "__main__":
-    raise SystemExit(asyncio.run(main()))
+    raise SystemExit(run())

@@ -1,5 +1,6 @@
 """Shared fixtures. No test sees the user's plugins or the repo's AGENTS.md: HOME and
-the working directory are temp dirs."""
+the working directory are temp dirs. And no test writes to the user's real folders: the
+session fails if they changed (tests/real_folders.py)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,33 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import real_folders
 
 from elelem_daemon.io import NullOutput
 from elelem_daemon.plugins import core_registry
 from elelem_daemon.session import start
+
+REAL_FOLDERS = pytest.StashKey[dict]()
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    session.stash[REAL_FOLDERS] = real_folders.snapshot()
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    before = session.stash.get(REAL_FOLDERS, None)
+    found = real_folders.changes(before, real_folders.snapshot()) if before is not None else []
+    if not found:
+        return
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    lines = ["the tests changed the user's real elelem folders:", *found[:50]]
+    if reporter is not None:
+        reporter.write_sep("=", "real folders changed", red=True)
+        for line in lines:
+            reporter.write_line(line)
+    else:
+        print("\n".join(lines))
+    session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 @pytest.fixture(autouse=True)

@@ -112,10 +112,55 @@ def test_unknown_provider_imports_the_package_once_then_explains(tmp_path, monke
     with pytest.raises(UnknownProvider) as err:
         registry.build_provider("nosuch")
     assert str(err.value) == (
-        'unknown provider: "nosuch". Available: anthropic, late, ollama, openai, stub. '
-        "Run: pip install elelem-nosuch"
+        'unknown provider: "nosuch". Available: anthropic, late, ollama, openai, stub.'
     )
     sys.modules.pop("elelem_late", None)
+
+
+def test_unknown_provider_suggests_a_close_name_and_only_known_packages(monkeypatch):
+    from elelem_daemon import registry as module
+
+    registry = core_registry(entry_points=False)
+    with pytest.raises(UnknownProvider) as err:
+        registry.build_provider("opnai")
+    assert str(err.value) == (
+        'unknown provider: "opnai". Available: anthropic, ollama, openai, stub. '
+        'Did you mean "openai"?'
+    )
+    monkeypatch.setitem(module.KNOWN_PACKAGES, "vouched", "elelem-vouched")
+    with pytest.raises(UnknownProvider) as err:
+        registry.build_provider("vouched")
+    assert str(err.value) == (
+        'unknown provider: "vouched". Available: anthropic, ollama, openai, stub. '
+        "Run: pip install elelem-vouched"
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "shown"),
+    [
+        ("pkg.sub", "pkg.sub"),
+        ("../pkg", "../pkg"),
+        ("Pkg", "Pkg"),
+        ("daemon", "daemon"),
+        ("bad\nname\x1b[2J", "bad\\nname\\u001b[2J"),
+        ("p" * 300, "p" * 64 + "..."),
+    ],
+)
+def test_a_name_unlike_a_package_is_never_imported(tmp_path, monkeypatch, name, shown):
+    folder = tmp_path / "elelem_pkg"
+    folder.mkdir()
+    (folder / "__init__.py").write_text("")
+    (folder / "sub.py").write_text("raise SystemExit('imported')\n")
+    write(tmp_path, "elelem_Pkg.py", "raise SystemExit('imported')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    imported = set(sys.modules)
+    with pytest.raises(UnknownProvider) as err:
+        core_registry(entry_points=False).build_provider(name)
+    assert str(err.value) == (
+        f'unknown provider: "{shown}". Available: anthropic, ollama, openai, stub.'
+    )
+    assert not {m for m in set(sys.modules) - imported if m.startswith("elelem_")}
 
 
 def sugar_session(tmp_path):

@@ -8,6 +8,7 @@ from ..context import Context
 from ..table import Row
 from . import (
     cancel,
+    checkpoints,
     coldstart,
     conversation,
     dispatch,
@@ -29,5 +30,6 @@ FIGURES: dict[str, Figure] = {
     "memory": memory.run,
     "cancel": cancel.run,
     "peer": peer.run,
+    "checkpoints": checkpoints.run,
     "mcp": mcp_ready.run,
 }

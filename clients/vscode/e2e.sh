@@ -5,6 +5,8 @@
 # ~/.cache/elelem-vscode-e2e, chromium and libkrb5-dev from apt; npm ci; the daemon's .venv.
 # Fails loudly when anything cannot be installed: it never skips.
 # The screenshot goes to test-results/screenshot.png (or ELELEM_E2E_SCREENSHOT); README uses images/.
+# code-server, and so the daemon it starts, runs with its own HOME and XDG_* folders; the run
+# fails if the user's real elelem folders changed (scripts/real-state.sh).
 set -euo pipefail
 cd "$(dirname "$0")"
 HERE="$(pwd)"
@@ -25,6 +27,7 @@ fi
 export ELELEM_TEST_COMMAND
 
 WORK="$(mktemp -d /tmp/elelem-e2e.XXXXXX)"
+scripts/real-state.sh > "$WORK/real-state.before"
 CS_PID=""
 cleanup() {
   if [ -n "$CS_PID" ]; then kill -- "-$CS_PID" 2>/dev/null || true; fi
@@ -32,8 +35,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-mkdir -p "$WORK"/{ext,ud/User,ws,xdg-config,xdg-data}
-export XDG_CONFIG_HOME="$WORK/xdg-config" XDG_DATA_HOME="$WORK/xdg-data"
+mkdir -p "$WORK"/{ext,ud/User,ws,home,xdg-config,xdg-data,xdg-state,xdg-cache}
 printf 'def greet(name):\n    """Say hello."""\n    return f"hello, {name}"\n\n\nprint(greet("elelem"))\n' > "$WORK/ws/hello.py"
 node -e 'console.log(JSON.stringify({
   "elelem.command": process.env.ELELEM_TEST_COMMAND,
@@ -50,7 +52,13 @@ node -e 'console.log(JSON.stringify({
 }, null, 2))' > "$WORK/ud/User/settings.json"
 printf 'bind-addr: 127.0.0.1:0\nauth: none\ncert: false\n' > "$WORK/cs.yaml"
 
-CS=(env "PATH=$NODE24_BIN:$PATH" "$ELELEM_CODE_SERVER" --config "$WORK/cs.yaml"
+# code-server and its daemon get nothing of the caller's that points elsewhere
+# (ELELEM_STATE_DIR moves stored sessions) or at a real provider.
+SCRUB=()
+for name in $(env | grep -oE '^(ELELEM|ANTHROPIC|OPENAI|OLLAMA)_[A-Za-z0-9_]*=' | tr -d =); do SCRUB+=(-u "$name"); done
+CS=(env "${SCRUB[@]}" "PATH=$NODE24_BIN:$PATH" "HOME=$WORK/home" "XDG_CONFIG_HOME=$WORK/xdg-config"
+    "XDG_DATA_HOME=$WORK/xdg-data" "XDG_STATE_HOME=$WORK/xdg-state" "XDG_CACHE_HOME=$WORK/xdg-cache"
+    "$ELELEM_CODE_SERVER" --config "$WORK/cs.yaml"
     --user-data-dir "$WORK/ud" --extensions-dir "$WORK/ext")
 "${CS[@]}" --install-extension "$HERE/elelem.vsix" >"$WORK/install.log" 2>&1 \
   || { cat "$WORK/install.log" >&2; echo "e2e.sh: FAILED to install elelem.vsix into code-server" >&2; exit 1; }
@@ -74,3 +82,9 @@ if ! node test/e2e/chat.mjs "http://127.0.0.1:$PORT/?folder=$WORK/ws" "$SHOT"; t
   find "$WORK/ud/logs" -name '*Elelem*' -exec sh -c 'echo "--- $1"; tail -40 "$1"' _ {} \; >&2 2>/dev/null || true
   exit 1
 fi
+kill -- "-$CS_PID" 2>/dev/null || true
+CS_PID=""
+sleep 1 # the daemon exits with its extension host
+scripts/real-state.sh "$WORK/real-state.before"
+ls "$WORK"/xdg-state/elelem/sessions/*.jsonl >/dev/null 2>&1 \
+  || { echo "e2e.sh: FAILED: the daemon stored no session in the run's own XDG_STATE_HOME" >&2; exit 1; }

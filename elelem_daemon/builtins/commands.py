@@ -95,6 +95,9 @@ def register(plugin: Plugin) -> None:
     @plugin.command("compact", "Compress context")
     async def compact(session: Any, args: str | None) -> None:
         summary = await session.turn(COMPACT_PROMPT)
+        if session.agent.stop_reason != "end_turn":  # e.g. too long for the model to read
+            session.output.say("compact failed: the conversation is kept (/clear starts over)")
+            return
         session.conversation.clear()
         session.conversation.add("user", f"Context: {summary}")
         session.output.say("  → compacted")

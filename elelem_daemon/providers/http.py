@@ -9,7 +9,9 @@ A subclass says what to send (`request`) and how to read the answer (`decode`);
 - 429, 500, 502, 503, 529, connection failures and a stream that breaks off are
   retried with capped exponential backoff that honours `retry-after`, but only
   while no event of that answer has been emitted;
-- every error text passes through `redact`, so an API key never leaves.
+- every error text passes through `redact`, so an API key never leaves;
+- a request too long for the model's context (each API's own code or words) is flagged
+  `context_overflow` in the error's data, for the agent to say how to recover.
 
 Settings (environment, read when the provider is built):
 
@@ -27,6 +29,7 @@ import json
 import logging
 import os
 import random
+import re
 import time
 from collections.abc import AsyncIterator
 from typing import Any
@@ -40,6 +43,11 @@ log = logging.getLogger(__name__)
 RETRY_STATUS = frozenset({429, 500, 502, 503, 529})
 NO_RETRY_CODES = frozenset({"insufficient_quota", "enforced_spend_limit_reached"})
 BASE_DELAY = 1.0
+# OpenAI's code, llama.cpp's type; Anthropic, vLLM and others say it in words
+CONTEXT_CODES = frozenset({"context_length_exceeded", "exceed_context_size_error"})
+CONTEXT_WORDS = re.compile(
+    r"maximum context length|context (size|length|window)|prompt is too long", re.IGNORECASE
+)
 
 
 def setting(name: str, default: float, env: dict[str, str] | None = None) -> float:
@@ -66,8 +74,10 @@ def build_client() -> httpx.AsyncClient:
 class Failure(ProviderError):
     """A ProviderError that may be worth another try (before anything was emitted)."""
 
-    def __init__(self, text: str, retryable: bool = False, retry_after: float | None = None):
-        super().__init__(text)
+    def __init__(
+        self, text: str, retryable: bool = False, retry_after: float | None = None, **data: Any
+    ):
+        super().__init__(text, **data)
         self.retryable = retryable
         self.retry_after = retry_after
 
@@ -186,10 +196,12 @@ class HTTPProvider:
                 )
             text = self.redact(str(failure))
             if emitted or not failure.retryable or attempt >= self.retries:
-                raise ProviderError(text) from None
+                raise ProviderError(text, **failure.data) from None
             delay = self.backoff(attempt, failure.retry_after)
             if delay is None:
-                raise ProviderError(f"{text} (retry after {failure.retry_after:.0f} s)") from None
+                raise ProviderError(
+                    f"{text} (retry after {failure.retry_after:.0f} s)", **failure.data
+                ) from None
             attempt += 1
             log.warning("%s; retry %d/%d in %.1f s", text, attempt, self.retries, delay)
             await self.sleep(delay)
@@ -205,10 +217,14 @@ class HTTPProvider:
     def status_failure(self, response: httpx.Response) -> Failure:
         message, codes = error_detail(response.content)
         status = response.status_code
+        overflow = status in (400, 413) and bool(
+            codes & CONTEXT_CODES or CONTEXT_WORDS.search(message)
+        )
         return Failure(
             self.status_text(status, message),
             retryable=status in RETRY_STATUS and not codes & NO_RETRY_CODES,
             retry_after=retry_after(response.headers),
+            **({"context_overflow": True} if overflow else {}),
         )
 
     def transport_failure(self, exc: httpx.HTTPError, url: str) -> Failure:

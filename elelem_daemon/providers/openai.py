@@ -10,6 +10,10 @@ Settings (environment):
                           and as `max_tokens` elsewhere; unset sends none
     OPENAI_STREAM_USAGE   `0` stops asking for usage (`stream_options`), for servers
                           that reject it; default 1
+    OPENAI_TOOL_CHOICE    `auto` (default), `required` or `none`, sent with tools; or two,
+                          `FIRST,AFTER`: FIRST while the conversation ends with the user's
+                          message, AFTER once tool results follow (`required,none` makes
+                          a small local model call a tool, then answer)
 
 `delta.reasoning_content` and `delta.reasoning` are thinking; reasoning is never sent back.
 """
@@ -32,6 +36,7 @@ from .sse import sse_events
 log = logging.getLogger(__name__)
 DEFAULT_MODEL = "gpt-4o"
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
+TOOL_CHOICES = ("auto", "required", "none")
 
 
 class OpenAIProvider(HTTPProvider):
@@ -66,6 +71,7 @@ class OpenAIProvider(HTTPProvider):
             "no",
             "off",
         )
+        self.tool_choice = tool_choice(env.get("OPENAI_TOOL_CHOICE", ""))
         super().__init__(client)
         self.secrets = [self.api_key]
 
@@ -82,7 +88,8 @@ class OpenAIProvider(HTTPProvider):
             body["max_completion_tokens" if self.official else "max_tokens"] = self.max_tokens
         if tools:
             body["tools"] = tools
-            body["tool_choice"] = "auto"
+            after_results = bool(messages) and messages[-1].get("role") == "tool"
+            body["tool_choice"] = self.tool_choice[-1 if after_results else 0]
         body["messages"] = encode(messages)
         return f"{self.base_url}/chat/completions", headers, body
 
@@ -125,6 +132,17 @@ class OpenAIProvider(HTTPProvider):
                 yield event
         if usage:
             yield {"type": "usage", **usage}
+
+
+def tool_choice(raw: str) -> tuple[str, ...]:
+    """`OPENAI_TOOL_CHOICE`: one choice for every request, or FIRST,AFTER (tool results)."""
+    choices = tuple(part.strip().lower() for part in raw.split(",")) if raw.strip() else ("auto",)
+    if len(choices) > 2 or any(choice not in TOOL_CHOICES for choice in choices):
+        raise ProviderError(
+            "OPENAI_TOOL_CHOICE must be auto, required or none, or two of them as "
+            f"FIRST,AFTER (e.g. required,none), got {raw[:80]!r}"
+        )
+    return choices
 
 
 def gather(calls: dict[int, dict[str, str]], fragment: dict[str, Any]) -> None:

@@ -31,3 +31,27 @@ async def test_the_example_drives_one_turn(env: dict[str, str], workdir: Path) -
     assert text.rstrip().splitlines()[-1] == (
         'session/turn -> {"reply": "done.", "stopReason": "end_turn", "turnId": 1}'
     )
+
+
+async def test_the_example_without_a_key_ends_with_one_clear_line(
+    env: dict[str, str], workdir: Path
+) -> None:
+    env = {k: v for k, v in env.items() if not k.startswith(("OPENAI_", "ANTHROPIC_"))}
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        str(EXAMPLE),
+        "-p",
+        "openai",
+        "hi",
+        env=env,
+        cwd=str(workdir),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        stdin=asyncio.subprocess.DEVNULL,
+    )
+    out, err = await within(process.communicate(), 30)
+    assert process.returncode == 1
+    assert err.decode().splitlines() == [
+        "one_turn.py: openai: set OPENAI_API_KEY, or OPENAI_BASE_URL for a local server"
+    ]
+    assert "session/turn" not in out.decode()

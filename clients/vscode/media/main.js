@@ -1,6 +1,7 @@
 // The chat webview. It renders `{type}`-tagged messages from the extension (src/chat.ts)
 // and posts the user's actions back: ready, send, stop, newSession, complete.
-import { render } from "./markdown.js";
+import { diffNodes } from "./highlight.js";
+import { render, renderOutput } from "./markdown.js";
 
 const vscode = acquireVsCodeApi();
 const $ = (selector) => document.querySelector(selector);
@@ -15,8 +16,9 @@ const stopButton = $("#stop");
 let busy = false;
 let turn = null; // {id, el, last: {kind, el, text}}
 let tools = new Map();
-let completions = { items: [], index: 0 };
+let completions = { items: [], index: 0, text: "" };
 let asking = null; // the tool card body a permission question went into
+let errorShown = false; // an error notice since the last prompt: a failed turn does not repeat it
 
 function el(tag, className, text) {
   const node = document.createElement(tag);
@@ -74,7 +76,7 @@ function flush() {
 function formatResult(result) {
   if (result === null || typeof result !== "object") return String(result);
   return Object.entries(result)
-    .filter(([key]) => key !== "ok")
+    .filter(([key, value]) => key !== "ok" && !(key === "diff" && typeof value === "string"))
     .map(([key, value]) => (typeof value === "string" ? `${key}:\n${value}` : `${key}: ${JSON.stringify(value, null, 2)}`))
     .join("\n");
 }
@@ -101,6 +103,28 @@ function toolResult(message) {
   card.querySelector(".status").textContent = message.ok ? "ok" : "error";
   const body = card.querySelector(".body");
   body.append(el("div", "label", "Result"), el("pre", "result", formatResult(message.result)));
+  if (typeof message.result?.diff === "string") body.append(diffBlock(message.result.diff));
+}
+
+/** A unified diff, coloured by line. */
+function diffBlock(text) {
+  const pre = el("pre", "diff");
+  pre.append(...diffNodes(text));
+  return pre;
+}
+
+/** Tool cards still running when their turn ended (Stop, a failure, a crash) say so. */
+function settleTools(status) {
+  for (const card of log.querySelectorAll("details.tool.running")) {
+    card.classList.remove("running");
+    card.classList.add("cancelled");
+    card.querySelector(".status").textContent = status;
+  }
+}
+
+/** Scroll the log so that `node` (the end of a turn) is in view. */
+function reveal(node) {
+  node.scrollIntoView({ block: "end" });
 }
 
 function notice(kind, text, markdown = false) {
@@ -130,32 +154,44 @@ const handlers = {
   },
   user(m) {
     turn = null;
+    errorShown = false;
     add(el("div", "turn user", m.text));
   },
   thinking: (m) => delta("thinking", m),
   saying: (m) => delta("saying", m),
   doing: toolCard,
   result: toolResult,
-  say: (m) => notice(m.kind ?? "plain", m.text, m.kind === "markdown"),
+  say(m) {
+    if (m.kind === "error") errorShown = true;
+    notice(m.kind ?? "plain", m.text, m.kind === "markdown");
+  },
   turnEnd(m) {
     const t = currentTurn(m.turnId);
     if (!t.el.querySelector(".markdown") && m.reply && m.stopReason !== "cancelled" && m.stopReason !== "error") {
       delta("saying", { turnId: m.turnId, text: m.reply });
     }
+    settleTools(m.stopReason === "cancelled" ? "cancelled" : "no result");
     const reason = STOP_REASONS[m.stopReason];
-    if (reason) t.el.append(el("div", `stop-reason ${m.stopReason}`, m.stopReason === "error" ? m.reply : reason));
+    // A provider failure was said already (event/say, kind error): say it only once.
+    const text = m.stopReason === "error" && !errorShown ? m.reply : reason;
+    if (reason) t.el.append(el("div", `stop-reason ${m.stopReason}`, text));
     if (m.usage) {
       const u = m.usage;
       t.el.append(el("div", "usage", `${u.input_tokens ?? "?"} in · ${u.output_tokens ?? "?"} out`));
     }
+    if (reason || m.usage) reveal(t.el.lastElementChild);
     turn = null;
   },
   command(m) {
     turn = null;
+    errorShown = false;
     add(el("div", "turn user command", m.line));
   },
   commandOutput(m) {
-    add(el("pre", "command-output", m.output || "(no output)"));
+    const node = el("div", "command-output markdown");
+    if (m.output) node.innerHTML = renderOutput(m.output);
+    else node.textContent = "(no output)";
+    add(node);
   },
   ask(m) {
     // A permission question belongs to the tool call waiting for it: show it in its card.
@@ -164,7 +200,7 @@ const handlers = {
     if (m.kind === "permission" && m.tool && !card) {
       node.append(el("div", "label", `Tool: ${m.tool.name}`), el("pre", "arguments", JSON.stringify(m.tool.arguments ?? {}, null, 2)));
     }
-    if (m.tool?.diff) node.append(el("pre", "diff", m.tool.diff));
+    if (m.tool?.diff) node.append(diffBlock(m.tool.diff));
     asking = card ? card.querySelector(".body") : null;
     if (card) card.open = true;
     (asking ?? (turn ? turn.el : log)).append(node);
@@ -191,10 +227,20 @@ const handlers = {
     turn = null;
     add(el("div", "notice error", m.text));
   },
+  unsent(m) {
+    // The prompt never reached the daemon: give it back, so the user can send it again.
+    if (input.value.trim()) return;
+    input.value = m.text;
+    saveDraft();
+    input.focus();
+  },
   daemonExited(m) {
     turn = null;
+    settleTools("interrupted");
     const how = m.signal ? `signal ${m.signal}` : `code ${m.code}`;
-    const node = add(el("div", "notice error daemon-exited", `The elelem daemon exited unexpectedly (${how}). Your next message restarts it.`));
+    const next = m.resume ? "Your next message restarts it and resumes this session from its stored copy." : "Your next message restarts it.";
+    const node = add(el("div", "notice error daemon-exited", `The elelem daemon exited unexpectedly (${how}). ${next}`));
+    reveal(node);
     if (m.stderr) {
       const details = el("details");
       details.append(el("summary", "", "Daemon output"), el("pre", "", m.stderr));
@@ -209,7 +255,7 @@ const handlers = {
   },
   completions(m) {
     if (m.text !== input.value) return;
-    showCompletions(m.items);
+    showCompletions(m.items, m.text);
   },
 };
 
@@ -221,8 +267,8 @@ window.addEventListener("message", (event) => {
 
 // --- prompt box -------------------------------------------------------------------------
 
-function showCompletions(items) {
-  completions = { items: items.slice(0, 50), index: 0 };
+function showCompletions(items, text) {
+  completions = { items: items.slice(0, 50), index: 0, text };
   list.replaceChildren(
     ...completions.items.map((item, i) => {
       const li = el("li", i === 0 ? "selected" : "");
@@ -240,8 +286,17 @@ function showCompletions(items) {
 }
 
 function hideCompletions() {
-  completions = { items: [], index: 0 };
+  completions = { items: [], index: 0, text: "" };
   list.hidden = true;
+}
+
+/** Enter with the list open: the chosen item completes what is typed, if the list is for it. */
+function completesInput() {
+  const text = input.value;
+  const item = completions.items[completions.index];
+  if (!item || completions.text !== text || /\s$/.test(text)) return false;
+  const word = text.slice(text.lastIndexOf(" ") + 1);
+  return item.label.split(" ").pop().startsWith(word);
 }
 
 function select(step) {
@@ -288,9 +343,17 @@ input.addEventListener("keydown", (event) => {
       event.preventDefault();
       return;
     }
-    if (event.key === "Tab" || (event.key === "Enter" && !event.shiftKey)) {
+    if (event.key === "Tab") {
       accept(completions.index);
       event.preventDefault();
+      return;
+    }
+    if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+      // One Enter runs the command: accept the highlighted completion, then send.
+      if (completesInput()) accept(completions.index);
+      else hideCompletions();
+      event.preventDefault();
+      submit();
       return;
     }
     if (event.key === "Escape") {

@@ -2,11 +2,12 @@
 // It forwards input and renders events; the agent, its tools and its commands live in the daemon.
 import * as os from "os";
 import * as vscode from "vscode";
-import { CancellationToken, ResponseError } from "vscode-jsonrpc/node";
+import { CancellationToken } from "vscode-jsonrpc/node";
 import { Completion } from "./completion";
 import { readSettings } from "./config";
 import { Daemon, ExitInfo } from "./daemon";
 import { askUser } from "./input";
+import { openStored, Remembered } from "./stored";
 import { Transcript } from "./transcript";
 import type { Log } from "./log";
 import {
@@ -20,6 +21,7 @@ import {
   SessionInfo,
   TurnResult,
   errorText,
+  isKind,
 } from "./protocol";
 
 /** A `{type}`-tagged message for the webview (media/main.js renders each type). */
@@ -32,6 +34,13 @@ export interface View {
   post(message: ViewMessage): void;
 }
 
+/** A stored session to reopen when the daemon comes back (after a crash or a restart). */
+interface Resume {
+  sessionId: string;
+  /** The panel does not show its conversation: redraw it from the stored copy. */
+  redraw: boolean;
+}
+
 export class Chat implements vscode.Disposable {
   private daemon?: Daemon;
   private starting?: Promise<Daemon>;
@@ -41,13 +50,18 @@ export class Chat implements vscode.Disposable {
   private busy = false;
   private crashReported = false;
   private idle = Promise.resolve();
+  private restoring?: Promise<void>;
+  private resume?: Resume;
   private readonly completion: Completion;
+  private readonly remembered: Remembered;
 
   constructor(
     private readonly log: Log,
     private readonly version: string,
+    memory?: vscode.Memento,
   ) {
     this.completion = new Completion(log);
+    this.remembered = new Remembered(memory);
   }
 
   get sessionId(): string | undefined {
@@ -70,6 +84,7 @@ export class Chat implements vscode.Disposable {
         this.view?.post({ type: "clear" });
         for (const old of this.transcript.all()) this.view?.post(old);
         this.view?.post({ type: "busy", busy: this.busy });
+        this.restore();
         return;
       case "send":
         return this.send(String(message.text ?? ""));
@@ -90,6 +105,7 @@ export class Chat implements vscode.Disposable {
     if (!text) return;
     if (this.busy) {
       this.show({ type: "error", text: "A turn is still running: press Stop or wait for it." });
+      this.view?.post({ type: "unsent", text });
       return;
     }
     let done = () => {};
@@ -97,7 +113,16 @@ export class Chat implements vscode.Disposable {
     this.setBusy(true);
     this.crashReported = false;
     try {
-      const session = await this.ensureSession();
+      await this.restoring;
+      let session: SessionInfo;
+      try {
+        session = await this.ensureSession();
+      } catch (error) {
+        // The prompt never reached the daemon: say why and give it back to the prompt box.
+        this.failed(error);
+        this.view?.post({ type: "unsent", text });
+        return;
+      }
       if (text.startsWith("/")) await this.command(session, text);
       else await this.turn(session, text);
     } catch (error) {
@@ -118,8 +143,11 @@ export class Chat implements vscode.Disposable {
   async newSession(): Promise<void> {
     await this.stop();
     await this.idle;
+    await this.restoring;
     const old = this.session;
     this.session = undefined;
+    this.resume = undefined;
+    this.remembered.set(undefined);
     this.transcript.clear();
     this.view?.post({ type: "clear" });
     if (old && this.daemon?.running) {
@@ -149,13 +177,11 @@ export class Chat implements vscode.Disposable {
   }
 
   /** Switch to a stored session and redraw its history (`session/load`). */
-  async load(sessionId: string): Promise<void> {
+  async load(sessionId: string, waitForLock = false): Promise<void> {
     if (this.busy) throw new Error("A turn is still running: press Stop first.");
     const daemon = await this.ensureDaemon();
-    const loaded = await daemon.request<LoadedSession>(Method.sessionLoad, {
-      sessionId,
-      trusted: vscode.workspace.isTrusted,
-    });
+    const loaded = await openStored(daemon, sessionId, waitForLock);
+    this.resume = undefined;
     const old = this.session;
     if (old && old.sessionId !== loaded.sessionId) {
       await daemon
@@ -171,9 +197,14 @@ export class Chat implements vscode.Disposable {
   async restart(): Promise<void> {
     await this.stop();
     await this.idle;
+    await this.restoring;
     await this.shutdown();
+    if (this.session) this.resume = { sessionId: this.session.sessionId, redraw: false };
     this.session = undefined;
-    this.show({ type: "say", kind: "info", text: "The daemon restarts with your next message." });
+    const text = this.resume
+      ? "The daemon restarts with your next message, and resumes this session."
+      : "The daemon restarts with your next message.";
+    this.show({ type: "say", kind: "info", text });
   }
 
   async dispose(): Promise<void> {
@@ -206,6 +237,7 @@ export class Chat implements vscode.Disposable {
     if (result.exit) {
       // `/exit`: ending the session is the client's job.
       this.session = undefined;
+      this.remembered.set(undefined);
       await this.daemon!.request(Method.sessionClose, { sessionId: session.sessionId });
       this.show({ type: "say", kind: "info", text: "Session closed: your next message starts a new one." });
       return;
@@ -222,6 +254,7 @@ export class Chat implements vscode.Disposable {
     const now = sessions.find((s) => s.sessionId === session.sessionId && !s.stored);
     if (!now) {
       this.session = undefined;
+      this.remembered.set(undefined);
       this.show({ type: "say", kind: "info", text: "The session ended: your next message starts a new one." });
     } else if (now.provider !== session.provider || now.model !== session.model) {
       this.showSession({ ...session, provider: now.provider ?? session.provider, model: now.model ?? session.model });
@@ -263,6 +296,8 @@ export class Chat implements vscode.Disposable {
   private async ensureSession(): Promise<SessionInfo> {
     const daemon = await this.ensureDaemon();
     if (this.session) return this.session;
+    const resumed = await this.resumeStored(daemon);
+    if (resumed) return resumed;
     const settings = readSettings();
     const session = await daemon.request<SessionInfo>(Method.sessionNew, {
       cwd: workspaceCwd(),
@@ -275,8 +310,57 @@ export class Chat implements vscode.Disposable {
     return session;
   }
 
+  /**
+   * After a crash or a restart, reopen the session the panel shows from its stored copy,
+   * and say so. A session that was never stored (nothing was kept yet) cannot come back:
+   * say that a new one starts. Undefined when there is nothing to resume.
+   */
+  private async resumeStored(daemon: Daemon): Promise<SessionInfo | undefined> {
+    const resume = this.resume;
+    if (!resume) return undefined;
+    let loaded: LoadedSession;
+    try {
+      loaded = await openStored(daemon, resume.sessionId, true);
+    } catch (error) {
+      if (!isKind(error, ErrorKind.unknownSession)) throw error; // kept: the next message tries again
+      this.resume = undefined;
+      this.show({
+        type: "say",
+        kind: "info",
+        text: "The previous session was never stored (nothing was said in it yet): this is a new session.",
+      });
+      return undefined;
+    }
+    this.resume = undefined;
+    this.showSession(loaded);
+    if (resume.redraw) this.show({ type: "history", messages: loaded.messages ?? [] });
+    this.show({ type: "say", kind: "info", text: "Resumed the session from its stored copy: the model sees the conversation so far." });
+    return loaded;
+  }
+
+  /**
+   * A new webview with nothing to show (a reloaded window): reopen the session it showed
+   * last, from its stored copy. Nothing starts when there is no such session.
+   */
+  private restore(): void {
+    const sessionId = this.remembered.sessionId;
+    if (!sessionId || this.session || this.resume || this.busy || this.restoring || this.transcript.all().length) return;
+    this.restoring = this.load(sessionId, true)
+      .catch((error) => {
+        if (isKind(error, ErrorKind.unknownSession)) {
+          this.log.info(`the session ${sessionId} was never stored: nothing to restore`);
+          this.remembered.set(undefined);
+          return;
+        }
+        this.resume = { sessionId, redraw: true }; // the next message tries again
+        this.failed(error);
+      })
+      .finally(() => (this.restoring = undefined));
+  }
+
   private showSession(session: SessionInfo): void {
     this.session = session;
+    this.remembered.set(session.sessionId);
     const { sessionId, cwd, provider, model, commands } = session;
     this.show({ type: "session", sessionId, cwd, provider, model, commands, trusted: vscode.workspace.isTrusted });
   }
@@ -296,16 +380,24 @@ export class Chat implements vscode.Disposable {
 
   private exited(info: ExitInfo): void {
     this.daemon = undefined;
+    if (this.session) this.resume = { sessionId: this.session.sessionId, redraw: false };
     this.session = undefined;
     const how = info.signal ? `signal ${info.signal}` : `code ${info.code}`;
     this.crashReported = true;
     this.log.error(`the daemon exited unexpectedly (${how})`);
-    this.show({ type: "daemonExited", code: info.code, signal: info.signal, stderr: info.stderr });
+    this.show({
+      type: "daemonExited",
+      code: info.code,
+      signal: info.signal,
+      stderr: info.stderr,
+      resume: this.resume !== undefined,
+    });
   }
 
   private failed(error: unknown): void {
-    if (error instanceof ResponseError && error.data?.kind === ErrorKind.unknownSession) {
+    if (isKind(error, ErrorKind.unknownSession)) {
       this.session = undefined;
+      this.remembered.set(undefined);
       this.show({ type: "error", text: "The session is gone: your next message starts a new one." });
       return;
     }

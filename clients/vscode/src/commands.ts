@@ -29,7 +29,7 @@ export function registerCommands(context: vscode.ExtensionContext, chat: Chat): 
       if (!event.affectsConfiguration("elelem.command") && !event.affectsConfiguration("elelem.env")) return;
       const restart = "Restart Daemon";
       const choice = await vscode.window.showInformationMessage(
-        "Elelem: the daemon's command line or environment changed. Restart the daemon to use it (the conversation is lost).",
+        "Elelem: the daemon's command line or environment changed. Restart the daemon to use it (the session resumes from its stored copy).",
         restart,
       );
       if (choice === restart) await chat.restart();

@@ -11,7 +11,7 @@ let chat: Chat | undefined;
 export function activate(context: vscode.ExtensionContext): Chat {
   const log = createLog(context);
   const version = String(context.extension?.packageJSON?.version ?? "0.0.0");
-  chat = new Chat(log, version);
+  chat = new Chat(log, version, context.workspaceState);
   registerChatView(context, chat);
   registerCommands(context, chat);
   return chat;

@@ -3,10 +3,12 @@ import * as vscode from "vscode";
 import type { CancellationToken } from "vscode-jsonrpc/node";
 import type { AskParams } from "./protocol";
 
-const PERMISSION_LABELS: Record<string, string> = {
-  allow: "$(check) Allow",
-  deny: "$(close) Deny",
-  always: "$(check-all) Always allow this tool in this session",
+/** How each answer of a permission question (protocol.md, Permissions) is shown. */
+const PERMISSION_CHOICES: Record<string, { label: string; description: (tool: string) => string }> = {
+  allow: { label: "$(check) Allow", description: () => "run this call" },
+  deny: { label: "$(close) Deny", description: () => "do not run this call" },
+  always: { label: "$(check-all) Always allow", description: (tool) => `run this and every later ${tool} call in this session without asking` },
+  never: { label: "$(circle-slash) Never allow", description: (tool) => `deny this and every later ${tool} call in this session without asking` },
 };
 
 /** The user's answer, or undefined when they dismissed the question (or the turn was stopped). */
@@ -27,13 +29,17 @@ export async function askUser(params: AskParams, token: CancellationToken): Prom
 }
 
 async function permission(params: AskParams, token: vscode.CancellationToken): Promise<string | undefined> {
-  const options = params.options?.length ? params.options : ["allow", "deny", "always"];
+  const options = params.options?.length ? params.options : ["allow", "deny", "always", "never"];
   const tool = params.tool;
-  const items = options.map((answer) => ({
-    label: PERMISSION_LABELS[answer] ?? answer,
-    answer,
-    detail: answer === "allow" && tool ? JSON.stringify(tool.arguments) : undefined,
-  }));
+  const items = options.map((answer) => {
+    const known = PERMISSION_CHOICES[answer];
+    return {
+      label: known?.label ?? answer.charAt(0).toUpperCase() + answer.slice(1),
+      description: known ? known.description(tool?.name ?? "tool") : `answer "${answer}"`,
+      answer,
+      detail: answer === "allow" && tool ? JSON.stringify(tool.arguments) : undefined,
+    };
+  });
   const picked = await vscode.window.showQuickPick(
     items,
     {

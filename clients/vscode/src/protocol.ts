@@ -86,9 +86,15 @@ export const ErrorKind = {
   unknownSession: "unknown_session",
   unknownProvider: "unknown_provider",
   sessionBusy: "session_busy",
+  sessionLocked: "session_locked",
 } as const;
 
 export const METHOD_NOT_FOUND = -32601;
+
+/** Whether a JSON-RPC error carries this `data.kind`. */
+export function isKind(error: unknown, kind: string): boolean {
+  return error instanceof ResponseError && (error.data as { kind?: string } | undefined)?.kind === kind;
+}
 
 /** One line for an error, with the daemon's `data.kind` when it gave one. */
 export function errorText(error: unknown): string {

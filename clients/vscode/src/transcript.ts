@@ -1,7 +1,7 @@
 // Transcript: what the webview shows, kept so a new webview can be redrawn.
 import type { ViewMessage } from "./chat";
 
-const TRANSIENT = new Set(["busy", "completions"]);
+const TRANSIENT = new Set(["busy", "completions", "unsent"]);
 
 export class Transcript {
   private messages: ViewMessage[] = [];

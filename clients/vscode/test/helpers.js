@@ -27,13 +27,38 @@ function daemonCommand() {
 }
 
 /**
- * The daemon's environment for tests: its own state dir (stored sessions) and config dir,
- * whose permissions file allows `execute` so tool-call tests need no approval.
+ * The daemon's environment for tests: its own HOME, state dir (stored sessions), config dir
+ * (whose permissions file allows `execute`, so tool-call tests need no approval), data and
+ * cache dirs. No test reads or writes the user's real ones (test.sh checks).
  */
 const HOME = fs.mkdtempSync(path.join(os.tmpdir(), "elelem-vscode-home-"));
 fs.mkdirSync(path.join(HOME, "config/elelem"), { recursive: true });
 fs.writeFileSync(path.join(HOME, "config/elelem/permissions"), "execute allow\n");
-const DAEMON_ENV = { ELELEM_STATE_DIR: path.join(HOME, "state"), XDG_CONFIG_HOME: path.join(HOME, "config") };
+const DAEMON_ENV = {
+  HOME,
+  ELELEM_STATE_DIR: path.join(HOME, "state/elelem"),
+  XDG_STATE_HOME: path.join(HOME, "state"),
+  XDG_CONFIG_HOME: path.join(HOME, "config"),
+  XDG_DATA_HOME: path.join(HOME, "data"),
+  XDG_CACHE_HOME: path.join(HOME, "cache"),
+};
+
+/** `context.workspaceState`: kept across activations when a test passes the same one (a window reload). */
+class Memento {
+  constructor() {
+    this.values = new Map();
+  }
+  get(key, fallback) {
+    return this.values.has(key) ? this.values.get(key) : fallback;
+  }
+  async update(key, value) {
+    if (value === undefined) this.values.delete(key);
+    else this.values.set(key, value);
+  }
+  keys() {
+    return [...this.values.keys()];
+  }
+}
 
 /** A fresh workspace folder (so no stray .agents/plugins get loaded). */
 function workspace() {
@@ -49,6 +74,7 @@ async function activate(settings = {}, options = {}) {
     subscriptions: [],
     extensionUri: vscode.Uri.file(ROOT),
     extension: { packageJSON: require("../package.json") },
+    workspaceState: options.workspaceState ?? new Memento(),
   };
   const chat = extension.activate(context);
   await vscode.commands.executeCommand("elelem.openChat");
@@ -105,4 +131,4 @@ async function until(predicate, timeout = TIMEOUT) {
   }
 }
 
-module.exports = { DAEMON_ENV, vscode, fake, extension, activate, deactivate, waitFor, send, alive, until, workspace, daemonCommand, ROOT, REPO };
+module.exports = { DAEMON_ENV, Memento, vscode, fake, extension, activate, deactivate, waitFor, send, alive, until, workspace, daemonCommand, ROOT, REPO };

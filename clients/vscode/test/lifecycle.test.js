@@ -5,7 +5,7 @@ const test = require("node:test");
 const assert = require("node:assert/strict");
 const fs = require("fs");
 const path = require("path");
-const { vscode, fake, activate, deactivate, waitFor, send, alive, until, workspace } = require("./helpers");
+const { vscode, fake, activate, deactivate, waitFor, send, alive, until, workspace, daemonCommand } = require("./helpers");
 
 const COMMANDS = [
   "elelem.openChat",
@@ -53,19 +53,41 @@ withChat("activation registers the commands and a chat view with a strict CSP", 
   assert.deepEqual(types(view.posted), ["clear", "busy"]);
 });
 
-withChat("a daemon crash is reported and the next message restarts it", async ({ view, chat }) => {
+withChat("a daemon crash is reported; the next message restarts it and resumes the stored session", async ({ view, chat }) => {
   await send(view, "!echo one");
+  const first = chat.sessionId;
   const pid = chat.daemonPid;
   assert.ok(alive(pid));
   const from = view.posted.length;
   process.kill(pid, "SIGKILL");
   const exited = await waitFor(view, { type: "daemonExited" }, { from });
   assert.equal(exited.signal, "SIGKILL");
+  assert.equal(exited.resume, true, "the notice says the session will be resumed");
   const { last, posted } = await send(view, "!echo two");
   assert.equal(last.reply, "two");
   assert.notEqual(chat.daemonPid, pid);
-  assert.ok(posted.some((m) => m.type === "session"), "a new session");
+  assert.equal(chat.sessionId, first, "the same session, not a new one");
+  assert.equal(posted.find((m) => m.type === "session").sessionId, first);
+  assert.ok(!posted.some((m) => m.type === "history"), "the panel shows the conversation already");
+  const said = posted.filter((m) => m.type === "say").map((m) => m.text);
+  assert.ok(said.some((t) => /Resumed the session from its stored copy/.test(t)), said.join("\n"));
+  const context = (await chat.context()).map((m) => m.content);
+  assert.ok(context.includes("!echo one") && context.includes("one"), "the model sees the old conversation");
   assert.ok(fake.logLines.some((l) => /exited unexpectedly/.test(l)));
+});
+
+withChat("a crash of a session that was never stored says that a new session starts", async ({ view, chat }) => {
+  view.receive({ type: "newSession" }); // a session nobody talked to: nothing stored
+  await waitFor(view, { type: "session" });
+  const first = chat.sessionId;
+  const from = view.posted.length;
+  process.kill(chat.daemonPid, "SIGKILL");
+  assert.equal((await waitFor(view, { type: "daemonExited" }, { from })).resume, true);
+  const { last, posted } = await send(view, "!echo two");
+  assert.equal(last.reply, "two");
+  assert.notEqual(chat.sessionId, first);
+  assert.ok(posted.some((m) => m.type === "say" && /never stored.*new session/.test(m.text)));
+  assert.ok(!posted.some((m) => m.type === "error"));
 });
 
 withChat("a crash during a turn ends the turn with one notice", async ({ view, chat }) => {
@@ -100,15 +122,19 @@ withChat("after a crash, a daemon that cannot start again says why", async ({ vi
   assert.match(last.text, /Could not start the elelem daemon/);
 });
 
-withChat("Restart Daemon stops it; the next message starts a new one", async ({ view, chat }) => {
+withChat("Restart Daemon stops it; the next message starts a new one, which resumes the session", async ({ view, chat }) => {
   await send(view, "!echo one");
+  const first = chat.sessionId;
   const pid = chat.daemonPid;
   await vscode.commands.executeCommand("elelem.restartDaemon");
   await until(() => !alive(pid), 5000);
   assert.equal(chat.daemonPid, undefined);
   assert.ok(!view.posted.some((m) => m.type === "daemonExited"));
+  assert.ok(view.posted.some((m) => m.type === "say" && /restarts with your next message, and resumes this session/.test(m.text)));
   assert.equal((await send(view, "!echo two")).last.reply, "two");
   assert.notEqual(chat.daemonPid, pid);
+  assert.equal(chat.sessionId, first);
+  assert.ok((await chat.context()).some((m) => m.content === "!echo one"));
 });
 
 withChat("changing elelem.command offers a restart that uses it", async ({ view, chat }) => {
@@ -143,11 +169,30 @@ withChat("a reopened view replays the transcript", async ({ view }) => {
   assert.equal(replay.find((m) => m.type === "saying").text, "tok0 tok1 tok2 ");
 });
 
-withChat("a command line that cannot start says which setting to fix", async ({ view }) => {
-  const { last } = await send(view, "hello");
+withChat("a command line that cannot start says which setting to fix; the prompt is kept for a retry", async ({ view }) => {
+  const { last, posted } = await send(view, "!echo my first prompt");
   assert.equal(last.type, "error");
   assert.match(last.text, /Could not start the elelem daemon \(\/nonexistent\/elelem daemon\): .*ENOENT.*elelem\.command/);
+  assert.deepEqual(posted.filter((m) => m.type === "unsent"), [{ type: "unsent", text: "!echo my first prompt" }]);
+  assert.ok(!posted.some((m) => m.type === "user"), "not shown as sent");
+  // the user fixes the setting and sends it again
+  fake.settings["elelem.command"] = daemonCommand();
+  const retry = await send(view, "!echo my first prompt");
+  assert.equal(retry.last.reply, "my first prompt");
+  assert.ok(!retry.posted.some((m) => m.type === "unsent"));
 }, { "elelem.command": "/nonexistent/elelem daemon" });
+
+withChat("a prompt sent while a turn runs is refused and given back", async ({ view, chat }) => {
+  const from = view.posted.length;
+  view.receive({ type: "send", text: "!stream 300 20" });
+  await waitFor(view, { type: "saying" }, { from });
+  await chat.send("!echo later"); // Ask About Selection sends while the turn runs
+  const refused = view.posted.slice(from);
+  assert.ok(refused.some((m) => m.type === "error" && /still running/.test(m.text)));
+  assert.deepEqual(refused.filter((m) => m.type === "unsent"), [{ type: "unsent", text: "!echo later" }]);
+  view.receive({ type: "stop" });
+  await waitFor(view, { type: "turnEnd" }, { from });
+});
 
 withChat("a daemon that exits at startup shows its stderr", async ({ view }) => {
   const { last } = await send(view, "hello");

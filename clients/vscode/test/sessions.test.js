@@ -61,13 +61,16 @@ withChat("Open Session… dismissed changes nothing", async ({ view, chat }) => 
   assert.ok(!view.posted.some((m) => m.type === "history"));
 });
 
-withChat("a permission question offers allow, deny and always", async ({ view }) => {
+withChat("a permission question offers allow, deny, always and never, each with a label and a description", async ({ view }) => {
   fake.answers.push((kind, items) => items.find((i) => i.answer === "always"));
   const { last, posted } = await send(view, "!permission");
   const [asked] = fake.asked;
   assert.equal(asked.kind, "pick");
   assert.equal(asked.options.title, "Elelem wants to run execute");
-  assert.deepEqual(asked.what.map((i) => i.answer), ["allow", "deny", "always"]);
+  assert.deepEqual(asked.what.map((i) => i.answer), ["allow", "deny", "always", "never", "later"]);
+  assert.deepEqual(asked.what.map((i) => i.label), ["$(check) Allow", "$(close) Deny", "$(check-all) Always allow", "$(circle-slash) Never allow", "Later"]);
+  assert.ok(asked.what.every((i) => i.description), "every option is described");
+  assert.equal(asked.what[4].description, 'answer "later"', "an option this client does not know is still described");
   assert.match(asked.what[0].detail, /rm -rf build/);
   assert.equal(last.reply, 'answer: {"text":"always"}');
   assert.equal(posted.find((m) => m.type === "ask").kind, "permission");

@@ -6,7 +6,90 @@ const assert = require("node:assert/strict");
 const fs = require("fs");
 const os = require("os");
 const path = require("path");
-const { vscode, fake, activate, deactivate, waitFor, send, workspace, DAEMON_ENV } = require("./helpers");
+const { spawn } = require("child_process");
+const { createMessageConnection, StreamMessageReader, StreamMessageWriter } = require("vscode-jsonrpc/node");
+const { vscode, fake, activate, deactivate, waitFor, send, until, workspace, daemonCommand, Memento, DAEMON_ENV } = require("./helpers");
+
+/** Talk in one folder, then close the window: returns the session id and the window's state. */
+async function talkThenClose(ws, text) {
+  const workspaceState = new Memento();
+  const env = await activate({}, { workspace: ws, workspaceState });
+  try {
+    await send(env.view, text);
+    return { sessionId: env.chat.sessionId, workspaceState };
+  } finally {
+    await deactivate(env.context);
+  }
+}
+
+test("a window reload reopens the session the panel showed, with its history", async () => {
+  const ws = workspace();
+  const { sessionId, workspaceState } = await talkThenClose(ws, "!echo remember the tulips");
+  const env = await activate({}, { workspace: ws, workspaceState });
+  try {
+    const { view, chat } = env;
+    const history = await waitFor(view, { type: "history" });
+    assert.equal(chat.sessionId, sessionId);
+    assert.equal(view.posted.find((m) => m.type === "session").sessionId, sessionId);
+    assert.deepEqual(
+      history.messages.map((m) => [m.role, m.content]),
+      [["user", "!echo remember the tulips"], ["assistant", "remember the tulips"]],
+    );
+    assert.ok(!view.posted.some((m) => m.type === "error"));
+    assert.equal((await send(view, "!echo more")).last.reply, "more");
+    assert.equal(chat.sessionId, sessionId, "the next message goes on in it");
+    assert.ok((await chat.context()).some((m) => m.content === "remember the tulips"));
+  } finally {
+    await deactivate(env.context);
+  }
+});
+
+test("a reload whose session was never stored starts nothing and says nothing", async () => {
+  const ws = workspace();
+  const workspaceState = new Memento();
+  let env = await activate({}, { workspace: ws, workspaceState });
+  try {
+    env.view.receive({ type: "newSession" }); // a session, but nothing said in it
+    await waitFor(env.view, { type: "session" });
+    assert.ok(workspaceState.get("elelem.sessionId"));
+  } finally {
+    await deactivate(env.context);
+  }
+  env = await activate({}, { workspace: ws, workspaceState });
+  try {
+    await until(() => workspaceState.get("elelem.sessionId") === undefined);
+    assert.ok(!env.view.posted.some((m) => ["error", "history", "say"].includes(m.type)), JSON.stringify(env.view.posted));
+    const { posted } = await send(env.view, "!echo hi");
+    assert.ok(posted.some((m) => m.type === "session"));
+  } finally {
+    await deactivate(env.context);
+  }
+});
+
+test("a reload waits while the old daemon still holds the session's lock", async () => {
+  const ws = workspace();
+  const { sessionId, workspaceState } = await talkThenClose(ws, "!echo held");
+  // Another daemon (the old window's, still exiting) has the session open.
+  const holder = spawn("sh", ["-c", `exec ${daemonCommand()}`], { cwd: ws, env: { ...process.env, ...DAEMON_ENV }, stdio: ["pipe", "pipe", "inherit"] });
+  const rpc = createMessageConnection(new StreamMessageReader(holder.stdout), new StreamMessageWriter(holder.stdin));
+  rpc.listen();
+  await rpc.sendRequest("initialize", {});
+  await rpc.sendRequest("session/load", { sessionId });
+  const env = await activate({}, { workspace: ws, workspaceState });
+  try {
+    await until(() => fake.logLines.some((l) => /starting the daemon/.test(l)));
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    assert.ok(!env.view.posted.some((m) => m.type === "history" || m.type === "error"), "still waiting");
+    holder.kill("SIGKILL");
+    const history = await waitFor(env.view, { type: "history" });
+    assert.equal(history.messages[0].content, "!echo held");
+    assert.equal(env.chat.sessionId, sessionId);
+  } finally {
+    holder.kill("SIGKILL");
+    rpc.dispose();
+    await deactivate(env.context);
+  }
+});
 
 test("Resume Last Session reopens the conversation after a restart", async () => {
   const ws = workspace();
@@ -69,6 +152,11 @@ test("a tool that needs permission asks with a quick pick; deny is what the mode
     const [asked] = fake.asked;
     assert.equal(asked.options.title, "Elelem wants to run execute");
     assert.match(asked.what.find((i) => i.answer === "allow").detail, /echo hi/);
+    // every option the daemon sends has a label and a description, none a bare answer
+    assert.deepEqual(asked.what.map((i) => i.answer), ["allow", "deny", "always", "never"]);
+    assert.deepEqual(asked.what.map((i) => i.label), ["$(check) Allow", "$(close) Deny", "$(check-all) Always allow", "$(circle-slash) Never allow"]);
+    for (const item of asked.what) assert.ok(item.description && item.description.length > 8, JSON.stringify(item));
+    assert.match(asked.what.find((i) => i.answer === "never").description, /deny this and every later execute call in this session/);
     const ask = posted.find((m) => m.type === "ask");
     assert.equal(ask.kind, "permission");
     assert.deepEqual(ask.tool.arguments, { command: "echo hi" });

@@ -7,7 +7,7 @@ const fs = require("fs");
 const os = require("os");
 const path = require("path");
 const { chromium } = require("playwright-core");
-const { fake, activate, deactivate } = require("./helpers");
+const { fake, activate, deactivate, send, waitFor } = require("./helpers");
 
 const CHROMIUM = process.env.ELELEM_CHROMIUM || "/usr/bin/chromium";
 let browser;
@@ -30,8 +30,35 @@ after(async () => {
   await browser?.close();
 });
 
-async function open() {
-  const page = await browser.newPage();
+/**
+ * What the extension posts to the webview for real turns against the real daemon (stub
+ * provider): `script(view)` drives it; the messages are then replayed into the page.
+ */
+async function recorded(script, settings) {
+  const env = await activate(settings);
+  try {
+    await script(env.view);
+    return env.view.posted.filter((m) => m.type !== "busy");
+  } finally {
+    await deactivate(env.context);
+  }
+}
+
+/** The text of every element under `selector` that is visible in the scrolled #log. */
+function inView(page, selector) {
+  return page.evaluate((selector) => {
+    const box = document.querySelector("#log").getBoundingClientRect();
+    return [...document.querySelectorAll(selector)]
+      .filter((node) => {
+        const r = node.getBoundingClientRect();
+        return r.height > 0 && r.top >= box.top - 1 && r.bottom <= box.bottom + 1;
+      })
+      .map((node) => node.textContent);
+  }, selector);
+}
+
+async function open(viewport) {
+  const page = await browser.newPage(viewport ? { viewport } : {});
   const requests = [];
   const errors = [];
   page.on("request", (request) => requests.push(request.url()));
@@ -157,9 +184,41 @@ test("typing / asks for completions and Tab accepts one", async () => {
   await page.type("#input", "s");
   await post({ type: "completions", text: "/context js", items: [{ label: "json" }] });
   await page.waitForSelector("#completions:not([hidden]) li.selected");
-  await page.press("#input", "Enter");
+  await page.press("#input", "Tab");
   assert.equal(await page.inputValue("#input"), "/context json");
-  assert.ok((await posted()).every((m) => m.type !== "send"), "Enter picked the completion");
+  assert.ok((await posted()).every((m) => m.type !== "send"), "Tab completes, it does not send");
+});
+
+test("one Enter runs a slash command, with the completion list open or not", async () => {
+  const { page, post, posted } = await open();
+  const sent = async () => (await posted()).filter((m) => m.type === "send").map((m) => m.text);
+  // a partial name: Enter takes the highlighted completion and sends it
+  await page.type("#input", "/to");
+  await post({ type: "completions", text: "/to", items: [{ label: "/tools", detail: "List available tools" }] });
+  await page.waitForSelector("#completions:not([hidden]) li.selected");
+  await page.press("#input", "Enter");
+  assert.deepEqual(await sent(), ["/tools"]);
+  assert.equal(await page.inputValue("#input"), "");
+  assert.equal(await page.isHidden("#completions"), true);
+  // the whole name typed, the list still showing it
+  await page.type("#input", "/help");
+  await post({ type: "completions", text: "/help", items: [{ label: "/help" }] });
+  await page.waitForSelector("#completions:not([hidden]) li.selected");
+  await page.press("#input", "Enter");
+  assert.deepEqual(await sent(), ["/tools", "/help"]);
+  // after a space the list offers arguments, but Enter sends the line as typed
+  await page.type("#input", "/context ");
+  await post({ type: "completions", text: "/context ", items: [{ label: "json" }] });
+  await page.waitForSelector("#completions:not([hidden]) li.selected");
+  await page.press("#input", "Enter");
+  assert.deepEqual(await sent(), ["/tools", "/help", "/context"]);
+  // a list for what was typed before (stale) is not taken
+  await page.type("#input", "/co");
+  await post({ type: "completions", text: "/co", items: [{ label: "/context" }, { label: "/compact" }] });
+  await page.waitForSelector("#completions:not([hidden]) li.selected");
+  await page.type("#input", "mpact");
+  await page.press("#input", "Enter");
+  assert.deepEqual(await sent(), ["/tools", "/help", "/context", "/compact"]);
 });
 
 test("session header, stop reasons, a crash notice, then clear", async () => {
@@ -238,4 +297,158 @@ test("a permission question for a running tool goes into its card", async () => 
   await page.waitForSelector("details.tool.error");
   assert.equal(await page.textContent("details.tool .notice.answer"), "You answered: deny");
   assert.match(await page.textContent("details.tool pre.result"), /User denied permission/);
+});
+
+test("a prompt that never reached the daemon comes back to the prompt box", async () => {
+  const { page, post } = await open();
+  await post({ type: "error", text: "Could not start the elelem daemon" }, { type: "unsent", text: "my first prompt" });
+  await page.waitForFunction(() => document.querySelector("#input").value === "my first prompt");
+  await page.fill("#input", "something new");
+  await post({ type: "unsent", text: "older prompt" });
+  await page.waitForSelector(".notice.error");
+  assert.equal(await page.inputValue("#input"), "something new", "what the user typed since is not replaced");
+});
+
+test("Stop during a tool call marks its card cancelled (real daemon)", async () => {
+  const messages = await recorded(async (view) => {
+    const from = view.posted.length;
+    view.receive({ type: "send", text: '!tool execute {"command":"sleep 30"}' });
+    await waitFor(view, { type: "doing" }, { from });
+    view.receive({ type: "stop" });
+    assert.equal((await waitFor(view, { type: "turnEnd" }, { from })).stopReason, "cancelled");
+  });
+  const { page, post } = await open();
+  await post(...messages);
+  await page.waitForSelector(".stop-reason.cancelled");
+  assert.equal(await page.locator("details.tool.running").count(), 0);
+  assert.equal(await page.textContent("details.tool.cancelled .status"), "cancelled");
+  assert.doesNotMatch(await page.textContent("#log"), /running…/);
+});
+
+test("a crash marks running tool cards interrupted and says the session resumes", async () => {
+  const { page, post } = await open();
+  await post(
+    { type: "user", text: "go" },
+    { type: "doing", turnId: 1, id: "c1", name: "execute", arguments: { command: "sleep 30" } },
+    { type: "daemonExited", code: null, signal: "SIGKILL", stderr: "", resume: true },
+  );
+  await page.waitForSelector(".daemon-exited");
+  assert.equal(await page.textContent("details.tool .status"), "interrupted");
+  assert.match(await page.textContent(".daemon-exited"), /Your next message restarts it and resumes this session from its stored copy\./);
+});
+
+test("a provider error is printed once (real daemon)", async () => {
+  const messages = await recorded((view) => send(view, "!fail the model is down"));
+  assert.ok(messages.some((m) => m.type === "say" && m.kind === "error"), "the daemon says it (event/say)");
+  assert.ok(messages.some((m) => m.type === "turnEnd" && m.stopReason === "error" && /the model is down/.test(m.reply)));
+  const { page, post } = await open();
+  await post(...messages);
+  await page.waitForSelector(".stop-reason.error");
+  const reply = await page.textContent(".turn.assistant");
+  assert.equal(reply.split("the model is down").length - 1, 1, reply);
+  assert.equal(await page.textContent(".stop-reason.error"), "The turn failed.");
+});
+
+test("command output that is Markdown is rendered; plain output keeps its lines (real daemon)", async () => {
+  const messages = await recorded(async (view) => {
+    await send(view, "/tools");
+    await send(view, "/help");
+    await send(view, "!echo hi");
+    await send(view, "/context json");
+  });
+  const { page, post, errors } = await open();
+  await post(...messages);
+  await page.waitForSelector(".command-output code.language-json");
+  const [tools, help] = await page.locator(".command-output").all();
+  assert.ok((await tools.locator("li strong").count()) >= 5, "/tools is a list with bold tool names");
+  assert.doesNotMatch(await tools.textContent(), /\*\*(read|execute)\*\*|^- /m, "no raw Markdown");
+  assert.equal(await tools.locator("li strong").first().textContent(), "read");
+  assert.ok(await tools.locator("li code").count(), "parameter names as code");
+  const helpLines = await help.evaluate((node) => node.innerText.split("\n").filter((l) => l.trim()));
+  assert.ok(helpLines.length >= 8 && helpLines.some((l) => /^\/help {2,}Show available commands$/.test(l)), helpLines.join("|"));
+  assert.match(await page.textContent(".command-output code.language-json"), /"role": "system"/);
+  assert.deepEqual(errors, []);
+});
+
+test("command output cannot inject HTML", async () => {
+  const { page, post } = await open();
+  await post({ type: "commandOutput", line: "/x", output: '<img src=x onerror="window.pwned=1"> **bold** [x](javascript:window.pwned=2)' });
+  await page.waitForSelector(".command-output strong");
+  assert.equal(await page.locator(".command-output img").count(), 0);
+  assert.equal(await page.locator('.command-output a[href^="javascript"]').count(), 0);
+  assert.equal(await page.evaluate(() => window.pwned), undefined);
+});
+
+test("code blocks are coloured; diff blocks are coloured by line", async () => {
+  const { page, post, errors, requests } = await open();
+  await post({
+    type: "saying",
+    turnId: 1,
+    text: [
+      "```python",
+      "def greet(name):  # say hello",
+      '    return f"hello {name}" + "<script>window.pwned=1</script>"',
+      "```",
+      "",
+      "```diff",
+      "--- a/x.py",
+      "+++ b/x.py",
+      "@@ -1,2 +1,2 @@",
+      " keep",
+      "-old",
+      "+new",
+      "```",
+      "",
+      "```nosuchlanguage",
+      "plain <b>text</b>",
+      "```",
+    ].join("\n"),
+  });
+  await page.waitForSelector(".markdown pre code .line.add");
+  const python = page.locator("code.language-python");
+  assert.equal(await python.locator(".hljs-keyword").first().textContent(), "def");
+  assert.ok(await python.locator(".hljs-string").count());
+  assert.ok(await python.locator(".hljs-comment").count());
+  assert.equal(await page.locator(".markdown script").count(), 0);
+  assert.match(await python.textContent(), /<script>window.pwned=1<\/script>/, "code is shown as text");
+  assert.equal(await python.textContent(), 'def greet(name):  # say hello\n    return f"hello {name}" + "<script>window.pwned=1</script>"\n');
+  const colour = (selector) => page.locator(selector).first().evaluate((node) => getComputedStyle(node).color);
+  assert.notEqual(await colour("code.language-python .hljs-keyword"), await colour("code.language-python"));
+  const kinds = await page.locator("code.language-diff .line").evaluateAll((lines) => lines.map((l) => l.className));
+  assert.deepEqual(kinds, ["line meta", "line meta", "line hunk", "line ", "line del", "line add"]);
+  const background = (selector) => page.locator(selector).evaluate((node) => getComputedStyle(node).backgroundColor);
+  assert.notEqual(await background("code.language-diff .line.add"), await background("code.language-diff .line.del"));
+  assert.notEqual(await background("code.language-diff .line.add"), "rgba(0, 0, 0, 0)");
+  assert.equal(await page.textContent("code.language-diff"), "--- a/x.py\n+++ b/x.py\n@@ -1,2 +1,2 @@\n keep\n-old\n+new\n", "Copy copies the diff as it is");
+  assert.equal(await page.locator("code.language-nosuchlanguage b").count(), 0);
+  assert.equal(await page.evaluate(() => window.pwned), undefined);
+  assert.deepEqual(requests.filter((url) => !url.startsWith("file://")), []);
+  assert.deepEqual(errors, []);
+});
+
+test("the diff of a permission question and of a write result is coloured by line", async () => {
+  const { page, post } = await open();
+  await post(
+    { type: "user", text: "go" },
+    { type: "doing", turnId: 1, id: "c1", name: "write", arguments: { path: "a.txt", content: "new" } },
+    { type: "ask", kind: "permission", prompt: "Allow write?", tool: { name: "write", arguments: {}, diff: "--- a/a.txt\n+++ b/a.txt\n-old\n+new\n" } },
+    { type: "answer", text: "allow" },
+    { type: "result", turnId: 1, id: "c1", name: "write", ok: true, result: { path: "a.txt", diff: "--- a/a.txt\n+++ b/a.txt\n-old\n+new\n", ok: true } },
+  );
+  await page.waitForSelector("details.tool.ok");
+  assert.equal(await page.locator("details.tool .notice.ask pre.diff .line.add").count(), 1);
+  assert.equal(await page.locator("details.tool .body > pre.diff .line.del").count(), 1);
+  assert.doesNotMatch(await page.textContent("details.tool pre.result"), /diff/, "the diff is not printed twice");
+});
+
+test("Stopped. is scrolled into view", async () => {
+  const { page, post } = await open({ width: 400, height: 300 });
+  await post({ type: "user", text: "go" }, { type: "saying", turnId: 1, text: Array.from({ length: 80 }, (_, i) => `line ${i}`).join("\n\n") });
+  await page.waitForFunction(() => document.querySelector(".markdown")?.textContent.includes("line 79"));
+  await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
+  await post({ type: "turnEnd", turnId: 1, reply: "…[cancelled]", stopReason: "cancelled", usage: { input_tokens: 1, output_tokens: 2 } });
+  await page.waitForSelector(".stop-reason.cancelled");
+  await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
+  assert.deepEqual(await inView(page, ".stop-reason"), ["Stopped."]);
+  assert.deepEqual(await inView(page, ".usage"), ["1 in · 2 out"]);
 });

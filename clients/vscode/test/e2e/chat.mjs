@@ -61,19 +61,40 @@ async function runCommand(page, title) {
   throw new Error(`the command palette never offered ${title}`);
 }
 
-/** Wait for `done`; a daemon whose permission policy asks before `execute` shows a quick pick: allow. */
+/**
+ * Wait for `done`; a daemon whose permission policy asks before `execute` shows a quick pick:
+ * check that every option has a label and a description, then allow.
+ */
 async function approveIfAsked(page, done) {
-  const allow = page.locator('.quick-input-widget .monaco-list-row[aria-label*="Allow"]').first();
+  const rows = page.locator(".quick-input-widget .monaco-list-row");
   const deadline = Date.now() + STEP_TIMEOUT;
   while (Date.now() < deadline) {
     if (await done.count()) return;
-    if (await allow.isVisible().catch(() => false)) {
-      step("the daemon asks permission for execute: Allow");
-      await allow.click();
+    const options = await rows.evaluateAll((all) =>
+      all.map((row) => [
+        (row.querySelector(".label-name")?.textContent ?? "").trim(),
+        (row.querySelector(".label-description")?.textContent ?? "").trim(),
+      ]));
+    const allow = options.findIndex(([label]) => label === "Allow");
+    if (allow >= 0 && (await rows.nth(allow).isVisible().catch(() => false))) {
+      step(`the daemon asks permission for execute: ${options.map(([label]) => label).join(" / ")}: Allow`);
+      const labels = options.map(([label]) => label);
+      check(["Allow", "Deny", "Always allow", "Never allow"].every((l) => labels.includes(l)), `permission options: ${JSON.stringify(options)}`);
+      check(options.every(([, description]) => description.length > 0), `an option without a description: ${JSON.stringify(options)}`);
+      await rows.nth(allow).click();
     }
     await page.waitForTimeout(200);
   }
   throw new Error("the tool call never completed");
+}
+
+/** Whether the element is inside the visible part of the chat log (not below the fold). */
+function inView(locator) {
+  return locator.evaluate((node) => {
+    const box = document.querySelector("#log").getBoundingClientRect();
+    const r = node.getBoundingClientRect();
+    return r.height > 0 && r.top >= box.top - 1 && r.bottom <= box.bottom + 1;
+  });
 }
 
 async function send(frame, text) {
@@ -88,7 +109,7 @@ async function main() {
     args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
       "--disable-background-networking", "--disable-component-update", "--disable-sync"],
   });
-  const page = await browser.newPage({ viewport: { width: 1280, height: 760 } });
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   try {
     page.setDefaultTimeout(STEP_TIMEOUT);
     step(`open ${url}`);
@@ -123,6 +144,14 @@ async function main() {
     await frame.waitForFunction(() =>
       [...document.querySelectorAll(".markdown pre code.language-python")].some((c) => c.textContent.includes("def greet")));
     await frame.waitForSelector("#send:not([disabled])");
+    step("the code block has syntax colours");
+    const keyword = frame.locator(".markdown pre code.language-python .hljs-keyword").first();
+    check((await keyword.textContent()) === "def", "no highlighted keyword in the Python block");
+    const [kw, plain] = await frame.evaluate(() => {
+      const code = document.querySelector(".markdown pre code.language-python");
+      return [getComputedStyle(code.querySelector(".hljs-keyword")).color, getComputedStyle(code).color];
+    });
+    check(kw !== plain, `the keyword has the code's colour (${kw})`);
 
     step("send a prompt: the streamed reply renders as Markdown");
     await send(frame, '!echo Here is **Markdown** from the stub:\n\n```python\nprint("hello from elelem")\n```');
@@ -134,6 +163,20 @@ async function main() {
     const header = await frame.textContent("#status");
     check(/stub/.test(header), `the header shows no session: ${header}`);
 
+    step("a slash command runs with one Enter; /tools output renders as Markdown");
+    await frame.type("#input", "/too");
+    await frame.waitForSelector("#completions:not([hidden]) li.selected");
+    await frame.press("#input", "Enter");
+    await frame.waitForSelector(".command-output li strong");
+    check((await frame.inputValue("#input")) === "", "the command line is still in the prompt box");
+    check(!/\*\*read\*\*/.test(await frame.textContent(".command-output")), "raw Markdown in /tools");
+
+    step("a provider error is printed once");
+    await send(frame, "!fail the model is down");
+    await frame.waitForSelector(".stop-reason.error");
+    const failed = await frame.evaluate(() => [...document.querySelectorAll(".turn.assistant")].at(-1).textContent);
+    check(failed.split("the model is down").length === 2, `the error is not printed once: ${failed}`);
+
     step("a tool call renders with its arguments and result");
     await send(frame, '!tool execute {"command":"echo hi"}');
     const tool = frame.locator("details.tool.ok").first();
@@ -144,8 +187,23 @@ async function main() {
     check(/hi/.test(await tool.locator("pre.result").textContent()), "tool result");
     await frame.waitForFunction(() => [...document.querySelectorAll(".markdown")].some((m) => m.textContent.includes("done.")));
 
-    step("press Stop during a long turn");
+    step("a diff block is coloured by line");
+    await send(frame, "!echo The change:\n\n```diff\n--- a/hello.py\n+++ b/hello.py\n@@ -1,3 +1,3 @@\n def greet(name):\n-    return f\"hello, {name}\"\n+    return f\"Hello, {name}!\"\n```");
+    await frame.waitForSelector(".markdown pre code.language-diff .line.add");
+    check((await frame.locator(".markdown pre code.language-diff .line.del").count()) === 1, "the removed line");
     await frame.waitForSelector("#send:not([disabled])");
+
+    step("press Stop during a running tool: its card says cancelled");
+    await frame.waitForSelector("#send:not([disabled])");
+    await send(frame, '!tool execute {"command":"sleep 30"}');
+    await approveIfAsked(page, frame.locator("details.tool.running .notice.answer"));
+    await frame.click("#stop");
+    await frame.waitForSelector("details.tool.cancelled");
+    check((await frame.textContent("details.tool.cancelled .status")) === "cancelled", "the stopped tool's status");
+    check((await frame.locator("details.tool.running").count()) === 0, "a tool card still says running");
+    await frame.waitForSelector("#send:not([disabled])");
+
+    step("press Stop during a long turn: Stopped. is in view");
     await send(frame, "!stream 300 20");
     await frame.waitForFunction(() => [...document.querySelectorAll(".markdown")].some((m) => m.textContent.includes("tok5")));
     await frame.click("#stop");
@@ -153,13 +211,8 @@ async function main() {
     await frame.waitForSelector("#send:not([disabled])");
     const streamed = await frame.evaluate(() => [...document.querySelectorAll(".turn.assistant")].at(-1)?.textContent ?? "");
     check(!streamed.includes("tok299"), "the long turn was not stopped");
-
-    step("slash-command completion");
-    await frame.type("#input", "/he");
-    await frame.waitForSelector("#completions:not([hidden]) li");
-    check((await frame.textContent("#completions li.selected .label")) === "/help", "completion");
-    await frame.press("#input", "Escape");
-    await frame.fill("#input", "");
+    await page.waitForTimeout(300); // the last frame's render
+    check(await inView(frame.locator(".stop-reason.cancelled").last()), "Stopped. is below the fold");
 
     step("widen the side bar for the screenshot");
     const bar = await page.locator(".part.sidebar").boundingBox();
@@ -174,6 +227,23 @@ async function main() {
     step(`screenshot ${screenshot}`);
     await frame.evaluate(() => document.querySelector("#log").scrollTo(0, 1e6));
     await page.screenshot({ path: screenshot });
+
+    step("reload the window: the conversation comes back from the stored session");
+    const before = await frame.getAttribute("#status", "title");
+    await runCommand(page, "Developer: Reload Window");
+    await page.waitForSelector(".monaco-workbench");
+    await page.waitForTimeout(1500);
+    await dismissDialogs(page);
+    await runCommand(page, "Elelem: Open Chat");
+    const reloaded = await chatFrame(page);
+    await reloaded.waitForFunction(() =>
+      [...document.querySelectorAll(".turn.user")].some((u) => u.textContent.includes("hello.py:1-6")), null, { timeout: STEP_TIMEOUT });
+    await reloaded.waitForFunction(() => [...document.querySelectorAll(".markdown")].some((m) => m.textContent.includes("tok5")));
+    check((await reloaded.getAttribute("#status", "title")) === before, `another session after the reload: ${before}`);
+    check((await reloaded.locator(".notice.error").count()) === 0, await reloaded.textContent("#log"));
+    await send(reloaded, "!echo after the reload");
+    await reloaded.waitForFunction(() => [...document.querySelectorAll(".markdown")].some((m) => m.textContent.includes("after the reload")));
+    check((await reloaded.getAttribute("#status", "title")) === before, "the next message went to another session");
     console.log("e2e: 1 passed, 0 failed");
   } catch (error) {
     const failed = screenshot.replace(/\.png$/, "") + ".failed.png";

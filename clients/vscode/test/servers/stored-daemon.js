@@ -40,7 +40,7 @@ connection.onRequest("session/turn", async ({ sessionId, text }) => {
       kind: "permission",
       prompt: "Run `rm -rf build`?",
       tool: { name: "execute", arguments: { command: "rm -rf build" } },
-      options: ["allow", "deny", "always"],
+      options: ["allow", "deny", "always", "never", "later"],
     });
     return { reply: `answer: ${JSON.stringify(answer)}`, stopReason: "end_turn", turnId: 1 };
   }

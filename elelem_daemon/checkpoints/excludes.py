@@ -1,0 +1,103 @@
+"""Excludes: what the shadow repository leaves out, written to its `info/exclude`.
+
+git itself reads the project's `.gitignore` files inside the working directory. This
+adds:
+
+- every `.git`, the user's repository above all;
+- the user's `.git/info/exclude` when it can be read (only a file read, never git);
+- when the working directory is a subfolder of a repository, the patterns of the
+  `.gitignore` files above it (and of `info/exclude`) that match at any depth (those
+  without a `/` but a trailing one); anchored patterns there are relative to another
+  folder and are dropped;
+- nested repositories (a folder with its own `.git` below the working directory):
+  their files belong to them and are left out whole.
+
+Every file read is bounded (`READ_LIMIT`); a line with a NUL is dropped.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+from pathlib import Path
+
+READ_LIMIT = 64 << 10
+DEPTH = 64
+HEADER = "# written by elelem: never checkpointed\n.git\n"
+
+
+def read(path: Path) -> list[str]:
+    """The lines of a regular file (a fifo or a device is not waited on), bounded."""
+    with contextlib.suppress(OSError):
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        with os.fdopen(fd, "rb") as file:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return []
+            data = file.read(READ_LIMIT)
+        return [line for line in data.decode("utf-8", "replace").splitlines() if "\0" not in line]
+    return []
+
+
+def git_dir_of(top: Path) -> Path | None:
+    """The repository folder of a working tree: `.git`, or where a `.git` file points."""
+    dot = top / ".git"
+    if dot.is_dir():
+        return dot
+    lines = read(dot) if dot.is_file() else []
+    if lines and lines[0].startswith("gitdir:"):
+        return (top / lines[0][len("gitdir:") :].strip()).resolve()
+    return None
+
+
+def repository_top(cwd: Path) -> Path | None:
+    folder = cwd
+    for _ in range(DEPTH):
+        if (folder / ".git").exists():
+            return folder
+        if folder.parent == folder:
+            return None
+        folder = folder.parent
+    return None
+
+
+def anywhere(line: str) -> bool:
+    """A pattern that matches at any depth: no `/` except a trailing one."""
+    text = line.strip()
+    if not text or text.startswith("#"):
+        return False
+    return "/" not in text.lstrip("!").rstrip("/")
+
+
+def patterns(cwd: Path, nested: list[str]) -> str:
+    """The whole `info/exclude` text for the shadow of `cwd`."""
+    lines = [HEADER]
+    top = repository_top(cwd)
+    if top is not None:
+        info = git_dir_of(top)
+        user = read(info / "info" / "exclude") if info else []
+        if top == cwd:
+            lines += ["# the user's .git/info/exclude\n", *(f"{line}\n" for line in user)]
+        else:
+            above = [line for line in user if anywhere(line)]
+            folder = cwd.parent
+            while True:
+                above += [line for line in read(folder / ".gitignore") if anywhere(line)]
+                if folder == top or folder.parent == folder:
+                    break
+                folder = folder.parent
+            lines += ["# patterns from the repository above\n", *(f"{x.strip()}\n" for x in above)]
+    if nested:
+        lines += [
+            "# nested repositories\n",
+            *(f"/{literal(path.strip('/'))}/\n" for path in nested),
+        ]
+    return "".join(lines)
+
+
+def literal(path: str) -> str:
+    """A path as a gitignore pattern that matches only itself."""
+    escaped = "".join("\\" + c if c in "*?[]\\" else c for c in path)
+    if escaped.endswith(" "):
+        escaped = escaped[:-1] + "\\ "
+    return escaped

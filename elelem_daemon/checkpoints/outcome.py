@@ -1,0 +1,75 @@
+"""Outcome: what the checkpoint calls answer, as data a face can show or send.
+
+Nothing here raises at a turn: a checkpoint that could not be taken is a `Saved` with
+`ok: false`, a restore that could not be done a `Restored` with `ok: false`, each
+with a `kind` for clients (`disabled`, `unavailable`, `unknown_checkpoint`, `busy`,
+`timeout`, `git_failed`, `too_much_output`, `io_error`, `refused`) and an `error` line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass
+class Saved:
+    """The answer of `begin` / `end`: a checkpoint taken, or why not."""
+
+    ok: bool
+    kind: str = "git"  # git | copy | off, or the error kind when not ok
+    commit: str | None = None
+    changed: int = 0  # files the checkpoint saw changed since the previous one
+    skipped: list[str] = field(default_factory=list)  # left out for their size
+    first: bool = False  # the first checkpoint of this folder (it costs the most)
+    ms: float = 0.0
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Checkpoint:
+    """One listed checkpoint: the state before `turn`, and whether its end was seen."""
+
+    session: str
+    turn: int
+    at: float  # unix seconds
+    kind: str  # git | copy
+    ended: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Restored:
+    """The answer of `restore`: what it changed (or, with dry_run, would change).
+
+    `restored` are files rewritten to their checkpoint content or mode, `created` files
+    the turn deleted, `deleted` files the turn created. `outside` lists the files among
+    these that changed outside the agent's turns since the checkpoint (the user's own
+    edits, or another session's): a face warns before a real restore. `unsaved` are
+    files the restore overwrites though no checkpoint holds their current content (they
+    grew past the size limit). `undo` names the checkpoint of the tree just before
+    this restore, so the restore itself can be undone.
+    """
+
+    ok: bool
+    dry_run: bool = False
+    kind: str = "git"
+    restored: list[str] = field(default_factory=list)
+    created: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    dirs_created: list[str] = field(default_factory=list)
+    dirs_removed: list[str] = field(default_factory=list)
+    outside: list[str] = field(default_factory=list)
+    unsaved: list[str] = field(default_factory=list)
+    uncovered: list[str] = field(default_factory=list)  # copy fallback: not saved, left as is
+    undo: str | None = None
+    ms: float = 0.0
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)

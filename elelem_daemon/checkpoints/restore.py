@@ -1,0 +1,127 @@
+"""Restore: putting the working tree back as a git checkpoint holds it.
+
+1. A snapshot of the tree as it is now (so the restore can be undone:
+   `refs/elelem-undo/<session>/<turn>`, and so nothing of the user's is lost);
+2. `diff-tree` from the checkpoint to now: a file added since is deleted, one deleted
+   since is created, one changed is rewritten; the manifests add empty folders and
+   permission bits (a `chmod` alone is undone too);
+3. what changed outside the agent: the paths that differ between the end of one of
+   the session's turns and the start of the next (or now), among those touched;
+4. unless it is a dry run, `read-tree -u --reset` (git writes the files, never
+   through a symlink), then the empty folders and the permission bits.
+
+The lock is held by the caller.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import stat
+import time
+from pathlib import Path
+
+from . import manifest
+from .manifest import Manifest
+from .outcome import Restored
+from .refs import END, START, UNDO, ref, turn_of
+from .shadow import Shadow
+
+
+async def from_git(shadow: Shadow, session: str, turn: int, dry_run: bool) -> Restored:
+    target = await shadow.resolve(ref(START, session, turn))
+    if target is None:
+        return Restored(False, dry_run, "unknown_checkpoint")
+    now = await shadow.snapshot(
+        f"elelem before a restore to turn {turn}",
+        session=session,
+        turn=turn,
+        phase="undo",
+        at=time.time(),
+    )
+    await shadow.set_refs({"HEAD": now.commit})
+    wanted, _ = await shadow.manifest_of(target)
+    done = Restored(True, dry_run, "git")
+    for status, path in await shadow.diff(target, now.commit):
+        {"A": done.deleted, "D": done.created}.get(status, done.restored).append(path)
+    done.unsaved = sorted(await shadow.present(target, now.manifest.skipped))
+    for path in done.unsaved:  # out of the index for its size, yet on disk
+        done.created.remove(path)
+        done.restored.append(path)
+    touched = {*done.restored, *done.created, *done.deleted}
+    if not (wanted.truncated or now.manifest.truncated):  # a chmod alone is undone too
+        was, has = wanted.modes, now.manifest.modes
+        done.restored += [p for p in {*was, *has} - touched if was.get(p) != has.get(p)]
+        touched |= set(done.restored)
+    done.restored.sort()
+    done.outside = sorted(await outside(shadow, session, turn, now.commit) & touched)
+    keep = set(wanted.empty_dirs)
+    inside = [*done.created, *done.restored, *keep]
+    done.dirs_created = await asyncio.to_thread(missing, shadow.cwd, wanted.empty_dirs)
+    done.dirs_removed = [
+        d for d in now.manifest.empty_dirs
+        if d not in keep and not any(p.startswith(d + "/") for p in inside)
+    ]  # fmt: skip
+    if dry_run:
+        return done
+    await shadow.set_refs({ref(UNDO, session, turn): now.commit})
+    done.undo = now.commit
+    before = await asyncio.to_thread(current_modes, shadow.cwd, done.restored)
+    await shadow.checkout(target)
+    await asyncio.to_thread(settle, shadow.cwd, done, wanted, before, shadow.mask)
+    return done
+
+
+async def outside(shadow: Shadow, session: str, turn: int, now: str) -> set[str]:
+    """Paths changed between the session's turns from `turn` on: from the end of each
+    to the start of the next, and from the end of the last to `now`."""
+    starts: dict[int, str] = {}
+    ends: dict[int, str] = {}
+    for name, commit, _ in await shadow.refs(f"{START}/{session}/", f"{END}/{session}/"):
+        if (found := turn_of(name)) and found[1] >= turn:
+            (ends if name.startswith(END + "/") else starts)[found[1]] = commit
+    order = sorted(starts)
+    spans = []
+    for i, t in enumerate(order):
+        if t in ends:  # a turn that never ended (a crash) is all the agent's
+            spans.append((ends[t], starts[order[i + 1]] if i + 1 < len(order) else now))
+    return await shadow.changed_in(spans)
+
+
+def current_modes(cwd: Path, paths: list[str]) -> dict[str, int]:
+    found = {}
+    for path in paths:
+        info = manifest.lstat(cwd, path)
+        if info is not None and stat.S_ISREG(info.st_mode):
+            found[path] = info.st_mode & 0o7777
+    return found
+
+
+def missing(cwd: Path, paths: list[str]) -> list[str]:
+    return [path for path in paths if manifest.lstat(cwd, path) is None]
+
+
+def settle(cwd: Path, done: Restored, wanted: Manifest, before: dict[str, int], mask: int) -> None:
+    """After git's checkout: empty folders and permission bits as the checkpoint had them."""
+    for path in wanted.empty_dirs:  # also those git removed with the files in them
+        manifest.make_dirs(cwd, path)
+    keep = set(wanted.empty_dirs)
+    removed = []
+    for path in done.dirs_removed:
+        while path and path not in keep and manifest.remove_dir(cwd, path):
+            removed.append(path)
+            path = path.rpartition("/")[0]
+            if any(k.startswith(path + "/") for k in keep):
+                break
+    done.dirs_removed = removed
+    for path in [*done.restored, *done.created]:
+        info = manifest.lstat(cwd, path)
+        if info is None or not stat.S_ISREG(info.st_mode):
+            continue
+        mode = wanted.modes.get(path)
+        if mode is None and wanted.truncated and path in before:  # bits unknown: keep them
+            executable = bool(info.st_mode & stat.S_IXUSR)
+            mode = before[path] | (0o111 & ~mask) if executable else before[path] & ~0o111
+        if mode is None:
+            mode = manifest.default_mode(info.st_mode, mask)
+        if mode != info.st_mode & 0o7777:
+            manifest.set_mode(cwd, path, mode)
