@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import signal
 import sys
 from pathlib import Path
@@ -54,6 +55,7 @@ async def test_sigkill_of_the_owner_leaves_no_server_behind(project: Path, marks
         sys.executable, "-c", OWNER, str(project), stdout=asyncio.subprocess.PIPE
     )
     assert owner.stdout is not None
+    pids: dict[str, int] = {}
     try:
         line = await asyncio.wait_for(owner.stdout.readline(), 180)
         pids = json.loads(line)
@@ -68,3 +70,6 @@ async def test_sigkill_of_the_owner_leaves_no_server_behind(project: Path, marks
         if owner.returncode is None:
             owner.kill()
             await owner.wait()
+        for pid in pids.values():  # a failed run leaves nothing behind either
+            if alive(pid):
+                os.kill(pid, signal.SIGKILL)
