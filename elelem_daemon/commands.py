@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .paths import complete_word
+
 CommandHandler = Callable[[str | None], Any]
 Completions = Iterable[str] | Callable[[], Iterable[str]] | None
 
@@ -82,21 +84,15 @@ class Commands:
     def complete(self, line: str, cwd: Path | None = None) -> list[str]:
         """Candidates for the last word of a prompt line, as elelem completes them:
         `/` and no space -> command names; `/cmd partial` -> that command's
-        completions; anything else -> file names under cwd (first 20)."""
+        completions; anything else -> paths under cwd (paths.complete_word: the cwd's
+        index, `.gitignore` honoured; `@src/a` -> `@src/app.py`), at most 20."""
         if line.startswith("/"):
             name, space, partial = line[1:].partition(" ")
             if not space:
                 return [n for n in self.names() if n.startswith(line)]
             return self.completions_for(name, partial)
         word = line.rsplit(" ", 1)[-1] if line else ""
-        folder, _, stem = word.rpartition("/")
-        base = (cwd or Path.cwd()) / folder
-        try:
-            names = sorted(p.name + ("/" if p.is_dir() else "") for p in base.iterdir())
-        except OSError:
-            return []
-        prefix = f"{folder}/" if folder else ""
-        return [prefix + n for n in names if n.startswith(stem)][:20]
+        return complete_word(word, cwd or Path.cwd())
 
     @staticmethod
     def parse(line: str) -> tuple[str, str | None]:

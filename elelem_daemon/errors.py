@@ -6,6 +6,9 @@
     ├── SessionBusy             (daemon) a turn is already running in that session
     ├── SessionLocked           a stored session is open in another elelem process
     ├── InvalidParams           (daemon) a request's params are missing or of the wrong type
+    ├── AttachmentError         an attachment or `@` mention the turn cannot take (a binary
+    │                           or oversized file, an image for a provider without vision);
+    │                           raised before anything is kept or sent
     └── ProviderError           a provider's HTTP/API failure; ends the turn as `Error: ...`
 
 Tool failures are not exceptions to anyone but the Toolbox: they become a
@@ -48,3 +51,11 @@ class SessionLocked(ElelemError):
 
 class InvalidParams(ElelemError):
     kind = "invalid_params"
+
+
+class AttachmentError(ElelemError):
+    """`data`: `reason` (invalid, not_found, refused, binary, too_large, too_many, vision),
+    `index` (the attachment's place in the list, absent for a mention), `type`, and
+    `mention` (the `@` text) for a mention."""
+
+    kind = "invalid_attachment"

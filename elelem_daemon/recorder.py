@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from .conversation import text_of
 from .errors import ElelemError
 from .store import VERSION, Store, Stored, Writer, now, title_of
 
@@ -55,7 +56,7 @@ class Recorder:
     def _header(self, first: dict[str, Any]) -> dict[str, Any]:
         session = self.session
         self.meta = (session.provider_name, session.model)
-        title = title_of(str(first.get("content") or "")) if first.get("role") == "user" else ""
+        title = title_of(text_of(first.get("content"))) if first.get("role") == "user" else ""
         return {
             "type": "session",
             "version": VERSION,

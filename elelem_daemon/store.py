@@ -5,7 +5,8 @@ Where: `$ELELEM_STATE_DIR/sessions/`, else `$XDG_STATE_HOME/elelem/sessions/`, e
 JSON object with a `type`:
 
     {"type": "session", "version": 1, "id", "cwd", "provider", "model", "created", "title"}
-    {"type": "message", "role", "content", "at"}     a kept message, as it was added
+    {"type": "message", "role", "content", "at"}     a kept message, as it was added (content:
+                                                     a string, or text and image parts)
     {"type": "clear", "at"}                          /clear or /compact emptied the history
     {"type": "meta", "provider", "model", "at"}      the provider or model changed
 
@@ -29,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from .config import state_dir
+from .conversation import is_content
 from .errors import SessionLocked, UnknownSession
 
 log = logging.getLogger(__name__)
@@ -122,7 +124,7 @@ def replay(records: list[dict[str, Any]], path: Path, updated: str) -> Stored:
         if kind == "message" and record.get("role") in ("user", "assistant", "tool"):
             content = record.get("content", "")
             stored.messages.append(
-                {"role": record["role"], "content": content if isinstance(content, str) else ""}
+                {"role": record["role"], "content": content if is_content(content) else ""}
             )
         elif kind == "clear":
             stored.messages.clear()

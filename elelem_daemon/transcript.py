@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from .conversation import Conversation, Message
 
+log = logging.getLogger(__name__)
 DEFAULT_TEMPLATE = "You are a terminal coding agent."
 
 
@@ -14,7 +16,9 @@ class SystemPrompt:
     """Renders the system prompt from a template and the nearest AGENTS.md.
 
     The template is a string or a callable taking the working directory. Rendering
-    reads AGENTS.md every time, so an edit is seen on the very next fetch.
+    reads AGENTS.md every time, so an edit is seen on the very next fetch. Each of
+    `sections` (callables returning text, e.g. the editor's state) is called on every
+    render too; what they return, when not empty, follows after a blank line.
     """
 
     def __init__(
@@ -22,12 +26,16 @@ class SystemPrompt:
     ):
         self.template = template or DEFAULT_TEMPLATE
         self.cwd = Path(cwd or Path.cwd())
+        self.sections: list[Callable[[], str]] = []
 
     def render(self) -> str:
         if callable(self.template):
-            return self.template(self.cwd)
-        agents = self.agents_md()
-        return f"{self.template}\n\n{agents}" if agents else self.template
+            head = self.template(self.cwd)
+        else:
+            agents = self.agents_md()
+            head = f"{self.template}\n\n{agents}" if agents else self.template
+        extra = [text for section in list(self.sections) if (text := _rendered(section))]
+        return "\n\n".join([head, *extra]) if extra else head
 
     def agents_md(self) -> str:
         for folder in (self.cwd, *self.cwd.parents):
@@ -37,6 +45,15 @@ class SystemPrompt:
                     return path.read_text(encoding="utf-8", errors="replace").strip()
                 except OSError:
                     return ""
+        return ""
+
+
+def _rendered(section: Callable[[], str]) -> str:
+    """A section's text; a failing section is logged and left out, never the fetch."""
+    try:
+        return str(section() or "")
+    except Exception as exc:
+        log.warning("system prompt: a section failed: %s", exc)
         return ""
 
 

@@ -10,6 +10,7 @@ from . import (
     cancel,
     checkpoints,
     coldstart,
+    complete,
     conversation,
     dispatch,
     latency,
@@ -31,5 +32,6 @@ FIGURES: dict[str, Figure] = {
     "cancel": cancel.run,
     "peer": peer.run,
     "checkpoints": checkpoints.run,
+    "complete": complete.run,
     "mcp": mcp_ready.run,
 }

@@ -6,13 +6,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..conversation import image_bytes, images_in, text_of
 from ..registry import Plugin
 
 COMPACT_PROMPT = "Summarize: accomplishments, state, next steps. Brief."
 
 
 def preview(message: dict[str, Any]) -> str:
-    lines = str(message.get("content") or "").splitlines()
+    lines = text_of(message.get("content")).splitlines()
     first = lines[0] if lines else ""
     more = len(first) > 60 or len(lines) > 1
     return first[:60] + ("..." if more else "")
@@ -27,10 +28,24 @@ def context_text(session: Any, args: str | None) -> str:
             lines.append(usage_text(usage))
         return "\n".join(lines)
     if args == "json":
-        return json.dumps(messages, indent=2, ensure_ascii=False)
+        return json.dumps([elided(m) for m in messages], indent=2, ensure_ascii=False)
     if args.isdigit() and 1 <= int(args) <= len(messages):
-        return str(messages[int(args) - 1]["content"])
+        return text_of(messages[int(args) - 1]["content"])
     return "  Usage: /context [json|<number>]"
+
+
+def elided(message: dict[str, Any]) -> dict[str, Any]:
+    """The message, each image's base64 data replaced by its size (`/context json`)."""
+    content = message.get("content")
+    if not isinstance(content, list) or not images_in(content):
+        return message
+    parts = [
+        {**p, "data": f"[{image_bytes(p)} bytes of base64, not shown]"}
+        if p.get("type") == "image"
+        else p
+        for p in content
+    ]
+    return {**message, "content": parts}
 
 
 def usage_text(usage: dict[str, int]) -> str:

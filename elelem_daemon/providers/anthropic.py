@@ -9,6 +9,9 @@ Settings (environment):
     ANTHROPIC_THINKING_BUDGET   extended thinking budget in tokens (>= 1024 and below
                                 ANTHROPIC_MAX_TOKENS); unset or 0 leaves thinking off
 
+A user message with images (content parts, conversation.py) is sent as `text` and
+`image` blocks (`source: {type: base64, media_type, data}`), in the same order.
+
 Thinking blocks arrive with a signature. They are kept (a `keep` event stores them on
 the round's assistant message as `thinking_blocks`) and sent back unchanged ahead of
 that message's `tool_use` blocks, as the API requires when a turn continues after tool use.
@@ -48,6 +51,7 @@ def whole(name: str, default: int) -> int:
 
 class AnthropicProvider(HTTPProvider):
     name = "anthropic"
+    vision = True  # every current Claude model reads images
 
     def __init__(
         self,
@@ -207,9 +211,19 @@ def encode(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 for c in message.get("tool_calls") or []
             ]
             add("assistant", parts)
+        elif isinstance(content, list):
+            add(role, [part(p) for p in content])
         elif content:
             add(role, str(content))
     return out
+
+
+def part(value: dict[str, Any]) -> dict[str, Any]:
+    """A kept content part (conversation.py) as an Anthropic content block."""
+    if value.get("type") == "image":
+        source = {"type": "base64", "media_type": value["mimeType"], "data": value["data"]}
+        return {"type": "image", "source": source}
+    return {"type": "text", "text": str(value.get("text", ""))}
 
 
 def blocks(content: str | list[dict[str, Any]]) -> list[dict[str, Any]]:

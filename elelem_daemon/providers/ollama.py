@@ -8,6 +8,10 @@ Settings (environment):
     OLLAMA_THINK     `true`, `false`, `low`, `medium` or `high`: sent as `think`;
                      unset sends nothing (models without thinking answer 400 to it)
     OLLAMA_NUM_CTX   context window, sent as `options.num_ctx`; unset sends none
+    OLLAMA_VISION    `0` says the model does not read images (a turn with one fails
+                     before anything is sent; earlier ones go as text); default 1:
+                     a message's images go in its `images` (base64), the model
+                     answers an error if it has no vision
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from typing import Any
 
 import httpx
 
+from ..conversation import images_in, text_of
 from ..errors import ProviderError
 from .calls import doing
 from .http import HTTPProvider
@@ -65,6 +70,12 @@ class OllamaProvider(HTTPProvider):
         if ctx and not ctx.isdigit():
             raise ProviderError(f"OLLAMA_NUM_CTX must be a whole number of tokens, got {ctx!r}")
         self.options = {"num_ctx": int(ctx)} if ctx else {}
+        self.vision = env.get("OLLAMA_VISION", "1").strip().lower() not in (
+            "0",
+            "false",
+            "no",
+            "off",
+        )
         super().__init__(client)
 
     def status_text(self, status: int, message: str) -> str:
@@ -83,7 +94,7 @@ class OllamaProvider(HTTPProvider):
             body["options"] = self.options
         if tools:
             body["tools"] = tools
-        body["messages"] = encode(messages)
+        body["messages"] = encode(messages, self.vision)
         return f"{self.base_url}/api/chat", {"content-type": "application/json"}, body
 
     async def decode(self, response: httpx.Response) -> AsyncIterator[dict[str, Any]]:
@@ -118,13 +129,19 @@ class OllamaProvider(HTTPProvider):
         raise ProviderError('ollama: the stream ended before "done": true')
 
 
-def encode(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The agent's history in /api/chat shape: object arguments, `tool_name` on results."""
+def encode(messages: list[dict[str, Any]], vision: bool = True) -> list[dict[str, Any]]:
+    """The agent's history in /api/chat shape: object arguments, `tool_name` on results;
+    content parts (conversation.py) as the text and, with `vision`, `images`."""
     out: list[dict[str, Any]] = []
     names: dict[str, str] = {}
     for message in messages:
         role, content = message["role"], message.get("content")
-        text = "" if content is None else str(content)
+        if isinstance(content, list) and vision:
+            text = "\n\n".join(p.get("text", "") for p in content if p.get("type") == "text")
+            images = [p["data"] for p in images_in(content)]
+            out.append({"role": role, "content": text, "images": images})
+            continue
+        text = text_of(content)
         if role == "tool":
             name = message.get("name") or names.get(message.get("tool_call_id", ""), "")
             out.append({"role": "tool", "tool_name": name, "content": text})

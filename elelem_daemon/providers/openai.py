@@ -10,6 +10,10 @@ Settings (environment):
                           and as `max_tokens` elsewhere; unset sends none
     OPENAI_STREAM_USAGE   `0` stops asking for usage (`stream_options`), for servers
                           that reject it; default 1
+    OPENAI_VISION         `0` says the model does not read images: a turn with an image
+                          then fails before anything is sent, and images already in
+                          the conversation go as text (`[image: image/png, N bytes]`);
+                          default 1: images go as `image_url` parts with data: URLs
     OPENAI_TOOL_CHOICE    `auto` (default), `required` or `none`, sent with tools; or two,
                           `FIRST,AFTER`: FIRST while the conversation ends with the user's
                           message, AFTER once tool results follow (`required,none` makes
@@ -65,13 +69,9 @@ class OpenAIProvider(HTTPProvider):
         if raw and not raw.isdigit():
             raise ProviderError(f"OPENAI_MAX_TOKENS must be a whole number of tokens, got {raw!r}")
         self.max_tokens = int(raw) if raw else None
-        self.stream_usage = env.get("OPENAI_STREAM_USAGE", "1").strip().lower() not in (
-            "0",
-            "false",
-            "no",
-            "off",
-        )
+        self.stream_usage = switch(env.get("OPENAI_STREAM_USAGE", "1"))
         self.tool_choice = tool_choice(env.get("OPENAI_TOOL_CHOICE", ""))
+        self.vision = switch(env.get("OPENAI_VISION", "1"))
         super().__init__(client)
         self.secrets = [self.api_key]
 
@@ -90,7 +90,7 @@ class OpenAIProvider(HTTPProvider):
             body["tools"] = tools
             after_results = bool(messages) and messages[-1].get("role") == "tool"
             body["tool_choice"] = self.tool_choice[-1 if after_results else 0]
-        body["messages"] = encode(messages)
+        body["messages"] = encode(messages, self.vision)
         return f"{self.base_url}/chat/completions", headers, body
 
     async def decode(self, response: httpx.Response) -> AsyncIterator[dict[str, Any]]:
@@ -132,6 +132,11 @@ class OpenAIProvider(HTTPProvider):
                 yield event
         if usage:
             yield {"type": "usage", **usage}
+
+
+def switch(raw: str) -> bool:
+    """A setting that is on unless it says `0`, `false`, `no` or `off`."""
+    return raw.strip().lower() not in ("0", "false", "no", "off")
 
 
 def tool_choice(raw: str) -> tuple[str, ...]:
@@ -189,11 +194,12 @@ def stream_error(chunk: dict[str, Any]) -> Failure:
     return Failure(f"openai: {message}", retryable=retryable)
 
 
-def encode(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def encode(messages: list[dict[str, Any]], vision: bool = True) -> list[dict[str, Any]]:
     """The agent's history in Chat Completions shape; tool calls as JSON-string arguments.
 
     An assistant message with only tool calls gets `content: ""`, not null: OpenAI takes
-    both, llama-cpp-python's server rejects null.
+    both, llama-cpp-python's server rejects null. Content parts (conversation.py) go as
+    `text` and `image_url` parts, or, without `vision`, as their text.
     """
     out: list[dict[str, Any]] = []
     for message in messages:
@@ -228,6 +234,19 @@ def encode(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
                     ],
                 }
             )
+        elif isinstance(content, list):
+            from ..conversation import text_of
+
+            out.append({"role": role, "content": parts(content) if vision else text_of(content)})
         else:
             out.append({"role": role, "content": "" if content is None else str(content)})
     return out
+
+
+def parts(content: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [
+        {"type": "image_url", "image_url": {"url": f"data:{p['mimeType']};base64,{p['data']}"}}
+        if p.get("type") == "image"
+        else {"type": "text", "text": str(p.get("text", ""))}
+        for p in content
+    ]

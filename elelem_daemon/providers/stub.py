@@ -11,6 +11,10 @@ A prompt that starts with `!` scripts it instead (for tests and benchmarks):
 - `!echo TEXT`: says TEXT and asks for no tool;
 - `!stream N [MS]`: says `tok0 `, `tok1 `, ... N deltas, MS milliseconds apart;
 - `!fail MESSAGE`: raises, so the turn ends with `Error: MESSAGE`.
+
+It reads images only as the model `vision` (`vision` is then true, and a prompt
+carrying images is answered first with `saw N image(s): image/png 68 bytes, ...`);
+otherwise a turn with an image fails before it is sent (expansion.py).
 """
 
 from __future__ import annotations
@@ -20,12 +24,15 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
+from ..conversation import image_bytes, images_in, text_of
+
 
 class StubProvider:
     name = "stub"
 
     def __init__(self, model: str | None = None) -> None:
         self.model = model or "stub"
+        self.vision = self.model == "vision"
 
     async def fetch(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
@@ -35,7 +42,11 @@ class StubProvider:
         if last["role"] == "tool":
             yield {"type": "saying", "text": "done."}
             return
-        verb, _, rest = str(last.get("content") or "").partition(" ")
+        images = images_in(last.get("content"))
+        if images:
+            seen = ", ".join(f"{p['mimeType']} {image_bytes(p)} bytes" for p in images)
+            yield {"type": "saying", "text": f"saw {len(images)} image(s): {seen}. "}
+        verb, _, rest = text_of(last.get("content")).partition(" ")
         if verb == "!fail":
             raise RuntimeError(rest or "stub failure")
         if verb == "!echo":

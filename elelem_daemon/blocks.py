@@ -1,0 +1,93 @@
+"""Blocks: the one format in which attached context reaches the model.
+
+A user message with attachments is the user's text, then each attachment's block,
+every block after a blank line:
+
+    explain @src/app.py, the failing part
+
+    <attachment type="file" path="src/app.py">
+    def main():
+        ...
+    </attachment>
+
+    <attachment type="diagnostics" path="src/app.py">
+    src/app.py:12:5: error: "x" is not defined (pyright)
+    </attachment>
+
+- A block opens with `<attachment` and its attributes, on one line, and closes with
+  `</attachment>` at the start of a line. `type` comes first, then the others in the
+  order `ATTRIBUTES` gives; each value is in double quotes, with `&`, `"`, `<`, `>`
+  and line breaks written as `&amp;` `&quot;` `&lt;` `&gt;` `&#10;` `&#13;`.
+- The body is the content as it is (source code is not escaped), and ends with a
+  line break (one is added when the content has none; an empty body is no line).
+- Nothing else can open or close a block, nor forge one: in the user's text and in
+  every body, `<` followed by any backslashes and `attachment` or `/attachment` (any
+  case) gets one backslash more, so `</attachment>` in a file reads `<\\/attachment>`.
+  `parse` takes exactly one away again: the format is reversible.
+- The same input gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+# attribute order after `type`; an unknown attribute comes after these, sorted
+ATTRIBUTES = ("name", "path", "lines", "mimeType", "note")
+
+_OPEN_OR_CLOSE = re.compile(r"<(\\*)(/?attachment)", re.IGNORECASE)
+_ESCAPED = re.compile(r"<\\(\\*)(/?attachment)", re.IGNORECASE)
+_BLOCK = re.compile(
+    r"<attachment(?P<attrs>(?: [A-Za-z]+=\"[^\"]*\")*)>\n(?P<body>.*?)(?<=\n)</attachment>",
+    re.DOTALL,
+)
+_ATTR = re.compile(r' ([A-Za-z]+)="([^"]*)"')
+_QUOTED = {"&": "&amp;", '"': "&quot;", "<": "&lt;", ">": "&gt;", "\n": "&#10;", "\r": "&#13;"}
+_UNQUOTED = {v: k for k, v in _QUOTED.items()}
+
+
+def escape(text: str) -> str:
+    """Text that can neither open nor close a block."""
+    return _OPEN_OR_CLOSE.sub(lambda m: f"<\\{m[1]}{m[2]}", text)
+
+
+def unescape(text: str) -> str:
+    return _ESCAPED.sub(lambda m: f"<{m[1]}{m[2]}", text)
+
+
+def quote(value: str) -> str:
+    return "".join(_QUOTED.get(c, c) for c in value)
+
+
+def unquote(value: str) -> str:
+    return re.sub(r"&(amp|quot|lt|gt|#10|#13);", lambda m: _UNQUOTED[m[0]], value)
+
+
+def block(kind: str, body: str = "", **attributes: str | None) -> str:
+    """One attachment block; attributes that are None are left out."""
+    given = {k: v for k, v in attributes.items() if v is not None}
+    order = [k for k in ATTRIBUTES if k in given] + sorted(k for k in given if k not in ATTRIBUTES)
+    head = "".join(f' {k}="{quote(str(given[k]))}"' for k in order)
+    body = escape(body)
+    if body and not body.endswith("\n"):
+        body += "\n"
+    return f'<attachment type="{quote(kind)}"{head}>\n{body}</attachment>'
+
+
+def message(text: str, blocks: Iterable[str]) -> str:
+    """The user's text (escaped) then each block after a blank line."""
+    return escape(text) + "".join(f"\n\n{b}" for b in blocks)
+
+
+def parse(content: str) -> tuple[str, list[tuple[dict[str, str], str]]]:
+    """The user's text and each block's attributes and body, as `message` wrote them."""
+    found = list(_BLOCK.finditer(content))
+    if not found:
+        return unescape(content), []
+    first = found[0].start()
+    text = content[: first - 2] if content[first - 2 : first] == "\n\n" else content[:first]
+    blocks = []
+    for match in found:
+        attrs = {k: unquote(v) for k, v in _ATTR.findall(match["attrs"])}
+        blocks.append((attrs, unescape(match["body"])))
+    return unescape(text), blocks
