@@ -104,20 +104,24 @@ class Policy:
             problems += bad
         return cls(rules, problems=problems)
 
-    def rule(self, tool: str, names: dict[str, str] | None = None) -> str:
-        """The last rule whose pattern matches tool (a pattern may be an alias)."""
+    def rule(self, tool: str, names: dict[str, str] | None = None, default: str = "allow") -> str:
+        """The last rule whose pattern matches tool (a pattern may be an alias). The
+        defaults' catch-all `* allow` gives way to the tool's own `default`."""
         names = names or {}
         for rule in reversed(self.rules):
             if names.get(rule.pattern, rule.pattern) == tool or fnmatch.fnmatchcase(
                 tool, rule.pattern
             ):
-                return rule.rule
-        return "allow"
+                catch_all = rule.pattern == "*" and rule.where.startswith("defaults:")
+                return default if catch_all else rule.rule
+        return default
 
     def verdict(self, session: Any, tool: str, args: dict[str, Any]) -> str:
-        """allow, ask or deny for this call."""
+        """allow, ask or deny for this call. A tool may carry its own default rule
+        (`permission`, e.g. `ask` for MCP tools), which any rule naming it overrides."""
         names = {p.pattern: session.toolbox.resolve(p.pattern).name for p in self.rules}
-        rule = self.rule(tool, names)
+        default = getattr(session.toolbox.resolve(tool), "permission", None)
+        rule = self.rule(tool, names, default if default in RULES else "allow")
         if rule == "deny":
             return "deny"
         if tool in self.always or rule == "allow":
