@@ -239,10 +239,11 @@ class Copies:
                 gone += 1
         return gone
 
-    def prune(self, keep: int, days: float, now: float | None = None) -> int:
-        """Drop the turns beyond each session's last `keep`, or older than `days`."""
+    def prune(self, keep: int, days: float, now: float | None = None) -> list[tuple[str, int]]:
+        """Drop the turns beyond each session's last `keep`, or older than `days`;
+        returns them."""
         now = time.time() if now is None else now
-        gone = 0
+        gone: list[tuple[str, int]] = []
         for folder in (self.folder / "turns").glob("*") if (self.folder / "turns").is_dir() else []:
             turns = self.turns(folder.name)
             for turn in turns:
@@ -250,7 +251,7 @@ class Copies:
                 old = now - float(record.get("at") or 0) > days * 86_400
                 if old or turn not in turns[-keep:]:
                     self.record_path(folder.name, turn).unlink(missing_ok=True)
-                    gone += 1
+                    gone.append((folder.name, turn))
         if gone:
             self.sweep()
         return gone

@@ -8,7 +8,9 @@
 3. what changed outside the agent: the paths that differ between the end of one of
    the session's turns and the start of the next (or now), among those touched;
 4. unless it is a dry run, `read-tree -u --reset` (git writes the files, never
-   through a symlink), then the empty folders and the permission bits.
+   through a symlink), then the empty folders and the permission bits. Without
+   `force`, files changed outside the agent (or unsaved) stop it before this step:
+   the answer is then the plan, with kind `outside_changes`.
 
 The lock is held by the caller.
 """
@@ -27,7 +29,9 @@ from .refs import END, START, UNDO, ref, turn_of
 from .shadow import Shadow
 
 
-async def from_git(shadow: Shadow, session: str, turn: int, dry_run: bool) -> Restored:
+async def from_git(
+    shadow: Shadow, session: str, turn: int, dry_run: bool, force: bool = True
+) -> Restored:
     target = await shadow.resolve(ref(START, session, turn))
     if target is None:
         return Restored(False, dry_run, "unknown_checkpoint")
@@ -63,12 +67,22 @@ async def from_git(shadow: Shadow, session: str, turn: int, dry_run: bool) -> Re
     ]  # fmt: skip
     if dry_run:
         return done
+    if not force and (done.outside or done.unsaved):
+        return refused(done)
     await shadow.set_refs({ref(UNDO, session, turn): now.commit})
     done.undo = now.commit
     before = await asyncio.to_thread(current_modes, shadow.cwd, done.restored)
     await shadow.checkout(target)
     await asyncio.to_thread(settle, shadow.cwd, done, wanted, before, shadow.mask)
     return done
+
+
+def refused(plan: Restored) -> Restored:
+    """The plan of a restore that stopped short: files changed outside the agent."""
+    plan.ok, plan.kind, plan.dry_run = False, "outside_changes", True
+    shown = ", ".join((plan.outside + plan.unsaved)[:20])
+    plan.error = f"files changed outside the agent since that turn: {shown}"
+    return plan
 
 
 async def outside(shadow: Shadow, session: str, turn: int, now: str) -> set[str]:

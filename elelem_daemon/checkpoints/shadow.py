@@ -179,6 +179,31 @@ class Shadow:
                 expect_status = True
         return paths
 
+    async def changed_each(self, spans: list[tuple[str, str]]) -> dict[str, list[str]]:
+        """For each (old, new) pair, the paths that differ, keyed by `new`; one git call."""
+        if not spans:
+            return {}
+        lines = "".join(f"{new} {old}\n" for old, new in spans)
+        out = await self.git(
+            "diff-tree", "--stdin", "-r", "-z", "--no-renames", "--no-ext-diff",
+            "--no-textconv", "--name-status", stdin=lines.encode(),
+        )  # fmt: skip
+        found: dict[str, list[str]] = {new: [] for _, new in spans}
+        current, expect_status = None, True
+        for item in out.split(b"\0"):
+            if not item:
+                continue
+            if expect_status and OID.fullmatch(item):
+                current = item.decode()
+                continue
+            if expect_status:
+                expect_status = False
+            else:
+                if current in found:
+                    found[current].append(os.fsdecode(item))
+                expect_status = True
+        return found
+
     async def present(self, commit: str, paths: list[str]) -> set[str]:
         """Which of `paths` the commit's tree holds."""
         if not paths:
