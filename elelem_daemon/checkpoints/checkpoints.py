@@ -242,6 +242,10 @@ class Checkpoints:
             if name.startswith(START + "/") and (found_turn := turn_of(name)):
                 turn = found_turn[1]
                 found[turn] = Checkpoint(session, turn, when, "git", found_turn in ended_turns)
+        for name, _, when in refs:  # an end with no start: its checkpoint went (a broken ref)
+            if name.startswith(END + "/") and (found_turn := turn_of(name)):
+                if found_turn[1] not in found:
+                    found[found_turn[1]] = Checkpoint(session, found_turn[1], when, "lost", True)
         return [found[t] for t in sorted(found)]
 
     async def restore(
@@ -356,8 +360,12 @@ class Checkpoints:
         task, self._upkeep = self._upkeep, None
         if task and not task.done():
             task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
+            try:
                 await task
+            except asyncio.CancelledError:
+                me = asyncio.current_task()
+                if me is not None and me.cancelling():  # our own cancel: it goes on up
+                    raise
 
     async def close(self) -> None:
         await self._stop_upkeep()

@@ -1,5 +1,7 @@
 """Restore: putting the working tree back as a git checkpoint holds it.
 
+0. The checkpoint's commit must name its own session, turn and phase (its manifest):
+   a ref moved, or replaced by a symlink to another turn's, is refused (`tampered`);
 1. A snapshot of the tree as it is now (so the restore can be undone:
    `refs/elelem-undo/<session>/<turn>`, and so nothing of the user's is lost);
 2. `diff-tree` from the checkpoint to now: a file added since is deleted, one deleted
@@ -35,6 +37,11 @@ async def from_git(
     target = await shadow.resolve(ref(START, session, turn))
     if target is None:
         return Restored(False, dry_run, "unknown_checkpoint")
+    wanted, meta = await shadow.manifest_of(target)
+    named = (meta.get("session"), meta.get("turn"), meta.get("phase"))
+    if named != (session, turn, "start"):  # a ref moved or replaced (a symlink to another)
+        error = f"the checkpoint of turn {turn} names another one {named!r}: not restored"
+        return Restored(False, dry_run, "tampered", error=error)
     now = await shadow.snapshot(
         f"elelem before a restore to turn {turn}",
         session=session,
@@ -43,7 +50,6 @@ async def from_git(
         at=time.time(),
     )
     await shadow.set_refs({"HEAD": now.commit})
-    wanted, _ = await shadow.manifest_of(target)
     done = Restored(True, dry_run, "git")
     for status, path in await shadow.diff(target, now.commit):
         {"A": done.deleted, "D": done.created}.get(status, done.restored).append(path)

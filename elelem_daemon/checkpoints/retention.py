@@ -31,6 +31,8 @@ from .git import GitError
 from .lock import held
 from .refs import turn_of
 
+MAX_NOTE = 1 << 20  # bytes of the `pruned` note read at most
+
 DAY = 86_400.0
 
 
@@ -79,7 +81,9 @@ def pruned_turn(folder: Path, session: str) -> int:
 
 def read_pruned(folder: Path) -> dict[str, int]:
     try:
-        data = json.loads((folder / "pruned").read_text())
+        fd = os.open(folder / "pruned", os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        with os.fdopen(fd, "rb") as file:
+            data = json.loads(file.read(MAX_NOTE))
     except (OSError, ValueError):
         return {}
     if not isinstance(data, dict):
@@ -90,7 +94,10 @@ def read_pruned(folder: Path) -> dict[str, int]:
 def write_pruned(folder: Path, known: dict[str, int]) -> None:
     temp = folder / "pruned.tmp"
     with contextlib.suppress(OSError):
-        temp.write_text(json.dumps(known))
+        temp.unlink(missing_ok=True)  # never written through a planted symlink
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        with os.fdopen(os.open(temp, flags, 0o600), "w") as file:
+            file.write(json.dumps(known))
         os.replace(temp, folder / "pruned")
 
 

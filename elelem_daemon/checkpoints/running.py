@@ -33,7 +33,9 @@ class Running:
         if self.shared:
             try:
                 self.lock_file.parent.mkdir(parents=True, exist_ok=True)
-                fd = os.open(self.lock_file, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+                fd = os.open(
+                    self.lock_file, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600
+                )
                 try:
                     fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
                 except BlockingIOError:  # a restore is checking right now: it saw no turn
@@ -59,7 +61,7 @@ class Running:
         if not self.shared or any(fd is not None for fd in self._turns.values()):
             return None  # our own turn's lock would hide the others': asked for above
         try:
-            fd = os.open(self.lock_file, os.O_RDWR | os.O_CLOEXEC)
+            fd = os.open(self.lock_file, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
         except OSError:
             return None  # never made: no turn ever ran here
         try:
