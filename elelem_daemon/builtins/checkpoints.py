@@ -129,12 +129,22 @@ class TurnCheckpoints:
         sid = self.session.id
         if turn <= self.engine.pruned(sid):
             raise NoCheckpoint(
-                f"the checkpoint of turn {turn} was pruned (ELELEM_CHECKPOINTS_KEEP, "
-                "ELELEM_CHECKPOINTS_DAYS): rewind the conversation alone (files: false)",
+                f"no checkpoint can rewind the files to turn {turn}: one from it on was "
+                "pruned (ELELEM_CHECKPOINTS_KEEP, ELELEM_CHECKPOINTS_DAYS); "
+                "rewind the conversation alone (files: false)",
                 turnId=turn,
                 reason="pruned",
             )
-        held = sorted(c.turn for c in await self.engine.list(sid) if c.turn >= turn)
+        listed = [c for c in await self.engine.list(sid) if c.turn >= turn]
+        gone = sorted(c.turn for c in listed if c.kind == "lost")
+        if gone:
+            raise NoCheckpoint(
+                f"the checkpoint of turn {gone[0]} is missing or broken: its files cannot be "
+                "rewound; rewind the conversation alone (files: false)",
+                turnId=turn,
+                reason="missing",
+            )
+        held = sorted(c.turn for c in listed)
         lost = sorted(t for t in self.failed if t >= turn and t not in held)
         if lost:
             raise NoCheckpoint(
@@ -153,9 +163,14 @@ class TurnCheckpoints:
                 files=shape(done, held[0]),
             )
         if not done.ok:
-            if done.kind in ("unknown_checkpoint", "disabled"):
-                reason = "missing" if done.kind == "unknown_checkpoint" else "disabled"
-                raise NoCheckpoint(done.error or "no checkpoint", turnId=turn, reason=reason)
+            reasons = {
+                "unknown_checkpoint": "missing",
+                "disabled": "disabled",
+                "tampered": "tampered",
+            }
+            if done.kind in reasons:
+                error = done.error or f"no checkpoint of turn {held[0]}"
+                raise NoCheckpoint(error, turnId=turn, reason=reasons[done.kind])
             raise CheckpointFailed(
                 f"the rewind of turn {turn} failed: {done.error}", turnId=turn, reason=done.kind
             )
