@@ -8,7 +8,9 @@ Through the public Plugin API only (docs/checkpoints.md, "Wiring"):
   (`Checkpoints.begin`); before each `write` or `edit`, `before_write` keeps the file
   where git cannot (the copy fallback). A turn that only talks, reads or searches
   costs nothing, and what the user edits while the model thinks stays theirs;
-- `on("turn_end")`: the end snapshot (`end`), even for a failed or cancelled turn;
+- `on("turn_end")`: the end snapshot (`end`), even for a failed or cancelled turn,
+  before the turn answers: taken later, it would count the user's first edits after
+  the turn as the agent's, and a rewind would overwrite them without a word;
 - `on("close")`: the folder's upkeep (a `git gc`) stops with its last session;
 - `on("delete")`: a deleted session's checkpoints go;
 - `/undo` and `/rewind [N]` (the core's `rewind.py` does the rewinding; these show
