@@ -295,3 +295,25 @@ async def test_undo_is_a_command_that_asks_first(spawn: Any, workdir: Path) -> N
     assert "rewound to before turn" in done["output"]
     done = await within(client.command(session, "/undo"))
     assert "nothing to undo" in done["output"]
+
+
+def shadow_refs(env: dict[str, str], workdir: Path) -> list[str]:
+    root = Path(env["XDG_STATE_HOME"]) / "elelem" / "checkpoints"
+    (shadow,) = [p for p in root.iterdir() if (p / "cwd").is_file()]
+    assert (shadow / "cwd").read_text().strip() == str(workdir.resolve())
+    return git(shadow, "--git-dir", str(shadow), "for-each-ref", "--format=%(refname)").split()
+
+
+async def test_session_delete_takes_its_checkpoints(
+    spawn: Any, workdir: Path, env: dict[str, str]
+) -> None:
+    client = await opened(spawn)
+    keep = (await within(client.new_session()))["sessionId"]
+    gone = (await within(client.new_session()))["sessionId"]
+    await run(client, keep, tool("write", path="k.txt", content="k"))
+    await run(client, gone, tool("write", path="g.txt", content="g"))
+    refs = shadow_refs(env, workdir)
+    assert any(f"/{gone}/" in r for r in refs) and any(f"/{keep}/" in r for r in refs)
+    await within(client.delete_session(gone))
+    refs = shadow_refs(env, workdir)
+    assert not any(f"/{gone}/" in r for r in refs) and any(f"/{keep}/" in r for r in refs)
