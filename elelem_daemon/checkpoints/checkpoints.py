@@ -360,12 +360,9 @@ class Checkpoints:
         task, self._upkeep = self._upkeep, None
         if task and not task.done():
             task.cancel()
-            try:
-                await task
-            except asyncio.CancelledError:
-                me = asyncio.current_task()
-                if me is not None and me.cancelling():  # our own cancel: it goes on up
-                    raise
+            # wait, not `await task`: the gc's own CancelledError ends here, and a cancel
+            # of the caller (a turn being cancelled) goes on up, never swallowed
+            await asyncio.wait([task])
 
     async def close(self) -> None:
         await self._stop_upkeep()
