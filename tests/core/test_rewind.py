@@ -208,3 +208,19 @@ async def test_hand_edited_turn_records_are_skipped(registry, workdir, caplog) -
     assert [m["content"] for m in stored.messages] == ["!echo one", "one"]
     assert sorted(stored.conversation.marks) == [1]
     assert sum("record of turn" in r.getMessage() for r in caplog.records) == 4
+
+
+async def test_a_turn_whose_checkpoint_retention_pruned_is_refused(
+    registry, workdir, monkeypatch
+) -> None:
+    monkeypatch.setenv("ELELEM_CHECKPOINTS_KEEP", "1")
+    session = opened(registry, workdir)
+    first = await wrote(session, "a.txt", "one")
+    second = await wrote(session, "b.txt", "two")
+    engine = await quiet(session)
+    await engine.upkeep(prune=True, gc=False)  # what runs every few checkpoints
+    with pytest.raises(NoCheckpoint) as caught:  # turn 2's checkpoint would leave a.txt
+        await rewind(session, first)
+    assert caught.value.data["reason"] == "pruned" and (workdir / "a.txt").exists()
+    done = await rewind(session, second)  # the one kept still works
+    assert done.files is not None and done.files["deleted"] == ["b.txt"]
