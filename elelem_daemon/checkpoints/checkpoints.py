@@ -308,6 +308,7 @@ class Checkpoints:
             if shadow is None:
                 return gone
             async with held(shadow.lock_file, self.settings.timeout):
+                await shadow.ensure()  # a gc just killed may have left its lock files
                 prefixes = (f"{kind}/{session}/" for kind in (START, END, UNDO))
                 refs = await shadow.refs(*prefixes)
                 names = [
