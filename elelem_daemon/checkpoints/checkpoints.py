@@ -6,8 +6,9 @@ turn (`restore`), `forget` and the background upkeep prune (`retention`). Each c
 holds the folder's lock (`lock`), is bounded by `ELELEM_CHECKPOINTS_TIMEOUT` as a
 whole, and answers data (`outcome`): a checkpoint that fails never fails the turn.
 
-Where git cannot be used (missing, too old, the home folder or `/`, or after a git
-checkpoint of this folder ran out of time) a turn gets the copy fallback: the file
+Where git cannot be used (missing, too old, the home folder, `/` or a system folder
+(`/proc`, `/sys`, `/dev`, `/run`), or after a git checkpoint of this folder ran out
+of time) a turn gets the copy fallback: the file
 tools' `before_write` calls keep what they touch. A turn whose git checkpoint failed
 gets it too.
 """
@@ -37,6 +38,7 @@ GC_EVERY = 50  # checkpoints between two `git gc`
 PRUNE_EVERY = 20
 GC_TIMEOUT = 600.0
 OFF = "checkpoints are off (ELELEM_CHECKPOINTS=0)"
+SYSTEM = tuple(Path(p) for p in ("/proc", "/sys", "/dev", "/run"))  # no git snapshot of these
 
 
 def failure(exc: Exception, limit: float = 0.0) -> tuple[str, str]:
@@ -76,6 +78,8 @@ class Checkpoints:
             return self._off
         if self.cwd == Path(self.cwd.anchor) or self.cwd == Path.home().resolve():
             return f"checkpoints are not taken of {self.cwd} (the root or the home folder)"
+        if any(self.cwd.is_relative_to(system) for system in SYSTEM):
+            return f"checkpoints are not taken of {self.cwd} (a system folder)"
         if not self.cwd.is_dir():
             return f"{self.cwd} is not a folder"
         return None

@@ -150,6 +150,12 @@ async def test_the_home_folder_gets_copies_only(
     assert saved.ok and saved.kind == "copy" and "home folder" in (saved.error or "")
 
 
+@pytest.mark.parametrize("folder", ["/proc", "/proc/self", "/sys", "/dev"])
+async def test_system_folders_get_copies_only(folder: str, settings: Settings) -> None:
+    saved = await Checkpoints(folder, settings).begin("s", 1)  # no git walks /proc
+    assert saved.ok and saved.kind == "copy" and "a system folder" in (saved.error or "")
+
+
 def test_bad_settings_keep_their_defaults_and_are_named() -> None:
     settings = Settings.from_env(
         {
