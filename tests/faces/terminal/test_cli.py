@@ -36,8 +36,8 @@ def test_chat_runs_a_stub_turn_and_shows_the_context(tmp_path):
         "> hi",
         "considering the request",
         "let me check.",
-        "+ read({})",
-        "  ! object at root is missing required properties: path",
+        "+ read()",
+        "  ✗ object at root is missing required properties: path",
         "considering the request",
         "done.",
         "> ",
@@ -58,6 +58,26 @@ def test_ask_appends_piped_stdin_and_prints_only_the_reply():
     done = elelem("ask", "!echo", "summarise", stdin="file body")
     assert done.returncode == 0, done.stderr
     assert done.stdout == "summarise\n\n```\nfile body\n```\n"
+
+
+def test_ask_that_ends_in_an_error_exits_1_with_the_error_once_on_stderr():
+    done = elelem("ask", "!fail boom", env={"ELELEM_LOG_LEVEL": ""})  # the log: to its file
+    assert done.returncode == 1
+    assert done.stdout == ""
+    assert done.stderr.count("boom") == 1
+    assert "Error: boom\n" in done.stderr
+
+
+def test_ask_takes_its_prompt_from_stdin_alone():
+    done = elelem("ask", stdin="!echo from the pipe\n")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "from the pipe\n"
+
+
+def test_ask_without_any_prompt_says_so():
+    done = elelem("ask", stdin="")
+    assert done.returncode == 1
+    assert "elelem: ask: no prompt" in done.stderr
 
 
 def test_ask_with_no_reply_fails():
@@ -99,3 +119,11 @@ def test_a_broken_project_plugin_costs_one_line(tmp_path):
     assert done.returncode == 0
     assert f"elelem: failed to load plugin {plugins / 'bad.py'}: " in done.stderr
     assert "done." in done.stdout
+
+
+def test_the_terminal_logs_to_a_file_unless_a_level_is_given(isolated_home):
+    quiet = elelem("ask", "!fail boom", env={"ELELEM_LOG_LEVEL": ""})
+    log = isolated_home / ".local" / "state" / "elelem" / "elelem.log"
+    assert "agent: boom" in log.read_text() and "WARNING" not in quiet.stderr
+    loud = elelem("ask", "--log-level", "warning", "!fail boom")
+    assert "elelem WARNING elelem_daemon.agent: agent: boom" in loud.stderr
