@@ -14,7 +14,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from . import __version__
+from . import __version__, keys
 
 COMMANDS = ("chat", "ask", "daemon", "sessions", "help")
 
@@ -95,6 +95,7 @@ def frame_limit(text: str) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    keys.take()  # first of all: the keys leave the environment (elelem_daemon/keys.py)
     args = list(sys.argv[1:] if argv is None else argv)
     if args and not args[0].startswith("-") and args[0] not in COMMANDS:
         print(f"Unknown command: {args[0]}", file=sys.stderr)
@@ -112,7 +113,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         setup(to_file=state_dir() / "elelem.log")  # no log line in the middle of a reply
     else:
-        setup(level)
+        setup(level, queued=options.command == "daemon")
     store = Store()  # the one of this process, whichever face runs
     if options.command == "sessions":
         from .faces.terminal.resume import stored_sessions

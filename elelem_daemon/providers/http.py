@@ -19,6 +19,9 @@ Settings (environment, read when the provider is built):
     ELELEM_READ_TIMEOUT      seconds to wait for the next bytes        (default 600)
     ELELEM_RETRIES           retries before anything was streamed      (default 2)
     ELELEM_RETRY_MAX_DELAY   longest wait before a retry, in seconds   (default 60)
+    ELELEM_MAX_LINE, ELELEM_MAX_REPLY   bounds on what a stream may send (lines.py)
+
+An error answer's body is read up to 64 KiB, no more.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from typing import Any
 import httpx
 
 from ..errors import ProviderError
+from .lines import MAX_LINE, MAX_REPLY, head, lines
 
 log = logging.getLogger(__name__)
 
@@ -152,6 +156,8 @@ class HTTPProvider:
         self.max_delay = setting("ELELEM_RETRY_MAX_DELAY", 60.0)
         self.sleep = asyncio.sleep  # tests replace it to see the waits
         self.secrets: list[str] = []
+        self.max_line = int(setting("ELELEM_MAX_LINE", MAX_LINE))
+        self.max_reply = int(setting("ELELEM_MAX_REPLY", MAX_REPLY))
 
     # -- what a subclass provides ---------------------------------------------
     def request(
@@ -161,8 +167,12 @@ class HTTPProvider:
         raise NotImplementedError
 
     def decode(self, response: httpx.Response) -> AsyncIterator[dict[str, Any]]:
-        """The agent's events from a 2xx streamed answer."""
+        """The agent's events from a 2xx streamed answer (read it with `lines`)."""
         raise NotImplementedError
+
+    def lines(self, response: httpx.Response) -> AsyncIterator[str]:
+        """The answer's lines, each and all of them bounded (providers/lines.py)."""
+        return lines(response, self.name, self.max_line, self.max_reply)
 
     def status_text(self, status: int, message: str) -> str:
         return f"{self.name} {status}: {message or httpx.codes.get_reason_phrase(status)}"
@@ -178,8 +188,7 @@ class HTTPProvider:
             try:
                 async with self.client.stream("POST", url, headers=headers, json=body) as response:
                     if not response.is_success:
-                        await response.aread()
-                        raise self.status_failure(response)
+                        raise self.status_failure(response, await head(response))
                     async for event in self.decode(response):
                         emitted = True
                         yield event
@@ -214,8 +223,8 @@ class HTTPProvider:
         delay = min(BASE_DELAY * 2**attempt, self.max_delay)
         return delay * (0.5 + random.random() / 2)
 
-    def status_failure(self, response: httpx.Response) -> Failure:
-        message, codes = error_detail(response.content)
+    def status_failure(self, response: httpx.Response, body: bytes | None = None) -> Failure:
+        message, codes = error_detail(response.content if body is None else body)
         status = response.status_code
         overflow = status in (400, 413) and bool(
             codes & CONTEXT_CODES or CONTEXT_WORDS.search(message)
