@@ -98,6 +98,9 @@ def attach(session: Session, interrupts: Interrupts, repl: Repl | None = None) -
     """Give the terminal's Input what its line editor shows and where Ctrl-C goes."""
     if not isinstance(session.input, TerminalInput):
         return
+    if session.input.lines:  # no line editor: nor its libraries (start-up time)
+        session.input.attach(output=session.output, interrupts=interrupts, cwd=session.cwd)
+        return
     from .editor import status_text
     from .history import history_file
 

@@ -127,3 +127,30 @@ def test_the_terminal_logs_to_a_file_unless_a_level_is_given(isolated_home):
     assert "agent: boom" in log.read_text() and "WARNING" not in quiet.stderr
     loud = elelem("ask", "--log-level", "warning", "!fail boom")
     assert "elelem WARNING elelem_daemon.agent: agent: boom" in loud.stderr
+
+
+def imported(*args, stdin=""):
+    """The top-level packages `python -X importtime -m elelem_daemon ARGS` imported."""
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "elelem_daemon", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "ELELEM_PROVIDER": "stub"},
+    )
+    rows = [line.split("|")[-1] for line in done.stderr.splitlines() if "import time:" in line]
+    return {row.strip().split(".")[0] for row in rows}
+
+
+def test_the_editor_faces_do_not_pay_for_the_terminal_s_libraries():
+    for args in (["daemon"], ["daemon", "--acp"]):
+        modules = imported(*args)
+        assert "elelem_daemon" in modules
+        assert not modules & {"rich", "prompt_toolkit", "pygments", "markdown_it"}, args
+
+
+def test_a_piped_ask_does_not_load_the_line_editor_or_rich():
+    modules = imported("ask", "!echo hi")
+    assert "elelem_daemon" in modules
+    assert not modules & {"rich", "prompt_toolkit"}
