@@ -75,6 +75,7 @@ class TerminalOutput(NullOutput):
         if not text or not text.strip():
             return
         self._close()
+        self._blocks = 0
         if kind == "error":
             self._error(f"Error: {text}")
         elif kind == "markdown":
@@ -161,6 +162,7 @@ class TerminalOutput(NullOutput):
         if note:
             shown.append(f" {note}", style="red")
         self.screen.print(shown)
+        self._blocks = 1  # the reply that follows starts after a blank line
 
     # -- beyond the port: what the terminal's Input and REPL use -------------------
     def pause(self) -> None:
