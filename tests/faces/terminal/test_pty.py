@@ -332,3 +332,75 @@ def test_ask_on_a_terminal_is_cancelled_by_ctrl_c_with_130(home, project):
         assert "[cancelled]" in terminal.lines()
     finally:
         terminal.close()
+
+
+def events(*steps) -> str:
+    return "!events " + json.dumps(list(steps))
+
+
+SLOW = """
+import asyncio
+
+
+class Slow:
+    name = "slow"
+    model = "slow-1"
+
+    async def fetch(self, messages, tools):
+        await asyncio.sleep(1.5)
+        yield {"type": "saying", "text": "at last"}
+
+
+def register(plugin):
+    plugin.provider("slow", lambda model=None: Slow())
+"""
+
+
+def test_a_spinner_counts_the_wait_for_the_first_token(open_terminal, home):
+    plugins = home / ".agents" / "plugins"
+    plugins.mkdir(parents=True)
+    (plugins / "slow.py").write_text(SLOW)
+    terminal = open_terminal("chat", "-p", "slow")
+    terminal.line("hello")
+    terminal.wait_for("waiting for the model 0.")
+    terminal.wait_for("waiting for the model 1.")  # its clock moves
+    terminal.wait_for("at last")
+    at_prompt(terminal)
+    assert "waiting for the model" not in terminal.text()  # cleared by the first output
+
+
+def test_the_status_line_counts_the_last_turn_s_tokens(open_terminal):
+    terminal = open_terminal()
+    terminal.line(
+        events(
+            {"type": "saying", "text": "ok"},
+            {"type": "usage", "input_tokens": 12, "output_tokens": 3},
+        )
+    )
+    terminal.wait(lambda: "12 in, 3 out" in terminal.lines()[-1], 10, "the tokens")
+    assert terminal.lines()[-1].strip() == "stub · stub · 12 in, 3 out · 2 messages"
+
+
+def test_a_reply_cut_off_by_the_token_limit_says_so(open_terminal):
+    terminal = open_terminal()
+    terminal.line(
+        events({"type": "saying", "text": "half a rep"}, {"type": "stop", "reason": "max_tokens"})
+    )
+    terminal.wait_for("[cut off: the reply reached the model's token limit]")
+    at_prompt(terminal)
+    assert "half a rep" in terminal.lines()
+
+
+def test_the_model_s_question_takes_a_line_and_ctrl_c_cancels_it(open_terminal):
+    terminal = open_terminal()
+    terminal.line('!tool interview {"question": "Which name?", "options": ["Ada", "Bob"]}')
+    terminal.wait_for("? Which name?")
+    terminal.wait_for("[Ada/Bob] ›")
+    terminal.line("Ada")
+    terminal.wait_for("✓")
+    at_prompt(terminal)
+    terminal.line('!tool interview {"question": "Again?"}')
+    terminal.wait_for("? Again?")
+    terminal.send("\x03")
+    at_prompt(terminal, 10)
+    assert terminal.lines().count("[cancelled]") == 1
