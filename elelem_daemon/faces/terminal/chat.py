@@ -23,7 +23,7 @@ from ...session import MakeIo, Session, resume, start
 from ...store.store import Store
 from .console import TerminalInput, TerminalOutput
 from .interrupt import Interrupts
-from .repl import Repl
+from .repl import Repl, turn
 from .resume import choose, pick
 
 
@@ -122,7 +122,7 @@ async def ask_once(session: Session, prompt: str, print_reply: bool, interrupts:
 
     interrupts.turn = cancel
     with interrupts.installed():
-        result = await live.turn(prompt)
+        result = await turn(live, prompt)
     if result.stop_reason == "cancelled":
         session.output.say("[cancelled]", "info")
         return 130

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 
 from ... import __version__
-from ...agent import CANCELLED
+from ...agent import CANCELLED, TurnResult
 from ...live import Live
 from ...session import Session
 from .interrupt import Interrupts
@@ -84,7 +84,7 @@ class Repl:
         with self.interrupts.quiet_terminal(self._editing()):
             if line.startswith("/"):
                 return await self._command(line)
-            result = await self.live.turn(line)
+            result = await turn(self.live, line)
         output = self.session.output
         if result.stop_reason == "cancelled":
             output.say(CANCELLED, "info")
@@ -112,6 +112,15 @@ class Repl:
         kind = "markdown" if line.startswith("/tools") else "plain"
         self.session.output.say(result.output, kind)
         return not result.exit
+
+
+async def turn(live: Live, prompt: str) -> TurnResult:
+    """`live.turn` in a task of its own: Ctrl-C (`live.cancel`) ends the turn only, but
+    a cancel of the caller itself (the face being stopped) still goes on up."""
+    result = await asyncio.ensure_future(live.turn(prompt))
+    if _cancelling():
+        raise asyncio.CancelledError
+    return result
 
 
 def _cancelling() -> bool:
