@@ -30,6 +30,7 @@ from .visible import visible
 if TYPE_CHECKING:
     from .editor import LineEditor
     from .interrupt import Interrupts
+    from .markdown import Blocks
     from .screen import Screen
 
 DIM = "\033[2;3m"
@@ -38,6 +39,7 @@ YELLOW = "\033[33m"
 RED = "\033[31m"
 GREEN = "\033[32m"
 RESET = "\033[0m"
+PREVIEW = 16384  # characters of an open block drawn as Markdown while it streams
 
 
 class TerminalOutput(NullOutput):
@@ -64,10 +66,11 @@ class TerminalOutput(NullOutput):
             self.screen = Screen(self.stream)
         self._thinking = ""  # thinking not yet printed (the open line)
         self._thought = False  # thinking is being shown
-        self._reply = ""  # this fetch's streamed reply
-        self._printed = 0  # how much of it is printed for good
+        self._reply = False  # a reply is streaming in this fetch
+        self._open: Blocks | None = None  # its blocks (on a terminal)
         self._blocks = 0  # blocks of it printed
         self._fetching = False  # between `waiting` and `reply`: the text streams
+        self._ended_line = False  # the plain reply's last delta ended its line
         self._running: str | None = None  # the tool running, its spinner's label
 
     # -- the Output port ------------------------------------------------------------
@@ -107,18 +110,20 @@ class TerminalOutput(NullOutput):
 
     def saying(self, text: str) -> None:
         self._end_thinking()
-        self._reply += text
         if self.screen is None:
+            self._reply = self._reply or bool(text)
+            self._ended_line = text.endswith("\n") if text else self._ended_line
             print(visible(text), end="", file=self.stream, flush=True)
             return
-        from .markdown import split
+        if self._open is None:
+            from .markdown import Blocks
 
-        done = split(self._reply[self._printed :])
-        if done:
-            self._print_block(self._reply[self._printed : self._printed + done])
-            self._printed += done
-        rest = self._reply[self._printed :]
-        self.screen.show(_markdown(rest) if rest.strip() else None)
+            self._open = Blocks()
+        self._reply = True
+        finished = self._open.feed(text)
+        if finished:
+            self._print_block(finished)
+        self.screen.show(Preview(self._open) if self._open.open.strip() else None)
 
     def reply(self, text: str) -> None:
         """One fetch's whole text: it has streamed (a failure was said as an error),
@@ -196,15 +201,14 @@ class TerminalOutput(NullOutput):
     def _end_reply(self) -> None:
         if not self._reply:
             return
-        whole, printed = self._reply, self._printed
-        rest, self._reply, self._printed = whole[printed:], "", 0
+        self._reply = False
         if self.screen is None:
-            if not whole.endswith("\n"):
+            if not self._ended_line:
                 print(file=self.stream, flush=True)
             return
+        rest, self._open = (self._open.open if self._open else ""), None
         self.screen.show(None)
-        if rest.strip() or not printed:
-            self._print_block(rest)
+        self._print_block(rest)
         self._blocks = 0
 
     def _print_block(self, block: str) -> None:
@@ -230,6 +234,21 @@ class TerminalOutput(NullOutput):
             return
         painted = f"{RED}{visible(text)}{RESET}" if _isatty(self.errors) else visible(text)
         print(painted, file=self.errors, flush=True)
+
+
+class Preview:
+    """The open block of a streaming reply, rendered when it is drawn (at most once a
+    frame, not once a token); past PREVIEW characters, its tail as plain text."""
+
+    def __init__(self, blocks: Blocks) -> None:
+        self.blocks = blocks
+
+    def __rich_console__(self, console: Any, options: Any) -> Any:
+        text = self.blocks.open
+        if len(text) > PREVIEW:
+            yield _styled(visible(text[-PREVIEW:]), "")
+        else:
+            yield _markdown(text)
 
 
 def _styled(text: str, style: str) -> Any:

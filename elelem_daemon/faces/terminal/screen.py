@@ -87,6 +87,8 @@ class Spinner:
 
 class Screen:
     def __init__(self, file: TextIO, width: int | None = None) -> None:
+        import rich.live  # noqa: F401  (imported now, not on the first token: ~0.1 s)
+        import rich.markdown  # noqa: F401
         from rich.console import Console
 
         self.console = Console(

@@ -14,7 +14,7 @@ import pytest
 
 from elelem_daemon.faces.terminal.console import TerminalOutput
 from elelem_daemon.faces.terminal.lines import LineReader
-from elelem_daemon.faces.terminal.markdown import split
+from elelem_daemon.faces.terminal.markdown import Blocks, split
 from elelem_daemon.faces.terminal.questions import KEYS, answer_of, keys_for
 from elelem_daemon.faces.terminal.toolcalls import folded, header
 from elelem_daemon.faces.terminal.visible import HIDDEN, visible, visible_line
@@ -62,6 +62,12 @@ def test_visible_forms():
 )
 def test_where_a_streaming_reply_s_finished_blocks_end(text, done):
     assert split(text) == done
+    for size in (1, 2, 3, 7):  # streamed in pieces: the same blocks, each handed once
+        blocks, finished = Blocks(), []
+        for start in range(0, len(text), size):
+            if piece := blocks.feed(text[start : start + size]):
+                finished.append(piece)
+        assert "".join(finished) == text[:done] and blocks.open == text[done:]
 
 
 def test_a_tool_call_header():
@@ -129,6 +135,20 @@ def test_rich_output_streams_blocks_and_makes_them_visible():
     text = stream.getvalue()
     assert "\x1b[8m" not in text and "␛[8mhidden more" in text
     assert "Head" in text
+
+
+def test_a_long_open_block_is_previewed_as_its_visible_tail():
+    stream = io.StringIO()
+    output = TerminalOutput(stream=stream, color=True)
+    assert output.screen is not None
+    output.waiting()
+    long = "word " * 5000 + "\x1b]52;c;eA==\x07end"  # one block, past PREVIEW characters
+    for start in range(0, len(long), 100):
+        output.saying(long[start : start + 100])
+    assert output._open is not None and output._open.open == long
+    output.reply("")
+    text = stream.getvalue()
+    assert "\x1b]52" not in text and "␛]52;c;eA==␇end" in text
 
 
 def test_permission_answers():
