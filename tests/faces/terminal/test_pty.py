@@ -404,3 +404,22 @@ def test_the_model_s_question_takes_a_line_and_ctrl_c_cancels_it(open_terminal):
     terminal.send("\x03")
     at_prompt(terminal, 10)
     assert terminal.lines().count("[cancelled]") == 1
+
+
+def test_thinking_streams_italic_and_a_thinking_only_reply_ends_its_line(open_terminal):
+    terminal = open_terminal()
+    terminal.line(
+        events(
+            {"type": "thinking", "text": "weighing "},
+            300,
+            {"type": "thinking", "text": "the options"},
+        )
+    )
+    terminal.wait_for("considering the requestweighing")  # streamed: the second part is late
+    assert "weighing the options" not in terminal.text()
+    terminal.wait_for("weighing the options")
+    at_prompt(terminal)  # the next prompt is on its own line, not glued to the thought
+    thought = "considering the requestweighing the options"
+    row = terminal.lines().index(thought)
+    assert all(terminal.screen.buffer[row][x].italics for x in range(len(thought)))
+    assert terminal.lines()[row + 1] == ">"
