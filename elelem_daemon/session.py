@@ -149,16 +149,20 @@ class Session:
         """The last turn's result: its reply, stop reason and token counts."""
         return self.agent.last
 
-    async def turn(self, prompt: Content) -> TurnResult:
+    async def turn(self, prompt: Content, keep: bool = True) -> TurnResult:
         """One turn, numbered and marked in the conversation; the plugins' `turn_start`
-        hooks run before it, their `turn_end` hooks after it, whatever happened."""
+        hooks run before it, their `turn_end` hooks after it, whatever happened. With
+        `keep` false it leaves the conversation as it was (/compact): numbered, and its
+        hooks run (its tools' changes are checkpointed), but not marked: no rewind
+        names it."""
         number = self._opened if self._opened is not None else self.open_number()
         self._opened = None
-        self.conversation.begin_turn(number)
+        if keep:
+            self.conversation.begin_turn(number)
         self.turn_id = number
         try:
             await self.run_hooks("turn_start", number)
-            return await self.agent.turn(prompt)
+            return await self.agent.turn(prompt, keep)
         finally:
             try:
                 await self.run_hooks("turn_end", number, self.agent.last)
