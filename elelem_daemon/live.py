@@ -33,7 +33,12 @@ class Live:
     def __init__(self, session: Session) -> None:
         self.session = session
         self.task: asyncio.Task[Any] | None = None
-        self.turns = 0  # the turns and commands started, which number them
+
+    @property
+    def turns(self) -> int:
+        """The number of the last turn or command: the session's count, which goes on
+        across restarts (a loaded session continues its numbers)."""
+        return self.session.turns
 
     @property
     def id(self) -> str:
@@ -56,7 +61,7 @@ class Live:
 
     def _start(self, work: Callable[[], Awaitable[T]]) -> asyncio.Task[T]:
         self.ensure_idle()
-        self.turns += 1
+        self.session.open_number()  # the turn this task runs takes it
         self.started()
         task = asyncio.ensure_future(work())
         self.task = task
@@ -64,6 +69,7 @@ class Live:
 
     def _end(self) -> None:
         self.task = None
+        self.session.close_number()
         self.ended()
 
     async def turn(self, prompt: Content) -> TurnResult:
@@ -91,6 +97,17 @@ class Live:
             return await task
         finally:
             self._end()
+
+    async def hold(self, work: Callable[[], Awaitable[T]]) -> T:
+        """Run `work` as the session's one task without numbering it (a rewind): no turn
+        or command starts in the session meanwhile."""
+        self.ensure_idle()
+        task = asyncio.ensure_future(work())
+        self.task = task
+        try:
+            return await task
+        finally:
+            self.task = None
 
     def cancel(self) -> None:
         """Cancel the running turn or command, if any."""

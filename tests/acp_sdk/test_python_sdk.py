@@ -249,6 +249,40 @@ async def test_slash_commands_run_through_prompt(tmp_path: Path, project: Path) 
         assert (await prompt(conn, sid, text("!echo alive"))).stop_reason == "end_turn"
 
 
+async def test_undo_and_rewind_are_slash_commands_that_confirm(
+    tmp_path: Path, project: Path
+) -> None:
+    editor = Editor()
+    write = '!tool write {"path": "made.txt", "content": "x"}'
+    async with daemon(tmp_path, editor) as (conn, _):
+        sid = (await conn.new_session(cwd=str(project), mcp_servers=[])).session_id
+        await editor.until(lambda: "available_commands_update" in editor.kinds())
+        names = [c.name for c in editor.of("available_commands_update")[0].available_commands]
+        assert {"undo", "rewind"} <= set(names)
+        await prompt(conn, sid, text(write))
+        assert (project / "made.txt").exists()
+        editor.updates.clear()
+        await prompt(conn, sid, text("/rewind"))
+        assert "goes back to before turn N" in editor.said() and write in editor.said()
+        editor.answers = ["no", "yes"]
+        editor.updates.clear()
+        await prompt(conn, sid, text("/undo"))
+        assert "not rewound" in editor.said() and (project / "made.txt").exists()
+        asked = editor.permissions[0]
+        assert [(o.option_id, o.kind) for o in asked["options"]] == [
+            ("yes", "allow_once"),
+            ("no", "reject_once"),
+        ]
+        assert "made.txt" in asked["toolCall"].content[0].content.text
+        editor.updates.clear()
+        answer = await prompt(conn, sid, text("/undo"))
+        assert answer.stop_reason == "end_turn" and "rewound to before turn 1" in editor.said()
+        assert not (project / "made.txt").exists()
+        editor.updates.clear()
+        await prompt(conn, sid, text("/rewind 99"))
+        assert "no turn 99" in editor.said()
+
+
 async def test_embedded_resources_become_file_context(tmp_path: Path, project: Path) -> None:
     editor = Editor()
     uri = (project / "src" / "main.py").as_uri()

@@ -223,8 +223,9 @@ async def test_a_message_with_images_is_stored_and_restored(tmp_path: Path) -> N
     first = start(registry, "stub", "vision", cwd=tmp_path, store=store, plugin_files=False)
     await first.turn(await expansion.for_session(first, "look", [IMAGE]))
     await first.close()
-    line = (store.root / f"{first.id}.jsonl").read_text().splitlines()[1]
-    assert json.loads(line)["content"] == [{"type": "text", "text": "look"}, IMAGE]
+    lines = [json.loads(x) for x in (store.root / f"{first.id}.jsonl").read_text().splitlines()]
+    assert [r["type"] for r in lines[1:3]] == ["turn", "message"]  # the turn begins, its prompt
+    assert lines[2]["content"] == [{"type": "text", "text": "look"}, IMAGE]
     stored = store.load(first.id)
     assert stored.title == "look"
     again = resume(registry, store, stored, plugin_files=False)

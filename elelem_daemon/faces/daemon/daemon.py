@@ -106,6 +106,8 @@ class Daemon:
             "session/delete": self.delete,
             "session/close": self.close_session,
             "session/context": self.context,
+            "session/rewind": self.rewind,
+            "session/checkpoints": self.checkpoints,
         }
         self.notices: dict[str, Callable[[Any], None]] = {
             "session/cancel": self.cancel,
@@ -244,7 +246,7 @@ class Daemon:
         live = self.lives.pop(session_id)
         if live is not None:
             await live.close()
-        return saved.delete(self, session_id, was_open=live is not None)
+        return await saved.delete(self, session_id, live.session.cwd if live else None)
 
     async def close_session(self, params: Any) -> dict[str, Any]:
         p = spec.check(params, spec.SESSION)
@@ -256,6 +258,40 @@ class Daemon:
     async def context(self, params: Any) -> dict[str, Any]:
         p = spec.check(params, spec.SESSION)
         return {"messages": self.lives.get(p["sessionId"]).session.context}
+
+    async def rewind(self, params: Any) -> dict[str, Any]:
+        """`session/rewind`: the core's rewind, as the session's one task (unnumbered)."""
+        from ...rewind import rewind
+
+        p = spec.check(params, spec.REWIND)
+        live = self.lives.get(p["sessionId"])
+        files, conversation = p.get("files", True), p.get("conversation", True)
+        if not (files or conversation):
+            raise InvalidParams(
+                "rewind what? files and conversation are both false",
+                errors=["files: false and conversation: false rewind nothing"],
+            )
+        dry_run = p.get("dryRun", False)
+        done = await live.hold(
+            lambda: rewind(
+                live.session, p["turnId"], files, conversation, dry_run, p.get("force", False)
+            )
+        )
+        answer = done.to_dict()
+        if conversation and not dry_run:  # the history to redraw
+            answer.update(saved.messages(live.session))
+        return answer
+
+    async def checkpoints(self, params: Any) -> dict[str, Any]:
+        """`session/checkpoints`: the turns one can rewind to, for a picker."""
+        from ...rewind import turns
+
+        live = self.lives.get(spec.check(params, spec.SESSION)["sessionId"])
+        history = live.session.checkpoints
+        return {
+            "enabled": bool(history is not None and history.enabled),
+            "turns": await turns(live.session),
+        }
 
     def cancel(self, params: Any) -> None:
         try:

@@ -53,6 +53,14 @@ LOAD: Spec = {
     "model": ("string", False),
     "trusted": ("boolean", False),
 }
+REWIND: Spec = {
+    **SESSION,
+    "turnId": ("integer", True),
+    "files": ("boolean", False),
+    "conversation": ("boolean", False),
+    "dryRun": ("boolean", False),
+    "force": ("boolean", False),
+}
 MAX_COALESCE_MS = 1000  # the slowest render rate a client may ask for (events.coalesceMs)
 
 

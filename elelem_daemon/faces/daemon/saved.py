@@ -75,10 +75,16 @@ def messages(session: Session) -> dict[str, Any]:
     }
 
 
-def delete(daemon: Daemon, session_id: str, was_open: bool) -> dict[str, Any]:
+async def delete(daemon: Daemon, session_id: str, cwd: Path | None) -> dict[str, Any]:
+    """Delete the stored session and what plugins kept of it (its checkpoints); `cwd`
+    is the folder of the session if it was open here."""
+    from ...session import delete as delete_stored
+    from ...session import forget
+
     try:
-        daemon.store.delete(session_id)
+        await delete_stored(daemon.registry, daemon.store, session_id, cwd)
     except UnknownSession:
-        if not was_open:  # open but never saved (no message yet): closing it was the delete
+        if cwd is None:
             raise
+        await forget(daemon.registry, session_id, cwd)  # open, never saved: closing it was it
     return {}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import sys
 from collections.abc import Callable
@@ -94,8 +95,11 @@ def stored_sessions(options: argparse.Namespace, store: Store) -> int:
 def sessions(options: argparse.Namespace, store: Store) -> int:
     """`elelem sessions [--here] [--json] [--delete ID]`."""
     if options.delete:
+        from ...plugins import core_registry
+        from ...session import delete
+
         session_id = store.find(options.delete)
-        store.delete(session_id)
+        asyncio.run(delete(core_registry(), store, session_id))  # its checkpoints go too
         print(f"deleted {session_id}")
         return 0
     stored = store.list(Path.cwd() if options.here else None)
