@@ -28,7 +28,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from elelem_daemon import paths
+from elelem_daemon.context import paths
 from elelem_daemon.commands import Commands
 
 from ..context import Context

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from elelem_daemon import attachments as shapes
-from elelem_daemon import expansion
+from elelem_daemon.context import attachments as shapes
+from elelem_daemon.context import expansion
 from elelem_daemon.builtins.commands import context_text
 from elelem_daemon.conversation import text_of
 from elelem_daemon.errors import AttachmentError

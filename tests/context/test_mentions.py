@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from elelem_daemon import expansion
+from elelem_daemon.context import expansion
 from elelem_daemon.errors import AttachmentError
-from elelem_daemon.mentions import MAX_MENTIONS, Mention, find
+from elelem_daemon.context.mentions import MAX_MENTIONS, Mention, find
 
 from .fakes import Buffers
 
@@ -206,7 +206,7 @@ def test_a_long_tail_of_punctuation_or_ranges_is_bounded(cwd: Path) -> None:
 
 
 def test_only_so_many_at_words_are_looked_up(cwd: Path, monkeypatch) -> None:
-    import elelem_daemon.mentions as mentions
+    import elelem_daemon.context.mentions as mentions
 
     looked: list[str] = []
     real = mentions.resolve

@@ -41,9 +41,9 @@ from typing import Any, NamedTuple
 from . import attachments as shapes
 from . import blocks, mentions, paths
 from .attachments import Attachment, Lines
-from .conversation import Content, Part, image_bytes
-from .errors import AttachmentError
-from .filesystem import excerpt_of_text
+from ..conversation import Content, Part, image_bytes
+from ..errors import AttachmentError
+from ..filesystem import excerpt_of_text
 
 HEAD = 8192  # bytes read to tell text from binary
 
