@@ -14,11 +14,11 @@ task start and end through `started` / `ended`.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from .agent import NOT_STARTED, TurnResult, outcome
-from .errors import SessionBusy, UnknownSession
+from .errors import AttachmentError, SessionBusy, UnknownSession
 
 if TYPE_CHECKING:  # not imported before a face's first session (start-up time)
     from .conversation import Content
@@ -66,11 +66,17 @@ class Live:
         self.task = None
         self.ended()
 
-    async def turn(self, prompt: Content) -> TurnResult:
-        """Run one turn as the session's running task; its result, cancelled or not."""
-        task = self._start(lambda: outcome(self.session.turn(prompt)))
+    async def turn(self, prompt: Content, attachments: Sequence[Any] = ()) -> TurnResult:
+        """Run one turn as the session's running task; its result, cancelled or not.
+        Its attachments are expanded inside that task (two turns never expand at
+        once); one that is refused (AttachmentError) started no turn: its number is
+        given back."""
+        task = self._start(lambda: outcome(self.session.turn(prompt, attachments)))
         try:
             result = await task
+        except AttachmentError:
+            self.turns -= 1  # nothing was kept or sent: no turn took place
+            raise
         except asyncio.CancelledError:
             if task.done() and not task.cancelled():
                 result = task.result()  # it ended just before the cancel

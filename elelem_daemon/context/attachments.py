@@ -105,8 +105,12 @@ def failure(where: str, kind: str, reason: str, text: str) -> AttachmentError:
     data: dict[str, Any] = {"reason": reason, "type": kind}
     if where.startswith("attachments["):
         data["index"] = int(where[len("attachments[") : -1])
-    else:
+        data["field"] = where
+    elif where.startswith("@"):
         data["mention"] = where
+        data["field"] = "text"
+    else:
+        data["field"] = where
     return AttachmentError(f"{where} ({kind}): {text}", **data)
 
 

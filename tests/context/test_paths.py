@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from elelem_daemon.commands import Commands
 from elelem_daemon.context import listing as sources
 from elelem_daemon.context import paths
-from elelem_daemon.commands import Commands
 from elelem_daemon.context.listing import Listing
 from elelem_daemon.context.paths import PathIndex
 

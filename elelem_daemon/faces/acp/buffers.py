@@ -1,8 +1,10 @@
-"""EditorFiles: `session.files` served by the editor through `fs/read_text_file` and
-`fs/write_text_file`, so the tools read unsaved buffers and edits land in its undo history.
+"""The editor's files over ACP: `fs/read_text_file` and `fs/write_text_file` as the
+core's `EditorFiles` (filesystem.py) takes them, so the tools and attachments read
+unsaved buffers and edits land in the editor's undo history.
 
 Each direction is used only when the client offered it in `initialize`; otherwise
-that direction stays on the local disk.
+that direction stays on the local disk. ACP's read always answers a text (or fails):
+a failed read of a file that is not on disk either is a missing file.
 """
 
 from __future__ import annotations
@@ -10,26 +12,18 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ...filesystem import LocalFiles
+from ...filesystem import EditorFiles
 from ...jsonrpc.errors import RpcError
 
 if TYPE_CHECKING:
     from .connection import Connection
 
 
-class EditorFiles(LocalFiles):
-    def __init__(self, connection: Connection, session_id: str, read: bool, write: bool) -> None:
-        self.connection = connection
-        self.session_id = session_id
-        self.read = read
-        self.write = write
-
-    async def read_text(self, path: Path, errors: str = "strict") -> str:
-        if not self.read:
-            return await super().read_text(path, errors)
+def editor_files(connection: Connection, session_id: str, read: bool, write: bool) -> EditorFiles:
+    async def read_text(path: Path) -> str:
         try:
-            answer = await self.connection.request(
-                "fs/read_text_file", {"sessionId": self.session_id, "path": str(path)}
+            answer = await connection.request(
+                "fs/read_text_file", {"sessionId": session_id, "path": str(path)}
             )
         except RpcError as exc:
             if not path.exists():
@@ -39,15 +33,12 @@ class EditorFiles(LocalFiles):
             raise OSError(f"the editor sent no content for {path}")
         return answer["content"]
 
-    async def write_text(self, path: Path, text: str) -> int:
-        if not self.write:
-            return await super().write_text(path, text)
-        path.parent.mkdir(parents=True, exist_ok=True)
+    async def write_text(path: Path, text: str) -> None:
         try:
-            await self.connection.request(
-                "fs/write_text_file",
-                {"sessionId": self.session_id, "path": str(path), "content": text},
+            await connection.request(
+                "fs/write_text_file", {"sessionId": session_id, "path": str(path), "content": text}
             )
         except RpcError as exc:
             raise OSError(f"the editor could not write {path}: {exc.message}") from None
-        return len(text.encode("utf-8"))
+
+    return EditorFiles(read_text if read else None, write_text if write else None)

@@ -20,7 +20,7 @@ from ...registry import Registry
 from ...store.listing import listing
 from ...store.records import Stored
 from ...store.store import Store
-from .buffers import EditorFiles
+from .buffers import editor_files
 from .connection import Connection
 from .editor import AcpInput, AcpOutput
 from .live import AcpLive
@@ -186,7 +186,7 @@ class AcpServer:
         fs = self.client.get("fs") or {}
         read, write = fs.get("readTextFile") is True, fs.get("writeTextFile") is True
         if read or write:
-            session.files = EditorFiles(self.connection, session.id, read, write)
+            session.files = editor_files(self.connection, session.id, read, write)
         return AcpLive(session, output)
 
     async def list_sessions(self, params: dict[str, Any]) -> dict[str, Any]:

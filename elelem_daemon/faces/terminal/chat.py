@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
 from ...commands import Commands
 from ...config import choose_provider
-from ...errors import ElelemError
+from ...errors import AttachmentError, ElelemError
 from ...io import Input, Output
 from ...plugins import core_registry
 from ...registry import Registry
@@ -65,6 +66,11 @@ async def terminal(options: argparse.Namespace, store: Store) -> int:
     except ElelemError as exc:
         print(f"elelem: {exc}", file=sys.stderr)
         return 1
+    mcp = getattr(session, "mcp", None)
+    if mcp is not None:  # the browser step of an MCP server's OAuth, printed
+        mcp.on_authorize = lambda name, url: session.output.say(
+            f"MCP server {name} needs authorization: open {url}", "info"
+        )
     try:
         if not ask:
             await Repl(session, title).run()
@@ -75,7 +81,17 @@ async def terminal(options: argparse.Namespace, store: Store) -> int:
 
 
 async def ask_once(session: Session, words: list[str], print_reply: bool) -> int:
-    result = await session.turn(ask_prompt(words))
+    """One prompt, one reply. The session's MCP servers are waited for first (at most
+    ELELEM_MCP_TIMEOUT seconds, 30 by default), so their tools are there for the turn."""
+    mcp = getattr(session, "mcp", None)
+    if mcp is not None and not await mcp.ready(mcp_wait()):
+        starting = [s["name"] for s in mcp.status()["servers"] if s["state"] != "ready"]
+        print(f"elelem: MCP servers not ready: {', '.join(starting)}", file=sys.stderr)
+    try:
+        result = await session.turn(ask_prompt(words))
+    except AttachmentError as exc:
+        print(f"elelem: {exc}", file=sys.stderr)
+        return 1
     if not result.reply.strip():
         print("elelem: no reply", file=sys.stderr)
         return 1
@@ -91,3 +107,11 @@ def ask_prompt(words: list[str]) -> str:
         if piped:
             prompt += f"\n\n```\n{piped}\n```"
     return prompt
+
+
+def mcp_wait() -> float:
+    """How long `elelem ask` waits for MCP servers: ELELEM_MCP_TIMEOUT, else 30 s."""
+    try:
+        return max(0.0, float(os.environ.get("ELELEM_MCP_TIMEOUT", "30")))
+    except ValueError:
+        return 30.0

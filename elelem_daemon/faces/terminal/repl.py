@@ -1,9 +1,12 @@
 """Repl: reads lines from the input and dispatches each one: a slash command or a turn.
-The terminal is the client here: `/exit` (a command's `exit`) ends the loop."""
+The terminal is the client here: `/exit` (a command's `exit`) ends the loop. A line's
+`@` mentions are the core's (`Session.turn` expands them); one it refuses is printed
+as an error, nothing is kept, and the line stays in the input's history."""
 
 from __future__ import annotations
 
 from ... import __version__
+from ...errors import AttachmentError
 from ...session import Session
 
 
@@ -33,5 +36,8 @@ class Repl:
             kind = "markdown" if line.startswith("/tools") else "plain"
             self.session.output.say(result.output, kind)
             return not result.exit
-        await self.session.turn(line)
+        try:
+            await self.session.turn(line)
+        except AttachmentError as exc:
+            self.session.output.say(str(exc), "error")
         return True
