@@ -110,10 +110,11 @@ class Live:
             task.cancel()
             await asyncio.wait([task], timeout=grace)
 
-    async def close(self) -> None:
-        """Stop the running task, then release the session (its stored file, provider)."""
+    async def close(self, timeout: float | None = None) -> None:
+        """Stop the running task, then release the session (its stored file, provider,
+        MCP servers; `timeout`: Session.close's bound)."""
         await self.stop()
-        await self.session.close()
+        await self.session.close(timeout)
 
 
 L = TypeVar("L", bound=Live)
