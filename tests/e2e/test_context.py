@@ -11,12 +11,13 @@ import asyncio
 import base64
 import json
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from support import model as models
-from support.model import Model, model  # noqa: F401 (a fixture)
+from support.model import Model
 
 from elelem_daemon.jsonrpc.client import Client, RpcError
 
@@ -34,6 +35,11 @@ def span(line: int, character: int, end: int, end_character: int) -> dict[str, A
         "start": {"line": line, "character": character},
         "end": {"line": end, "character": end_character},
     }
+
+
+@pytest.fixture
+def model() -> Iterator[Model]:
+    yield from models.serving()
 
 
 @pytest.fixture

@@ -9,7 +9,6 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
-import pytest
 from providers.replay import ReplayServer, Reply
 
 
@@ -32,7 +31,7 @@ def reply(text: str = "ok") -> Reply:
 
 
 class Model(ReplayServer):
-    """Answers `ok` to as many turns as `answers` (queue more with `queue`)."""
+    """Records every request; answers what was queued (`serving` queues `ok`s)."""
 
     def sent(self, n: int = -1) -> list[dict[str, Any]]:
         """The messages of the n-th request (the last by default)."""
@@ -48,10 +47,10 @@ class Model(ReplayServer):
         return sum(1 for r in self.requests if r.method == "POST")
 
 
-@pytest.fixture
-def model() -> Iterator[Model]:
+def serving(answers: int = 50) -> Iterator[Model]:
+    """For a fixture: `yield from serving()` (a Model answering `answers` turns)."""
     server = Model()
-    server.queue(*[reply() for _ in range(50)])
+    server.queue(*[reply() for _ in range(answers)])
     yield server
     server.stop()
 
