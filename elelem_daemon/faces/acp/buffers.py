@@ -3,8 +3,9 @@ core's `EditorFiles` (filesystem.py) takes them, so the tools and attachments re
 unsaved buffers and edits land in the editor's undo history.
 
 Each direction is used only when the client offered it in `initialize`; otherwise
-that direction stays on the local disk. ACP's read always answers a text (or fails):
-a failed read of a file that is not on disk either is a missing file.
+that direction stays on the local disk. An editor that answers a read with
+"resource not found" (-32002) does not have the file: it is read from the disk (and
+is missing if not there either); another failure fails the read.
 """
 
 from __future__ import annotations
@@ -13,19 +14,21 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ...filesystem import EditorFiles
-from ...jsonrpc.errors import RpcError
+from ...jsonrpc.errors import RESOURCE_NOT_FOUND, RpcError
 
 if TYPE_CHECKING:
     from .connection import Connection
 
 
 def editor_files(connection: Connection, session_id: str, read: bool, write: bool) -> EditorFiles:
-    async def read_text(path: Path) -> str:
+    async def read_text(path: Path) -> str | None:
         try:
             answer = await connection.request(
                 "fs/read_text_file", {"sessionId": session_id, "path": str(path)}
             )
         except RpcError as exc:
+            if exc.code == RESOURCE_NOT_FOUND:  # the editor does not have it: the disk
+                return None
             if not path.exists():
                 raise FileNotFoundError(str(path)) from None
             raise OSError(f"the editor could not read {path}: {exc.message}") from None

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from ...commands import Commands
 from ...config import choose_provider
@@ -81,12 +83,12 @@ async def terminal(options: argparse.Namespace, store: Store) -> int:
 
 
 async def ask_once(session: Session, words: list[str], print_reply: bool) -> int:
-    """One prompt, one reply. The session's MCP servers are waited for first (at most
-    ELELEM_MCP_TIMEOUT seconds, 30 by default), so their tools are there for the turn."""
+    """One prompt, one reply. The session's MCP servers are waited for first, so their
+    tools are there for the turn (see `wait_for_servers`)."""
     mcp = getattr(session, "mcp", None)
-    if mcp is not None and not await mcp.ready(mcp_wait()):
-        starting = [s["name"] for s in mcp.status()["servers"] if s["state"] != "ready"]
-        print(f"elelem: MCP servers not ready: {', '.join(starting)}", file=sys.stderr)
+    if mcp is not None and not await wait_for_servers(mcp, mcp_wait()):
+        late = [s["name"] for s in mcp.status()["servers"] if s["state"] != "ready"]
+        print(f"elelem: MCP servers not ready: {', '.join(late)}", file=sys.stderr)
     try:
         result = await session.turn(ask_prompt(words))
     except AttachmentError as exc:
@@ -110,8 +112,23 @@ def ask_prompt(words: list[str]) -> str:
 
 
 def mcp_wait() -> float:
-    """How long `elelem ask` waits for MCP servers: ELELEM_MCP_TIMEOUT, else 30 s."""
+    """How long `elelem ask` waits for its MCP servers: ELELEM_MCP_TIMEOUT (their own
+    start-up bound), else 30 s."""
     try:
         return max(0.0, float(os.environ.get("ELELEM_MCP_TIMEOUT", "30")))
     except ValueError:
         return 30.0
+
+
+async def wait_for_servers(mcp: Any, timeout: float) -> bool:
+    """Until every server is ready or has failed, one that waits for the user's OAuth
+    authorization included (its URL was printed): False after `timeout` seconds."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while await mcp.ready(max(0.0, deadline - loop.time())):
+        if all(s["state"] != "needs-auth" for s in mcp.status()["servers"]):
+            return True
+        if loop.time() >= deadline:
+            return False
+        await asyncio.sleep(0.1)
+    return False
