@@ -77,6 +77,9 @@ class Client:
         self.errors: asyncio.Queue[RpcError] = asyncio.Queue()  # error responses without id
         self.bad_frames: list[str] = []  # what on the daemon's stdout was not a message
         self.on_notification: Callable[[RpcMessage], Any] | None = None
+        # other requests from the daemon (`fs/read_text_file`): method -> handler(params),
+        # whose value is the result; an RpcError it raises is the error response
+        self.handlers: dict[str, Callable[[RpcMessage], Any]] = {}
         self._ids = itertools.count(1)
         self._pending: dict[Any, asyncio.Future[Any]] = {}
         self._turns: dict[Any, Turn] = {}
@@ -319,13 +322,20 @@ class Client:
         msg_id = message["id"]
         reply: RpcMessage = {"jsonrpc": "2.0", "id": msg_id}
         try:
-            if message["method"] != "input/ask" or self.on_ask is None:
+            handler = self.handlers.get(message["method"])
+            if handler is not None:
+                result = handler(message.get("params") or {})
+                reply["result"] = await result if inspect.isawaitable(result) else result
+            elif message["method"] != "input/ask" or self.on_ask is None:
                 reply["error"] = {"code": -32601, "message": f"no handler: {message['method']}"}
             else:
                 answer = self.on_ask(message.get("params") or {})
                 if inspect.isawaitable(answer):
                     answer = await answer
                 reply["result"] = None if answer is None else {"text": answer}
+        except RpcError as exc:
+            reply.pop("result", None)
+            reply["error"] = exc.to_dict()
         except asyncio.CancelledError:
             return  # the daemon withdrew the question
         finally:

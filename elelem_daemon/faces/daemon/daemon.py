@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from ... import __version__
 from ...errors import ElelemError, InvalidParams, ShuttingDown
+from ...filesystem import EditorFiles, LocalFiles
 from ...jsonrpc.framing import MAX_BODY
 from ...live import Lives
 from ...registry import Registry
@@ -54,6 +55,7 @@ class Daemon:
         self.lives: Lives[DaemonLive] = Lives()
         self.ask = False
         self.editor_states = False  # capabilities.editorState
+        self.fs = (False, False)  # capabilities.fs: readTextFile, writeTextFile
         self.interval = 0.0  # capabilities.events.coalesceMs, in seconds
         self.shut_down = False
         self._registry: Registry | None = None
@@ -113,9 +115,11 @@ class Daemon:
                 errors=["capabilities.editorState: expected a boolean"],
             )
         self.ask, self.interval, self.editor_states = bool(ask), interval, bool(editor)
+        self.fs = spec.file_system(caps)
         for live in self.lives:
             live.asker.enabled = self.ask
             live.events.interval = self.interval
+            self.serve_files(live.session)
         client = p.get("clientInfo", {})
         log.info("client: %s %s", client.get("name", "?"), client.get("version", ""))
         if p.get("processId", 0) > 0 and self._watch is None:
@@ -189,10 +193,22 @@ class Daemon:
         events = Events(self.peer)
         asker = Asker(self.peer, events, self.ask)
         session = build(input=asker, output=events)
+        self.serve_files(session)
         events.session_id = session.id
         events.interval = self.interval
         live = self.lives.add(DaemonLive(session, events, asker))
         return self.add_servers(live, mcp_servers, where)
+
+    def serve_files(self, session: Session) -> None:
+        """`session.files` through the editor in the directions the client offered
+        (`capabilities.fs`), else the local disk."""
+        read, write = self.fs
+        if read or write:
+            from ...jsonrpc.files import editor_files
+
+            session.files = editor_files(self.peer.request, session.id, read, write)
+        elif isinstance(session.files, EditorFiles):
+            session.files = LocalFiles()
 
     def add_servers(self, live: DaemonLive, mcp_servers: Any, where: str) -> dict[str, Any]:
         """The client's `mcpServers` join the session's (a bad one is a problem in the

@@ -113,3 +113,24 @@ def render_interval(capabilities: dict[str, Any]) -> float:
             errors=[f"capabilities.events.coalesceMs: expected 0 to {MAX_COALESCE_MS}"],
         )
     return ms / 1000
+
+
+def file_system(capabilities: dict[str, Any]) -> tuple[bool, bool]:
+    """`capabilities.fs.readTextFile` and `.writeTextFile` (absent or null: false)."""
+    fs = capabilities.get("fs")
+    if fs is None:
+        return False, False
+    if not isinstance(fs, dict):
+        raise InvalidParams(
+            "capabilities.fs must be an object", errors=["capabilities.fs: expected an object"]
+        )
+    found = []
+    for name in ("readTextFile", "writeTextFile"):
+        value = fs.get(name)
+        if value is not None and not isinstance(value, bool):
+            raise InvalidParams(
+                f"capabilities.fs.{name} must be a boolean",
+                errors=[f"capabilities.fs.{name}: expected a boolean"],
+            )
+        found.append(bool(value))
+    return found[0], found[1]
