@@ -135,12 +135,15 @@ class Session:
         """The last turn's result: its reply, stop reason and token counts."""
         return self.agent.last
 
-    async def turn(self, prompt: Content, attachments: Sequence[Any] = ()) -> TurnResult:
+    async def turn(
+        self, prompt: Content, attachments: Sequence[Any] = (), keep: bool = True
+    ) -> TurnResult:
         """One turn: the one entry every face uses. A text prompt is expanded first
         (context/expansion.py): its `@` mentions and the `attachments` a client sent
         become the user message the model reads and the conversation keeps; a bad one
         raises AttachmentError before anything is kept or sent. A prompt already in
-        parts (a list) goes as it is."""
+        parts (a list) goes as it is. With `keep` false, the turn leaves the
+        conversation as it was (`/compact`)."""
         if isinstance(prompt, str):
             from .context.expansion import for_session
 
@@ -149,7 +152,7 @@ class Session:
             raise AttachmentError(
                 "attachments go with a text prompt, not one already in parts", reason="invalid"
             )
-        return await self.agent.turn(prompt)
+        return await self.agent.turn(prompt, keep)
 
     # -- the session's own verbs ----------------------------------------------
     async def command(self, line: str) -> CommandResult:

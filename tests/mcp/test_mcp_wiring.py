@@ -356,8 +356,9 @@ async def test_elelem_ask_waits_for_its_servers(env: dict[str, str], project: Pa
     out, err = await asyncio.wait_for(process.communicate(), 120)
     assert process.returncode == 0, err.decode()
     assert out.decode() == "done.\n"
-    # the call ran and succeeded (a failure prints `  ! ERROR`, such as "not connected")
-    assert '+ demo__add({"a": 40, "b": 2})\nconsidering the request\ndone.' in err.decode()
+    # the call ran and succeeded: its result, then the tick (a failure prints the error,
+    # such as "not connected")
+    assert "+ demo__add(a=40, b=2)\n  42\n  ✓\nconsidering the request\ndone." in err.decode()
 
 
 async def test_elelem_ask_prints_where_to_authorize_and_waits(
@@ -382,7 +383,7 @@ async def test_elelem_ask_prints_where_to_authorize_and_waits(
         rest = await asyncio.wait_for(process.stderr.read(), 30)
         assert await process.wait() == 0
         assert out.decode() == "done.\n"
-        assert '+ secure__add({"a": 1, "b": 2})\nconsidering the request\ndone.' in rest.decode()
+        assert "+ secure__add(a=1, b=2)\n  3\n  ✓\nconsidering the request\ndone." in rest.decode()
     finally:
         if process.returncode is None:
             process.kill()
