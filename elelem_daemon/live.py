@@ -14,7 +14,7 @@ task start and end through `started` / `ended`.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from .agent import NOT_STARTED, TurnResult, outcome
@@ -72,9 +72,12 @@ class Live:
         self.session.close_number()
         self.ended()
 
-    async def turn(self, prompt: Content) -> TurnResult:
-        """Run one turn as the session's running task; its result, cancelled or not."""
-        task = self._start(lambda: outcome(self.session.turn(prompt)))
+    async def turn(self, prompt: Content, attachments: Sequence[Any] = ()) -> TurnResult:
+        """Run one turn as the session's running task; its result, cancelled or not.
+        Its attachments are expanded inside that task (two turns never expand at
+        once); one that is refused (AttachmentError) started no turn: the session
+        gives its number back."""
+        task = self._start(lambda: outcome(self.session.turn(prompt, attachments)))
         try:
             result = await task
         except asyncio.CancelledError:
@@ -121,10 +124,11 @@ class Live:
             task.cancel()
             await asyncio.wait([task], timeout=grace)
 
-    async def close(self) -> None:
-        """Stop the running task, then release the session (its stored file, provider)."""
+    async def close(self, timeout: float | None = None) -> None:
+        """Stop the running task, then release the session (its stored file, provider,
+        MCP servers; `timeout`: Session.close's bound)."""
         await self.stop()
-        await self.session.close()
+        await self.session.close(timeout)
 
 
 L = TypeVar("L", bound=Live)

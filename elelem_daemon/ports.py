@@ -15,7 +15,7 @@ session. Structural types (`typing.Protocol`): anything with these members fits.
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -71,7 +71,9 @@ class SessionView(Protocol):
     @property
     def last_turn(self) -> TurnResult | None: ...
 
-    async def turn(self, prompt: Content, keep: bool = True) -> TurnResult: ...
+    async def turn(
+        self, prompt: Content, attachments: Sequence[Any] = (), keep: bool = True
+    ) -> TurnResult: ...
 
     def switch(self, provider_name: str | None = None, model: str | None = None) -> None: ...
 

@@ -22,7 +22,7 @@ import contextlib
 import inspect
 import logging
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 from .agent import Agent, TurnResult
 from .commands import Commands
 from .conversation import Content, Conversation, Message
-from .errors import UnknownSession
+from .errors import AttachmentError, UnknownSession
 from .filesystem import Files, LocalFiles
 from .io import Input, NullInput, NullOutput, Output
 from .ports import Provider, SessionView
@@ -116,6 +116,9 @@ class Session:
         self.turns = 0  # the last number a turn or command got (see the module's docstring)
         self.turn_id: int | None = None  # the number of the turn running now
         self._opened: int | None = None  # a number a face opened that no turn took yet
+        # what close() also ends, each awaited (bounded) and cancelled when late: an MCP
+        # manager's aclose (mcp/manager.py), a plugin's own
+        self.closers: list[Callable[[], Awaitable[Any]]] = []
         self._exit = False
         self._closing: set[asyncio.Task[None]] = set()
 
@@ -149,12 +152,33 @@ class Session:
         """The last turn's result: its reply, stop reason and token counts."""
         return self.agent.last
 
-    async def turn(self, prompt: Content, keep: bool = True) -> TurnResult:
-        """One turn, numbered and marked in the conversation; the plugins' `turn_start`
-        hooks run before it, their `turn_end` hooks after it, whatever happened. With
-        `keep` false it leaves the conversation as it was (/compact): numbered, and its
-        hooks run (its tools' changes are checkpointed), but not marked: no rewind
-        names it."""
+    async def turn(
+        self, prompt: Content, attachments: Sequence[Any] = (), keep: bool = True
+    ) -> TurnResult:
+        """One turn: the one entry every face uses, numbered and marked in the
+        conversation. A text prompt is expanded first (context/expansion.py): its `@`
+        mentions and the `attachments` a client sent become the user message the model
+        reads and the conversation keeps; a bad one raises AttachmentError before
+        anything is kept or sent, and the number a face opened for it is given back. A
+        prompt already in parts (a list) goes as it is. The plugins' `turn_start` hooks
+        run before it, their `turn_end` hooks after it, whatever happened. With `keep`
+        false it leaves the conversation as it was (/compact): numbered, and its hooks
+        run (its tools' changes are checkpointed), but not marked: no rewind names it."""
+        try:
+            if isinstance(prompt, str):
+                from .context.expansion import for_session
+
+                prompt = await for_session(self, prompt, attachments)
+            elif attachments:
+                raise AttachmentError(
+                    "attachments go with a text prompt, not one already in parts",
+                    reason="invalid",
+                )
+        except AttachmentError:
+            if self._opened is not None and self._opened == self.turns:
+                self.turns -= 1  # nothing was kept or sent: no turn took place
+            self._opened = None
+            raise
         number = self._opened if self._opened is not None else self.open_number()
         self._opened = None
         if keep:
@@ -221,30 +245,41 @@ class Session:
         """Ask to end the session (`/exit`): the running command's result says so."""
         self._exit = True
 
-    async def close(self) -> None:
+    async def close(self, timeout: float | None = None) -> None:
         """Release what the session holds open: its stored file and lock, its provider,
-        and whatever its plugins hold (their `close` hooks, bounded)."""
+        whatever its plugins hold (their `close` hooks, bounded) and what its `closers`
+        end (its MCP servers). Bounded: a closer not done within `timeout` seconds
+        (CLOSE_WAIT by default) is cancelled (an MCP manager then kills its servers)."""
         if self.recorder is not None:
             self.recorder.close()
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(CLOSE_WAIT):
                 await self.run_hooks("close")
         self._release(self.provider)
-        if self._closing:  # bounded: a provider that hangs on close costs CLOSE_WAIT
-            _, late = await asyncio.wait(list(self._closing), timeout=CLOSE_WAIT)
+        closers, self.closers = self.closers, []
+        for closer in closers:
+            self._background(closer, "closing")
+        if self._closing:
+            _, late = await asyncio.wait(
+                list(self._closing), timeout=CLOSE_WAIT if timeout is None else timeout
+            )
             for task in late:
                 task.cancel()
+            if late:  # let them see the cancel (a last resort kill runs then)
+                await asyncio.wait(late, timeout=0.2)
 
     def _release(self, provider: Provider) -> None:
         """Close a provider this session no longer uses (an HTTP provider's client)."""
         close = getattr(provider, "aclose", None)
-        if close is None:
-            return
+        if close is not None:
+            self._background(close, "provider: closing")
+
+    def _background(self, close: Callable[[], Any], what: str) -> None:
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:  # no loop to close it on (a plain script): left to the GC
             return
-        task = loop.create_task(_quietly(close))
+        task = loop.create_task(_quietly(close, what))
         self._closing.add(task)
         task.add_done_callback(self._closing.discard)
 
@@ -271,11 +306,11 @@ if TYPE_CHECKING:
         return session  # mypy checks that Session has all that plugins may use
 
 
-async def _quietly(close: Callable[[], Any]) -> None:
+async def _quietly(close: Callable[[], Any], what: str) -> None:
     try:
         await close()
     except Exception as exc:  # a provider that fails to close costs a log line
-        log.warning("provider: closing failed: %s", exc)
+        log.warning("%s failed: %s", what, exc)
 
 
 def start(

@@ -62,8 +62,8 @@ LAYERS: dict[str, set[str]] = {
     "jsonrpc": {"core"},
     "faces": set(),
     "terminal": {"core", "store"},
-    "daemon": {"core", "store", "jsonrpc"},
-    "acp": {"core", "store", "jsonrpc"},
+    "daemon": {"core", "store", "jsonrpc", "mcp"},  # mcp: the client's mcpServers
+    "acp": {"core", "store", "jsonrpc", "mcp"},
     "surface": EVERY,
     "launcher": EVERY,
 }

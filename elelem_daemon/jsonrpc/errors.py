@@ -10,7 +10,7 @@ kind) and `data: {kind, ...error.data}`. No face picks a code for an ElelemError
     -32600   shutting_down         ShuttingDown: a request after `shutdown` (daemon)
     -32601   method_not_found      (protocol)
     -32602   invalid_params        InvalidParams, UnknownProvider, UnknownSession,
-             (its kind)            AttachmentError (invalid_attachment: not wired in yet),
+             (its kind)            AttachmentError (invalid_attachment),
                                    UnknownTurn (unknown_turn: a rewind's turnId)
     -32603   internal_error        (protocol) a bug or a plugin's exception
     -32800   request_cancelled     (protocol) cancelled where no result applies

@@ -52,7 +52,8 @@ def load(daemon: Daemon, params: dict[str, Any]) -> dict[str, Any]:
     if live is not None:
         recorder = live.session.recorder
         title = daemon.store.load(session_id).title if recorder and recorder.started else ""
-        return {**live.introduce(), "title": title, **messages(live.session)}
+        described = daemon.add_servers(live, params.get("mcpServers"), "session/load")
+        return {**described, "title": title, **messages(live.session)}
     stored = daemon.store.load(session_id)
     described = daemon.open(
         lambda **io: resume(
@@ -63,7 +64,9 @@ def load(daemon: Daemon, params: dict[str, Any]) -> dict[str, Any]:
             params.get("model"),
             project=params.get("trusted", True),
             **io,
-        )
+        ),
+        params.get("mcpServers"),
+        "session/load",
     )
     session = daemon.lives.get(described["sessionId"]).session
     return {**described, "title": stored.title, **messages(session)}

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
+from ...conversation import text_of
 from ...errors import ElelemError, UnknownSession
 from ...session import Session
 from ...store.records import Stored
@@ -78,7 +79,7 @@ def show_history(session: Session, title: str) -> None:
     output.say(f"resumed session {session.id[:SHORT]}: {title}", "info")
     for message in session.conversation:
         if message["role"] == "user":
-            output.say(f"> {message['content']}")
+            output.say(f"> {text_of(message['content'])}")
         elif message["role"] == "assistant":
             output.reply(message["content"])
 
