@@ -75,6 +75,11 @@ class Context:
         conn.env = env  # type: ignore[attr-defined]
         return conn
 
+    async def acp(self) -> Conn:
+        """`elelem daemon --acp`, the ACP face (NDJSON) of the same interpreter."""
+        argv = [*self.daemon_argv(), "--acp"]
+        return await Conn.spawn(argv, framing="ndjson", env=self.env(), cwd=str(self.home))
+
     async def echo(self) -> Conn:
         argv = [self.python, str(SERVERS / "echo.py")]
         return await Conn.spawn(argv, env=self.env(), cwd=str(self.home))

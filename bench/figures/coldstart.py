@@ -5,7 +5,9 @@ so both sides see the same machine load. Median of the runs, after one warm-up e
 
 A second, informative row goes one step further: until the answer to the first real
 request (`session/new` for the daemon, any request for the echo server), which is when
-a user can start typing.
+a user can start typing. The ready-session row (issue 22) runs the same steps against
+the ACP face of the same checkout (`elelem daemon --acp`, NDJSON): the two faces share
+the core, so the ratio is what the daemon face's own transport costs.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from ..table import Row, median
 from ..wire import Conn
 
 TARGET = 2.5
+READY_TARGET = 1.2  # the daemon face's ready session, × the ACP face's
 Step = Callable[[Conn], Awaitable[Any]]
 
 
@@ -49,6 +52,16 @@ def daemon(ctx: Context) -> Server:
         return await conn.request("session/new", {"cwd": str(ctx.home)})
 
     return Server(ctx.daemon, initialize, new)
+
+
+def acp(ctx: Context) -> Server:
+    async def init(conn: Conn) -> Any:
+        return await conn.request("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
+
+    async def new(conn: Conn) -> Any:
+        return await conn.request("session/new", {"cwd": str(ctx.home), "mcpServers": []})
+
+    return Server(ctx.acp, init, new)
 
 
 def echo(ctx: Context) -> Server:
@@ -90,4 +103,27 @@ async def run(ctx: Context) -> list[Row]:
             note=note,
         ),
         Row("cold start to a session (→ session/new)", ready, "ms", bare_ready, note=note),
+        *await ready_session(ctx),
+    ]
+
+
+async def ready_session(ctx: Context) -> list[Row]:
+    """Spawn → the first `session/new` answer: the daemon face against the ACP face."""
+    (_, ready), (acp_init, acp_ready), runs = await side_by_side(ctx, daemon(ctx), acp(ctx))
+    return [
+        Row(
+            "ready session, daemon face (spawn → session/new)",
+            ready,
+            "ms",
+            acp_ready,
+            target=f"≤ {READY_TARGET}× ACP face",
+            ok=ready / acp_ready <= READY_TARGET,
+            note=f"median of {runs}; baseline: `elelem daemon --acp`, the same steps",
+        ),
+        Row(
+            "ready session, ACP face: spawn → initialize",
+            acp_init,
+            "ms",
+            note=f"median of {runs} (informative)",
+        ),
     ]
