@@ -12,6 +12,7 @@ the core, so the ratio is what the daemon face's own transport costs.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ from ..wire import Conn
 
 TARGET = 2.5
 READY_TARGET = 1.2  # the daemon face's ready session, × the ACP face's
+ASK_TARGET = 1.3  # `elelem ask`, whole, × the ACP face's spawn → session
 Step = Callable[[Conn], Awaitable[Any]]
 
 
@@ -107,9 +109,37 @@ async def run(ctx: Context) -> list[Row]:
     ]
 
 
+async def ask_ms(ctx: Context) -> float:
+    """Milliseconds from spawning `elelem ask '!echo hi'` (stub provider, no terminal) to
+    its exit, its reply read."""
+    argv = [*ctx.daemon_argv()[:-1], "ask", "!echo hi"]
+    start = time.perf_counter()
+    process = await asyncio.create_subprocess_exec(
+        *argv,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+        env=ctx.env(),
+        cwd=str(ctx.home),
+    )
+    out, _ = await process.communicate()
+    elapsed = (time.perf_counter() - start) * 1000
+    if process.returncode != 0 or out.strip() != b"hi":
+        raise RuntimeError(f"elelem ask: exit {process.returncode}, {out[:200]!r}")
+    return elapsed
+
+
 async def ready_session(ctx: Context) -> list[Row]:
-    """Spawn → the first `session/new` answer: the daemon face against the ACP face."""
+    """Spawn → the first `session/new` answer: the daemon face against the ACP face; and
+    `elelem ask`, whole, against the ACP face's session."""
     (_, ready), (acp_init, acp_ready), runs = await side_by_side(ctx, daemon(ctx), acp(ctx))
+    ask_runs, acp_server = ctx.n(15, 3), acp(ctx)
+    await ask_ms(ctx)
+    asks, sessions = [], []
+    for _ in range(ask_runs):
+        asks.append(await ask_ms(ctx))
+        sessions.append((await start_ms(acp_server))[1])
+    ask, session = median(asks), median(sessions)
     return [
         Row(
             "ready session, daemon face (spawn → session/new)",
@@ -119,6 +149,15 @@ async def ready_session(ctx: Context) -> list[Row]:
             target=f"≤ {READY_TARGET}× ACP face",
             ok=ready / acp_ready <= READY_TARGET,
             note=f"median of {runs}; baseline: `elelem daemon --acp`, the same steps",
+        ),
+        Row(
+            "`elelem ask` (stub), spawn → exit",
+            ask,
+            "ms",
+            session,
+            target=f"≤ {ASK_TARGET}× ACP face's session",
+            ok=ask / session <= ASK_TARGET,
+            note=f"median of {ask_runs}; one `!echo` turn; baseline: ACP face → session/new",
         ),
         Row(
             "ready session, ACP face: spawn → initialize",
