@@ -17,6 +17,7 @@ from . import (
     mcp_ready,
     memory,
     peer,
+    provider,
     throughput,
 )
 
@@ -26,6 +27,7 @@ FIGURES: dict[str, Figure] = {
     "coldstart": coldstart.run,
     "throughput": throughput.run,
     "latency": latency.run,
+    "provider": provider.run,
     "dispatch": dispatch.run,
     "conversation": conversation.run,
     "memory": memory.run,
