@@ -18,6 +18,7 @@ from . import (
     memory,
     peer,
     provider,
+    store,
     throughput,
 )
 
@@ -36,4 +37,5 @@ FIGURES: dict[str, Figure] = {
     "checkpoints": checkpoints.run,
     "complete": complete.run,
     "mcp": mcp_ready.run,
+    "store": store.run,
 }
