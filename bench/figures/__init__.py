@@ -20,6 +20,7 @@ from . import (
     provider,
     store,
     throughput,
+    tools,
 )
 
 Figure = Callable[[Context], Awaitable[list[Row]]]
@@ -38,4 +39,5 @@ FIGURES: dict[str, Figure] = {
     "complete": complete.run,
     "mcp": mcp_ready.run,
     "store": store.run,
+    "tools": tools.run,
 }
