@@ -17,6 +17,7 @@ from . import (
     mcp_ready,
     memory,
     peer,
+    peers,
     provider,
     store,
     throughput,
@@ -41,3 +42,6 @@ FIGURES: dict[str, Figure] = {
     "store": store.run,
     "tools": tools.run,
 }
+
+# Run only when asked (`--peers`): they install npm packages (network) into a cache.
+EXTRA: dict[str, Figure] = {"peers": peers.run}

@@ -56,7 +56,7 @@ async def run(ctx: Context) -> list[Row]:
         try:
             session = await open_session(conn, ctx.home, provider="openai")
         except RpcError as exc:
-            if exc.error.get("data", {}).get("kind") != "unknown_provider":
+            if exc.kind != "unknown_provider":
                 raise
             return [Row("provider path", None, target=target, note="no `openai` provider")]
         await daemon_rate(conn, session, 200)  # warm-up: the connection pool, the imports
