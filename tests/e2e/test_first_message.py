@@ -5,6 +5,7 @@ same as at any other time."""
 from __future__ import annotations
 
 import asyncio
+import signal
 
 import pytest
 
@@ -81,3 +82,12 @@ async def test_a_turn_sent_with_the_first_session_waits_for_the_protocol(spawn) 
     assert unknown.value.kind == "unknown_session"
     session = (await within(new))["sessionId"]
     assert (await within(client.turn(session, "!echo hi")))["reply"] == "hi"
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+async def test_a_signal_before_pygls_loaded_ends_with_128_plus_n(spawn, signum) -> None:
+    client = await spawn()
+    await within(client.initialize())
+    await within(client.new_session())  # answered early: pygls is only now loading
+    client.process.send_signal(signum)
+    assert await within(client.process.wait(), 5) == 128 + signum

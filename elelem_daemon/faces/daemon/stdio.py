@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import os
+import signal
 import sys
 import threading
 from collections.abc import Awaitable, Callable
@@ -153,6 +154,8 @@ async def run(
     writer = Stdout(stdout or sys.stdout.buffer, lambda: peer.stop(0))
     daemon = Daemon(peer, provider, model, max_frame, store=store)
     peer.writer = writer
+    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):  # 128 + N from the start
+        asyncio.get_running_loop().add_signal_handler(sig, peer.stop, 128 + sig)
     reader = FrameReader(stdin_chunks(stdin), max_frame)
     from .early import answer  # the first requests, while pygls loads
 
