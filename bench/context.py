@@ -96,6 +96,13 @@ async def initialize(conn: Conn, **capabilities: Any) -> Any:
     )
 
 
+async def settled(conn: Conn) -> None:
+    """Wait until the daemon face has loaded pygls (faces/daemon/early.py answers the first
+    `session/new` without it; the first other request waits for it), so that a figure
+    about streaming or cancelling does not time the import."""
+    await conn.request("session/list", {})
+
+
 async def open_session(conn: Conn, cwd: Path, **params: Any) -> str:
     result = await conn.request("session/new", {"cwd": str(cwd), **params})
     return result["sessionId"]

@@ -1,10 +1,11 @@
 """Tools at scale: `glob`, `grep` and `list` on a generated tree of 100,000 files
 (10,000 quick), each a stub `!tool` turn through the daemon, request → response.
 
-The tree (made in /dev/shm when there is one) is a git repository of 100 packages ×
-10 modules × 100 one-line Python files. Baselines, run on the same tree alternating
-with the tool: `git ls-files '*pattern*'` for glob, ripgrep (`rg -n`) for grep when it
-is installed, else `grep -rn`, and `find . -type f` for list. Medians of 3.
+The tree (in the temporary folder, not /dev/shm: the file tools refuse /dev) is a
+git repository of 100 packages × 10 modules × 100 one-line Python files. Baselines,
+run on the same tree alternating with the tool: `git ls-files '*pattern*'` for glob,
+ripgrep (`rg -n`) for grep when it is installed, else `grep -rn`, and `find . -type f`
+for list. Medians of 3.
 """
 
 from __future__ import annotations
@@ -61,9 +62,8 @@ async def command_ms(argv: list[str], cwd: Path) -> float:
 
 async def run(ctx: Context) -> list[Row]:
     packages = ctx.n(100, 10)
-    shm = "/dev/shm" if os.path.isdir("/dev/shm") else None
     rg = shutil.which("rg")
-    with tempfile.TemporaryDirectory(prefix="bench-tools-", dir=shm) as tmp:
+    with tempfile.TemporaryDirectory(prefix="bench-tools-") as tmp:  # not /dev/shm: refused
         root = Path(tmp)
         await asyncio.to_thread(tree, root, packages)
         files = packages * 1000
