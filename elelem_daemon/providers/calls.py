@@ -1,9 +1,16 @@
-"""Tool calls as the providers hand them to the agent: the `doing` event."""
+"""Tool calls as the providers hand them to the agent: the `doing` event.
+
+Arguments are parsed with `jsonsafe.loads(finite=True)`: text nested past
+`jsonsafe.MAX_DEPTH`, or holding `NaN`, `Infinity` or a number too large for a float
+(`1e999`), is an `error` the model reads, as any text that is not JSON.
+"""
 
 from __future__ import annotations
 
 import json
 from typing import Any
+
+from ..jsonsafe import loads
 
 
 def doing(call_id: str, name: str, arguments: Any) -> dict[str, Any]:
@@ -19,12 +26,17 @@ def doing(call_id: str, name: str, arguments: Any) -> dict[str, Any]:
     if arguments is None or (isinstance(arguments, str) and not arguments.strip()):
         return event
     if not isinstance(arguments, str):
-        event["error"] = f"tool arguments must be a JSON object, got {json.dumps(arguments)}"
+        event["error"] = (
+            f"tool arguments must be a JSON object, got {clip(json.dumps(arguments, default=str))}"
+        )
         return event
     try:
-        parsed = json.loads(arguments)
-    except ValueError as exc:
+        parsed = loads(arguments, finite=True)
+    except json.JSONDecodeError as exc:
         event["error"] = f"invalid JSON in tool arguments: {exc}: {clip(arguments)}"
+        return event
+    except ValueError as exc:  # JSON, but not plain: NaN, 1e999, nested too deep
+        event["error"] = f"unusable tool arguments: {exc}: {clip(arguments)}"
         return event
     if isinstance(parsed, dict):
         event["arguments"] = parsed

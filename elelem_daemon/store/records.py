@@ -15,7 +15,6 @@ is a file read back: its metadata and kept messages.
 
 from __future__ import annotations
 
-import json
 import logging
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -23,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..conversation import Message, is_content, text_of
+from ..jsonsafe import dumps, loads
 
 if TYPE_CHECKING:
     from ..ports import SessionView
@@ -74,7 +74,7 @@ def meta(provider: str, model: str | None) -> Record:
 
 def encode(record: Record) -> bytes:
     """One line of the file."""
-    return (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+    return (dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
 
 
 # -- reading ---------------------------------------------------------------------------
@@ -115,7 +115,7 @@ def read_lines(path: Path) -> list[Record]:
         if not raw.strip():
             continue
         try:
-            record = json.loads(raw)
+            record = loads(raw)
             if not isinstance(record, dict):
                 raise ValueError("not an object")
         except ValueError as exc:
@@ -128,7 +128,7 @@ def read_lines(path: Path) -> list[Record]:
 
 def head_of(first_line: bytes, path: Path, updated: str) -> Stored:
     """A stored session's metadata from its first line alone (for listings)."""
-    return replay([json.loads(first_line)], path, updated)
+    return replay([loads(first_line)], path, updated)
 
 
 def replay(records: list[Record], path: Path, updated: str) -> Stored:

@@ -218,13 +218,17 @@ class AcpServer:
             listed.append({**row, "_meta": {"elelem": meta}})
         return {"sessions": listed}
 
+    async def stop(self) -> None:
+        """Cancel every running turn and wait (briefly) until their tools are dead."""
+        await asyncio.gather(*(live.stop() for live in self.lives))
+
     async def close(self) -> None:
-        """Release every session (its stored file and lock, its provider); called when
-        input ends."""
+        """Stop every session's turn, then release it (its stored file and lock, its
+        provider); called when input ends or a signal came."""
         lives = list(self.lives)
         for live in lives:
             self.lives.pop(live.id)
-        await asyncio.gather(*(live.session.close() for live in lives))
+        await asyncio.gather(*(live.close() for live in lives))
 
     # -- prompts ------------------------------------------------------------------
     async def prompt(self, params: dict[str, Any]) -> dict[str, Any]:

@@ -10,6 +10,7 @@ import logging
 from typing import Any, Protocol
 
 from ...io import NullInput, NullOutput
+from ...jsonsafe import dumps
 from ...result import Result
 
 log = logging.getLogger(__name__)
@@ -129,7 +130,7 @@ class Asker(NullInput):
         if options:
             params["options"] = list(options)
         if isinstance(details.get("tool"), dict):
-            params["tool"] = json.loads(json.dumps(details["tool"], default=str))
+            params["tool"] = json.loads(dumps(details["tool"], default=str))
         try:
             answer = await self.peer.request("input/ask", params)
         except Exception as exc:  # an error response, or the client went away

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import json
 import os
 import sys
 import threading
@@ -25,6 +24,7 @@ from typing import Any, BinaryIO
 
 from ...jsonrpc.framing import MAX_BODY, BadFrame, FrameReader, encode
 from ...jsonrpc.shapes import is_id
+from ...jsonsafe import loads
 from ...store.store import Store
 from .daemon import Daemon
 
@@ -141,8 +141,8 @@ async def greet(reader: FrameReader, daemon: Daemon, writer: Stdout) -> bytes | 
     if not isinstance(frame, bytes):
         return frame
     try:
-        message = json.loads(frame)
-    except (ValueError, RecursionError):
+        message = loads(frame)
+    except ValueError:
         return frame
     if not (
         isinstance(message, dict)

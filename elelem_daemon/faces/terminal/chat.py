@@ -1,8 +1,15 @@
-"""`elelem chat` (the REPL) and `elelem ask` (one prompt, one reply) in the terminal."""
+"""`elelem chat` (the REPL) and `elelem ask` (one prompt, one reply) in the terminal.
+
+SIGTERM or SIGHUP (a closed terminal) cancel what runs, as in every face
+(`signals.on_signals`): the turn is cancelled and kept as `...[cancelled]`, its tools
+are killed, the session is closed, and the process exits 128 + N at once
+(`signals.leave`: the thread reading the terminal cannot hold the exit up).
+"""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import sys
 from pathlib import Path
 
@@ -13,6 +20,7 @@ from ...io import Input, Output
 from ...plugins import core_registry
 from ...registry import Registry
 from ...session import MakeIo, Session, resume, start
+from ...signals import leave, on_signals
 from ...store.store import Store
 from .console import TerminalInput, TerminalOutput
 from .repl import Repl
@@ -35,6 +43,26 @@ def console(keep_stdout: bool) -> MakeIo:
 
 
 async def terminal(options: argparse.Namespace, store: Store) -> int:
+    """Run `chat` or `ask`; after a SIGTERM or SIGHUP, once all is cleaned up, exit."""
+    main, caught = asyncio.current_task(), []
+
+    def stop(code: int) -> None:
+        caught.append(code)
+        if main is not None:
+            main.cancel()  # the turn's tools are killed as it unwinds
+
+    remove = on_signals(stop)
+    try:
+        return await _terminal(options, store)
+    except asyncio.CancelledError:
+        if not caught:
+            raise
+    finally:
+        remove()
+    leave(caught[0])
+
+
+async def _terminal(options: argparse.Namespace, store: Store) -> int:
     ask = options.command == "ask"
     keep_stdout = ask and not sys.stdout.isatty()
     saving = None if options.no_save else store
