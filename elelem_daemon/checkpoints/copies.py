@@ -27,11 +27,14 @@ import time
 from pathlib import Path
 from typing import Any
 
+from .. import owned
+from ..jsonsafe import dumps
 from . import manifest
 from .outcome import Restored
 from .shadow import private
 
 CHUNK = 1 << 20
+WRITE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 BLOB = re.compile(r"[0-9a-f]{64}")
 MAX_PATHS = 10_000  # per turn
 
@@ -47,7 +50,7 @@ class Copies:
 
     def load(self, session: str, turn: int) -> dict[str, Any] | None:
         try:
-            data = json.loads(self.record_path(session, turn).read_text())
+            data = json.loads(owned.read_text(self.record_path(session, turn)))
         except (OSError, ValueError):
             return None
         return data if isinstance(data, dict) and isinstance(data.get("files"), dict) else None
@@ -56,9 +59,7 @@ class Copies:
         private(self.folder.parent, self.cwd)
         path = self.record_path(session, turn)
         path.parent.mkdir(parents=True, exist_ok=True)
-        temp = path.with_suffix(".tmp")
-        temp.write_text(json.dumps(record, ensure_ascii=False))
-        os.replace(temp, path)
+        owned.replace(path, dumps(record, ensure_ascii=False).encode())
 
     def begin(self, session: str, turn: int) -> None:
         private(self.folder.parent, self.cwd)
@@ -121,7 +122,8 @@ class Copies:
                 source = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
             if keep:
                 blobs.mkdir(parents=True, exist_ok=True)
-            with os.fdopen(source, "rb") as file, open(temp, "wb") if keep else _null() as out:
+            out_fd = os.open(temp, WRITE, 0o600) if keep else None
+            with os.fdopen(source, "rb") as file, open(out_fd, "wb") if keep else _null() as out:
                 while chunk := file.read(CHUNK):
                     digest.update(chunk)
                     out.write(chunk)
@@ -226,7 +228,8 @@ class Copies:
             raise OSError(f"a copy names no blob: {want.get('blob')!r}")
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
         out = os.open(temp, flags, 0o600, dir_fd=fd)
-        with os.fdopen(out, "wb") as file, open(self.folder / "blobs" / want["blob"], "rb") as blob:
+        blob_fd = owned.open_owned(self.folder / "blobs" / want["blob"])
+        with os.fdopen(out, "wb") as file, open(blob_fd, "rb") as blob:
             while chunk := blob.read(CHUNK):
                 file.write(chunk)
             os.fchmod(file.fileno(), int(want["mode"]) & 0o7777)
@@ -260,7 +263,7 @@ class Copies:
         used: set[str] = set()
         for path in (self.folder / "turns").glob("*/*.json"):
             with contextlib.suppress(OSError, ValueError, AttributeError):
-                for state in json.loads(path.read_text())["files"].values():
+                for state in json.loads(owned.read_text(path))["files"].values():
                     if state.get("blob"):
                         used.add(state["blob"])
         for blob in (self.folder / "blobs").glob("*"):

@@ -17,6 +17,7 @@ import shutil
 import time
 from pathlib import Path
 
+from .. import owned
 from .git import GitError
 from .lock import held
 from .refs import turn_of
@@ -51,7 +52,7 @@ async def stale_folders(root: Path, days: float, now: float | None = None) -> li
         folder = marker.parent
         try:
             used = marker.stat().st_mtime
-            cwd = Path(marker.read_text().strip())
+            cwd = Path(owned.read_text(marker).strip())
         except OSError:
             continue
         if now - used <= days * DAY and cwd.is_dir():

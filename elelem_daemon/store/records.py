@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..conversation import Message, is_content, text_of
 from ..jsonsafe import dumps, loads
+from ..owned import read_bytes
 
 if TYPE_CHECKING:
     from ..ports import SessionView
@@ -108,7 +109,7 @@ class Stored:
 
 def read_lines(path: Path) -> list[Record]:
     """The file's records; a torn last line is dropped, a corrupt middle line skipped."""
-    data = path.read_bytes()
+    data = read_bytes(path)  # never through a link (owned.py)
     lines = data.split(b"\n")
     records = []
     for number, raw in enumerate(lines, 1):
