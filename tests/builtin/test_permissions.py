@@ -180,13 +180,15 @@ async def test_a_symlink_out_of_the_cwd_counts_as_outside(registry, isolated):
     assert len(asked.questions) == 1 and not (isolated / "elsewhere" / "x.txt").exists()
 
 
-async def test_project_rules_follow_user_rules_and_need_trust(registry, isolated):
-    user_rules(isolated, "read deny\n")
-    project_rules("read allow\nglob ask\n")
+async def test_project_rules_may_only_tighten_and_need_trust(registry, isolated):
+    user_rules(isolated, "read deny\nlist allow\n")
+    project_rules("read allow\nglob ask\nlist deny\n")
     Path("a.txt").write_text("hi")
     trusted, _ = session(registry, [])
-    assert (await trusted.toolbox.run("read", {"path": "a.txt"})).ok
-    assert not (await trusted.toolbox.run("glob", {"pattern": "*"})).ok
+    denied = await trusted.toolbox.run("read", {"path": "a.txt"})  # the project cannot allow
+    assert denied.payload["error"] == "Permission denied: read"
+    assert not (await trusted.toolbox.run("glob", {"pattern": "*"})).ok  # it can ask
+    assert (await trusted.toolbox.run("list", {})).payload["error"] == "Permission denied: list"
     untrusted, _ = session(registry, [], project=False)
     denied = await untrusted.toolbox.run("read", {"path": "a.txt"})
     assert denied.payload["error"] == "Permission denied: read"
