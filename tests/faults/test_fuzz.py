@@ -163,6 +163,7 @@ METHODS = [
     "session/delete",
     "session/close",
     "session/context",
+    "session/trust",
     "session/cancel",
     "$/cancelRequest",
     "initialized",
@@ -217,6 +218,7 @@ OWN = {  # the params each method reads
     "session/load": {"sessionId", "provider", "model", "trusted"},
     "session/delete": {"sessionId"},
     "session/context": {"sessionId"},
+    "session/trust": {"sessionId"},
     "session/cancel": {"sessionId"},
     "$/cancelRequest": {"id"},
 }

@@ -276,6 +276,8 @@ async def test_the_terminal_asks_before_a_protected_write(
     allow_everything(env, workdir)
     chat = await Terminal.spawn(["chat", "--provider", "stub", "--no-save"], env, workdir)
     try:
+        await chat.expect("? [y/N]")  # trust the project's `* allow` rules: they change nothing
+        chat.type("y\r")
         await chat.expect("> ")
         chat.type(write(".git/hooks/pre-commit") + "\r")
         screen = await chat.expect("[allow/deny/never]")

@@ -19,12 +19,14 @@ if TYPE_CHECKING:
     from ...session import Session
 
 EXIT_TEXT = "To end this session, close it in the editor."
+TRUST_OPTIONS = ["always", "allow", "deny"]  # keep it, this session only, no
 
 
 class AcpLive(Live):
-    def __init__(self, session: Session, output: AcpOutput) -> None:
+    def __init__(self, session: Session, output: AcpOutput, ask_trust: bool = False) -> None:
         super().__init__(session)
         self.output = output
+        self.ask_trust = ask_trust  # an untrusted folder with plugins or rules: ask once
 
     def update(self, payload: dict[str, Any]) -> None:
         self.output.update(payload)
@@ -36,10 +38,47 @@ class AcpLive(Live):
         text = prompt_text(blocks, self.session.cwd)
         line = command_line(text)
         try:
+            if self.ask_trust:
+                await self.trust()
             return await (self.run_command(line) if line else self.run_turn(text))
         except asyncio.CancelledError:
             self.output.interrupted()
             return {"stopReason": "cancelled"}
+
+    async def trust(self) -> None:
+        """Ask once (`session/request_permission`) whether to trust the folder's
+        plugins, rules and MCP servers: "always" keeps the answer (trust.py), "allow"
+        trusts it for this session; a yes loads them before the prompt runs."""
+        task = self._start(self._ask_trust)
+        try:
+            await task
+        finally:
+            self._end()
+
+    async def _ask_trust(self) -> None:
+        from ...io import ask
+        from ...trust import grant, question
+
+        session, trust = self.session, self.session.trust
+        if trust is None:
+            return
+        names = [str(path.relative_to(trust.folder)) for path in trust.skipped]
+        answer = await ask(
+            session.input,
+            f"{question(trust.folder)} It has {', '.join(names)}: code and rules that run "
+            "in this session once trusted.",
+            TRUST_OPTIONS,
+            kind="permission",
+            tool={"name": "trust", "arguments": {"folder": str(trust.folder), "loads": names}},
+        )
+        self.ask_trust = False
+        if answer not in ("always", "allow"):
+            return
+        grant(session, trust, keep=answer == "always")
+        self.advertise()
+        self.update(
+            {"sessionUpdate": "config_option_update", "configOptions": self.config_options()}
+        )
 
     async def run_turn(self, text: str) -> dict[str, Any]:
         result = await self.turn(text)

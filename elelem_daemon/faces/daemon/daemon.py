@@ -51,15 +51,18 @@ class DaemonLive(Live):
         self.events.turn_id = None
 
     def introduce(self) -> dict[str, Any]:
-        """What `session/new` answers: the description, the tools, the commands and the
-        plugins (with where each came from)."""
+        """What `session/new` answers: the description, the tools, the commands, the
+        plugins (with where each came from) and the folder's trust (what it skipped)."""
         s = self.session
-        return {
+        answer = {
             **self.describe(),
             "tools": [{"name": t.name, "description": t.description} for t in s.toolbox],
             "commands": [{"name": n.lstrip("/"), "description": a} for n, a in s.commands],
             "plugins": origins(s.registry),
         }
+        if s.trust is not None:
+            answer["trust"] = s.trust.report()
+        return answer
 
     def describe(self) -> dict[str, Any]:
         s = self.session
@@ -106,6 +109,7 @@ class Daemon:
             "session/delete": self.delete,
             "session/close": self.close_session,
             "session/context": self.context,
+            "session/trust": self.trust,
         }
         self.notices: dict[str, Callable[[Any], None]] = {
             "session/cancel": self.cancel,
@@ -194,7 +198,7 @@ class Daemon:
         provider, model = choose_provider(
             p.get("provider"), p.get("model"), self.provider, self.model
         )
-        trusted = p.get("trusted", True)
+        trusted = p.get("trusted")  # absent: the trusted-folders file decides (trust.py)
         return self.open(
             lambda **io: start(
                 self.registry, provider, model, cwd, project=trusted, store=self.store, **io
@@ -252,6 +256,17 @@ class Daemon:
         self.lives.pop(live.id)
         await live.close()
         return {}
+
+    async def trust(self, params: Any) -> dict[str, Any]:
+        """Trust the session's folder (kept in the trusted-folders file) and load its
+        plugins, rules and MCP servers now; answer as `session/new` does."""
+        from ...trust import decide, grant
+
+        live = self.lives.get(spec.check(params, spec.SESSION)["sessionId"])
+        live.ensure_idle()
+        session = live.session
+        grant(session, session.trust or decide(session.cwd), keep=True)
+        return live.introduce()
 
     async def context(self, params: Any) -> dict[str, Any]:
         p = spec.check(params, spec.SESSION)

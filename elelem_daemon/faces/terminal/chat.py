@@ -1,5 +1,11 @@
 """`elelem chat` (the REPL) and `elelem ask` (one prompt, one reply) in the terminal.
 
+A folder with plugins, rules or MCP servers of its own that is not trusted yet is
+asked about once, before anything of it loads (`Trust the plugins and rules in
+/path? [y/N]`, on a terminal: stdin a tty); a yes is kept in the trusted-folders file
+(trust.py), a no (or no terminal to ask on) leaves them out and says so on stderr.
+`--no-project-plugins` leaves them out without asking.
+
 SIGTERM or SIGHUP (a closed terminal) cancel what runs, as in every face
 (`signals.on_signals`): the turn is cancelled and kept as `...[cancelled]`, its tools
 are killed, the session is closed, and the process exits 128 + N at once
@@ -70,10 +76,12 @@ async def _terminal(options: argparse.Namespace, store: Store) -> int:
     resuming = picking or getattr(options, "resume", None) is not None
     title = None
     try:
-        project, make_io = not options.no_project_plugins, console(keep_stdout)
+        make_io = console(keep_stdout)
         if resuming:
             stored = choose(store) if picking else pick(store, options.resume, Path.cwd())
             title = stored.title
+            where = Path(stored.cwd) if Path(stored.cwd).is_dir() else Path.cwd()
+            project = await trusted(where, options.no_project_plugins)
             session = resume(
                 core_registry(),
                 saving,
@@ -87,6 +95,7 @@ async def _terminal(options: argparse.Namespace, store: Store) -> int:
             provider, model = choose_provider(
                 face_provider=options.provider, face_model=options.model
             )
+            project = await trusted(Path.cwd(), options.no_project_plugins)
             session = start(
                 core_registry(), provider, model, project=project, make_io=make_io, store=saving
             )
@@ -100,6 +109,28 @@ async def _terminal(options: argparse.Namespace, store: Store) -> int:
         return await ask_once(session, options.prompt, keep_stdout)
     finally:
         await session.close()
+
+
+async def trusted(cwd: Path, refused: bool) -> bool:
+    """Whether the folder's plugins and rules load: trusted already, or the user says
+    yes now (kept). Asked only on a terminal, and only when there is something to trust."""
+    from ...trust import decide, question, remember
+
+    trust = decide(cwd)
+    if trust.trusted or refused or not trust.skipped:
+        return trust.trusted and not refused
+    if sys.stdin.isatty():
+        answer = await asyncio.to_thread(_ask, f"{question(trust.folder)} [y/N] ")
+        if answer.strip().lower() in ("y", "yes"):
+            remember(trust.folder)
+            return True
+    print(f"elelem: {trust.notice()}", file=sys.stderr, flush=True)
+    return False
+
+
+def _ask(prompt: str) -> str:
+    print(prompt, end="", file=sys.stderr, flush=True)  # stdout may be `elelem ask`'s reply
+    return sys.stdin.readline()
 
 
 async def ask_once(session: Session, words: list[str], print_reply: bool) -> int:
