@@ -14,6 +14,7 @@ daemon's end of its pipe closes.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import subprocess
@@ -87,6 +88,35 @@ def holders(pipe: str | None) -> set[int]:
             except OSError:
                 continue
     return found
+
+
+# -- stopping a process tree -----------------------------------------------------------
+GRACE = 0.5  # SIGTERM, then this long, then SIGKILL
+
+
+def kill_group(process: asyncio.subprocess.Process, sig: int) -> None:
+    try:
+        os.killpg(process.pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+async def stop(
+    process: asyncio.subprocess.Process, pipe: str | None = None, grace: float = GRACE
+) -> None:
+    """SIGTERM the process group and every descendant, then SIGKILL whatever is left
+    after a grace period (descendants first looked up while their parents live, and
+    whatever holds the command's output open)."""
+    tree = descendants(process.pid) | holders(pipe)
+    kill_group(process, signal.SIGTERM)
+    signal_all(tree, signal.SIGTERM)
+    try:
+        await asyncio.wait_for(asyncio.shield(process.wait()), grace)
+    except TimeoutError:
+        pass
+    tree |= descendants(process.pid) | holders(pipe)
+    kill_group(process, signal.SIGKILL)  # grandchildren may outlive the leader
+    signal_all(tree, signal.SIGKILL)
 
 
 # -- dying with the daemon ------------------------------------------------------------

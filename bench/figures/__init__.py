@@ -15,6 +15,7 @@ from . import (
     dispatch,
     latency,
     lines,
+    mcp_ready,
     memory,
     peer,
     throughput,
@@ -34,4 +35,5 @@ FIGURES: dict[str, Figure] = {
     "checkpoints": checkpoints.run,
     "complete": complete.run,
     "lines": lines.run,
+    "mcp": mcp_ready.run,
 }

@@ -123,9 +123,10 @@ class Policy:
             problems += bad
         return cls(rules, problems=problems)
 
-    def rule(self, tool: str, names: dict[str, str] | None = None) -> str:
+    def rule(self, tool: str, names: dict[str, str] | None = None, default: str = "allow") -> str:
         """The user's last matching rule (a pattern may be an alias), unless the
-        project's last matching rule is stricter."""
+        project's last matching rule is stricter. The defaults' catch-all `* allow`
+        gives way to the tool's own `default`; a project's rule can only tighten it."""
         names = names or {}
         found: dict[bool, str] = {}
         for rule in reversed(self.rules):
@@ -134,16 +135,19 @@ class Policy:
             if names.get(rule.pattern, rule.pattern) == tool or fnmatch.fnmatchcase(
                 tool, rule.pattern
             ):
-                found[rule.project] = rule.rule
+                catch_all = rule.pattern == "*" and rule.where.startswith("defaults:")
+                found[rule.project] = default if catch_all else rule.rule
             if len(found) == 2:
                 break
-        mine, theirs = found.get(False, "allow"), found.get(True, "allow")
+        mine, theirs = found.get(False, default), found.get(True, "allow")
         return theirs if STRICTNESS[theirs] > STRICTNESS[mine] else mine
 
     def verdict(self, session: Any, tool: str, args: dict[str, Any]) -> str:
-        """allow, ask or deny for this call."""
+        """allow, ask or deny for this call. A tool may carry its own default rule
+        (`permission`, e.g. `ask` for MCP tools), which any rule naming it overrides."""
         names = {p.pattern: session.toolbox.resolve(p.pattern).name for p in self.rules}
-        rule = self.rule(tool, names)
+        default = getattr(session.toolbox.resolve(tool), "permission", None)
+        rule = self.rule(tool, names, default if default in RULES else "allow")
         if rule == "deny":
             return "deny"
         if guarded(session, tool, args):

@@ -23,14 +23,13 @@ from pathlib import Path
 from typing import Any
 
 from .. import keys
-from ..procs import death_signal, descendants, holders, pipe_of, reaper, signal_all
+from ..procs import death_signal, holders, kill_group, pipe_of, reaper, signal_all, stop
 from ..protected import changes, snapshot
 from ..registry import Plugin
 from .files import target
 
 TIMEOUT = float(os.environ.get("ELELEM_TOOL_TIMEOUT", "120"))
 OUTPUT_CAP = int(os.environ.get("ELELEM_TOOL_OUTPUT_CAP", "100000"))
-GRACE = 0.5
 LINGER = 0.5  # how long output may still come once the command itself has exited
 POLL = 0.05  # how often a running command is checked for having exited
 
@@ -67,13 +66,6 @@ class Capped:
         )
 
 
-def kill_group(process: asyncio.subprocess.Process, sig: int) -> None:
-    try:
-        os.killpg(process.pid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
 def output_pipe(process: asyncio.subprocess.Process) -> str | None:
     """The command's output pipe as /proc names it, to find whoever holds it later."""
     transport = process._transport  # type: ignore[attr-defined]
@@ -83,22 +75,6 @@ def output_pipe(process: asyncio.subprocess.Process) -> str | None:
         return pipe_of(source.fileno()) if source is not None else None
     except (ValueError, OSError):  # a quick command may have closed it already
         return None
-
-
-async def stop(process: asyncio.subprocess.Process, pipe: str | None = None) -> None:
-    """SIGTERM the process group and every descendant, then SIGKILL whatever is left
-    after a grace period (descendants first looked up while their parents live, and
-    whatever holds the command's output open)."""
-    tree = descendants(process.pid) | holders(pipe)
-    kill_group(process, signal.SIGTERM)
-    signal_all(tree, signal.SIGTERM)
-    try:
-        await asyncio.wait_for(asyncio.shield(process.wait()), GRACE)
-    except TimeoutError:
-        pass
-    tree |= descendants(process.pid) | holders(pipe)
-    kill_group(process, signal.SIGKILL)  # grandchildren may outlive the leader
-    signal_all(tree, signal.SIGKILL)
 
 
 async def run(
