@@ -14,7 +14,8 @@ symlinks followed), `#` comments and blank lines ignored. A folder's trust cover
 folder only, not its subfolders: a clone or a vendored package inside a trusted
 repository brings its own plugins, and is asked about on its own. The file is in the
 user's elelem folder, which is protected (protected.py): no tool writes it without a
-question.
+question; and it is one of elelem's own files (owned.py), never read or appended to
+through a symlink or hard link planted in its place (such a file trusts nothing).
 
 How each face decides (`decide(cwd, said)`):
 - `said` is what the client vouched: `True` (VS Code's workspace trust, ACP's
@@ -30,12 +31,13 @@ from __future__ import annotations
 
 import logging
 import os
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .config import config_dir
+from .errors import TrustNotKept
+from .owned import open_owned
 
 log = logging.getLogger(__name__)
 
@@ -78,17 +80,13 @@ def trusted_folders() -> list[Path]:
     """The folders in the trusted-folders file (a missing or unreadable file: none)."""
     path = trusted_file()
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY)
+        with open(open_owned(path), "rb") as file:  # never through a link (owned.py)
+            text = file.read(FILE_CAP).decode("utf-8", "replace")
     except FileNotFoundError:
         return []
     except OSError as exc:
-        log.warning("trust: %s is unreadable: %s", path, exc)
+        log.warning("trust: %s is unreadable: %s; no folder is trusted", path, exc)
         return []
-    with open(fd, "rb") as file:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            log.warning("trust: %s is not a regular file; no folder is trusted", path)
-            return []
-        text = file.read(FILE_CAP).decode("utf-8", "replace")
     folders = []
     for line in text.splitlines():
         line = line.strip()
@@ -104,15 +102,17 @@ def is_trusted(cwd: Path | str) -> bool:
 
 
 def remember(cwd: Path | str) -> Path:
-    """Add the folder to the trusted-folders file (once); return the file."""
+    """Add the folder to the trusted-folders file (once); return the file. TrustNotKept
+    when it cannot be written (a link planted in its place, a read-only folder)."""
     folder, path = folder_of(cwd), trusted_file()
     if "\n" in str(folder) or is_trusted(folder):
         return path
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | os.O_NONBLOCK, 0o600)
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(f"{path} is not a regular file")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = open_owned(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)  # never through a link
+    except OSError as exc:
+        raise TrustNotKept(f"{folder} is not trusted: {exc}", path=str(path)) from None
+    try:
         os.write(fd, f"{folder}\n".encode())  # one append: concurrent faces do not mix
     finally:
         os.close(fd)

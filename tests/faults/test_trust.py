@@ -61,6 +61,11 @@ def by_name(result: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {p["name"]: p for p in result["plugins"]}
 
 
+async def until(check: Any, every: float = 0.05) -> None:
+    while not check():
+        await asyncio.sleep(every)
+
+
 def trusted_file(env: dict[str, str]) -> Path:
     return Path(env["XDG_CONFIG_HOME"]) / "elelem" / "trusted"
 
@@ -411,3 +416,44 @@ async def test_the_terminal_asks_nothing_of_a_folder_with_nothing_to_trust(
         assert "Trust the plugins" not in screen
     finally:
         await chat.close()
+
+
+# -- MCP servers and the trusted-folders file itself ------------------------------------
+async def test_an_untrusted_folders_mcp_servers_do_not_start_until_it_is_trusted(
+    client: Any, workdir: Path, tmp_path: Path
+) -> None:
+    marker = tmp_path / "started"
+    server = {"command": "sh", "args": ["-c", f"touch {marker}; sleep 60"]}
+    (workdir / ".mcp.json").write_text(json.dumps({"mcpServers": {"planted": server}}))
+    new = await within(client.new_session(cwd=str(workdir)))
+    assert new["trust"]["skipped"] == [str(workdir.resolve() / ".mcp.json")]
+    said = await within(client.command(new["sessionId"], "/mcp"))
+    assert "No MCP servers" in json.dumps(said)
+    await within(client.turn(new["sessionId"], "!echo settled"))
+    assert not marker.exists()
+    await within(client.trust(new["sessionId"]))  # now it loads: the check above can fail
+    await within(until(marker.exists), 30)
+    await within(client.close_session(new["sessionId"]))
+
+
+@pytest.mark.parametrize("plant", ["symlink", "hard link"])
+async def test_a_trusted_folders_file_planted_as_a_link_trusts_nothing(
+    client: Any, env: dict[str, str], workdir: Path, plugins: dict[str, Path], tmp_path: Path,
+    plant: str,
+) -> None:  # fmt: skip
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.write_text(f"{workdir.resolve()}\n")
+    if plant == "symlink":
+        trusted_file(env).symlink_to(elsewhere)
+    else:
+        trusted_file(env).hardlink_to(elsewhere)
+    result = await within(client.new_session(cwd=str(workdir)))
+    assert result["trust"]["trusted"] is False and not ran(plugins)
+    with pytest.raises(RpcError) as error:  # nor is it appended to through the link
+        await within(client.trust(result["sessionId"]))
+    assert error.value.kind == "trust_not_kept", error.value
+    assert "is a symlink or not a regular file" in str(error.value) or "hard links" in str(
+        error.value
+    )
+    assert not ran(plugins)
+    assert elsewhere.read_text() == f"{workdir.resolve()}\n"

@@ -56,6 +56,7 @@ class AcpLive(Live):
             self._end()
 
     async def _ask_trust(self) -> None:
+        from ...errors import TrustNotKept
         from ...io import ask
         from ...trust import grant, question
 
@@ -74,7 +75,11 @@ class AcpLive(Live):
         self.ask_trust = False
         if answer not in ("always", "allow"):
             return
-        grant(session, trust, keep=answer == "always")
+        try:
+            grant(session, trust, keep=answer == "always")
+        except TrustNotKept as exc:  # a link planted in its place: trust nothing
+            self.output.say(f"Error: {exc}", "error")
+            return
         self.advertise()
         self.update(
             {"sessionUpdate": "config_option_update", "configOptions": self.config_options()}

@@ -114,6 +114,7 @@ async def _terminal(options: argparse.Namespace, store: Store) -> int:
 async def trusted(cwd: Path, refused: bool) -> bool:
     """Whether the folder's plugins and rules load: trusted already, or the user says
     yes now (kept). Asked only on a terminal, and only when there is something to trust."""
+    from ...errors import TrustNotKept
     from ...trust import decide, question, remember
 
     trust = decide(cwd)
@@ -122,8 +123,11 @@ async def trusted(cwd: Path, refused: bool) -> bool:
     if sys.stdin.isatty():
         answer = await asyncio.to_thread(_ask, f"{question(trust.folder)} [y/N] ")
         if answer.strip().lower() in ("y", "yes"):
-            remember(trust.folder)
-            return True
+            try:
+                remember(trust.folder)
+                return True
+            except TrustNotKept as exc:  # a link planted in its place: trust nothing
+                print(f"elelem: {exc}", file=sys.stderr, flush=True)
     print(f"elelem: {trust.notice()}", file=sys.stderr, flush=True)
     return False
 
