@@ -133,7 +133,9 @@ async def trusted(cwd: Path, refused: bool) -> bool:
 
 
 def _ask(prompt: str) -> str:
-    print(prompt, end="", file=sys.stderr, flush=True)  # stdout may be `elelem ask`'s reply
+    from .console import visible  # shown, not obeyed; on stderr: stdout may be a reply
+
+    print(visible(prompt), end="", file=sys.stderr, flush=True)
     return sys.stdin.readline()
 
 
@@ -143,7 +145,9 @@ async def ask_once(session: Session, words: list[str], print_reply: bool) -> int
         print("elelem: no reply", file=sys.stderr)
         return 1
     if print_reply:
-        print(result.reply)
+        from .console import visible
+
+        print(visible(result.reply))  # shown, not obeyed: a pipe may end at a terminal
     return 0
 
 

@@ -1,5 +1,13 @@
 """The terminal's Output and Input: tool lines in colour, thinking dimmed, replies as
-Markdown; lines read from stdin with completion, questions asked on the same terminal."""
+Markdown; lines read from stdin with completion, questions asked on the same terminal.
+
+Everything the model wrote (replies, thinking, tool names and arguments, errors, the
+permission question and its diff) reaches the screen through `visible`: control
+characters are shown as text (`\x1b`, `\r`, `\u202e`), so a reply cannot move the
+cursor, clear the screen, write the clipboard (OSC 52), overwrite a line with `\r`,
+or hide or reorder text with bidirectional and zero-width marks. Newlines and tabs
+stay. Only the face's own colours are escape sequences.
+"""
 
 from __future__ import annotations
 
@@ -18,6 +26,19 @@ YELLOW = "\033[33m"
 RED = "\033[31m"
 GREEN = "\033[32m"
 RESET = "\033[0m"
+
+HIDING = [*range(0x200B, 0x2010), *range(0x202A, 0x202F), *range(0x2060, 0x2065)]
+SHOWN: dict[int, str] = {
+    **{c: f"\\x{c:02x}" for c in [*range(0x20), 0x7F, *range(0x80, 0xA0)] if c not in (9, 10)},
+    **{c: f"\\u{c:04x}" for c in [*HIDING, *range(0x2066, 0x206A), 0xFEFF]},
+    0x0D: "\\r",
+}
+
+
+def visible(text: str) -> str:
+    """text with every control character shown, not obeyed (newlines and tabs kept; a
+    CRLF is a newline)."""
+    return text.replace("\r\n", "\n").translate(SHOWN)
 
 
 class TerminalOutput(NullOutput):
@@ -52,6 +73,7 @@ class TerminalOutput(NullOutput):
     def say(self, text: str, kind: str = "plain") -> None:
         if not text or not text.strip():
             return
+        text = visible(text)
         if kind == "error":
             self._line(self._paint(RED, f"error: {text}"))
         elif kind == "markdown":
@@ -61,21 +83,21 @@ class TerminalOutput(NullOutput):
 
     def thinking(self, text: str) -> None:
         self._thinking = True
-        print(self._paint(DIM, text), end="", file=self.progress, flush=True)
+        print(self._paint(DIM, visible(text)), end="", file=self.progress, flush=True)
 
     def reply(self, text: str) -> None:
         if text.strip():
-            self._markdown(text, self.stream)
+            self._markdown(visible(text), self.stream)
 
     def doing(self, call: dict[str, Any]) -> None:
-        name = call["name"]
-        args = json.dumps(call.get("arguments", {}), ensure_ascii=False)
+        name = visible(str(call["name"]))
+        args = visible(json.dumps(call.get("arguments", {}), ensure_ascii=False))
         colour = YELLOW if name.endswith("?") else CYAN
         self._line(f"+ {self._paint(colour, name)}({args})")
 
     def result(self, call: dict[str, Any], result: Result) -> None:
         if not result.ok:
-            self._line(self._paint(RED, f"  ! {result.error}"))
+            self._line(self._paint(RED, f"  ! {visible(str(result.error))}"))
 
     def _markdown(self, text: str, stream: TextIO) -> None:
         self._end_thinking()
@@ -122,9 +144,9 @@ class TerminalInput(NullInput):
     ) -> str | None:
         diff = (details.get("tool") or {}).get("diff")
         if diff:
-            print(painted_diff(diff.rstrip("\n"), sys.stdout.isatty()), flush=True)
+            print(painted_diff(visible(diff.rstrip("\n")), sys.stdout.isatty()), flush=True)
         hint = f" [{'/'.join(options)}]" if options else ""
-        return await self.readline(f"{prompt}{hint} ")
+        return await self.readline(visible(f"{prompt}{hint}") + " ")
 
     def _read(self, prompt: str) -> str | None:
         if self.stream is sys.stdin and sys.stdin.isatty():
