@@ -195,6 +195,23 @@ async def test_project_rules_may_only_tighten_and_need_trust(registry, isolated)
     assert (await untrusted.toolbox.run("glob", {"pattern": "*"})).ok
 
 
+def test_a_project_cannot_loosen_a_tools_own_default(isolated):
+    """An MCP tool asks by default (its `permission`); the project's `allow` cannot
+    change that, its `deny` can; the user's `allow` can."""
+    from elelem_daemon.builtins.permissions import Policy
+
+    user_rules(isolated, "")
+    project_rules("demo__add allow\ndemo__rm deny\n")
+    policy = Policy.load(Path.cwd(), project=True)
+    assert policy.rule("demo__add", default="ask") == "ask"
+    assert policy.rule("demo__rm", default="ask") == "deny"
+    assert policy.rule("read", default="allow") == "ask-outside"
+    user_rules(isolated, "demo__* allow\n")
+    policy = Policy.load(Path.cwd(), project=True)
+    assert policy.rule("demo__add", default="ask") == "allow"
+    assert policy.rule("demo__rm", default="ask") == "deny"
+
+
 async def test_patterns_are_globs_or_aliases_and_the_last_match_wins(registry, isolated):
     user_rules(isolated, "* ask\nread allow\nbash deny\n")
     s, _ = session(registry, [])
