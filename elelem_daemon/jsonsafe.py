@@ -62,6 +62,9 @@ def too_deep(text: str | bytes, max_depth: int = MAX_DEPTH) -> bool:
     """Whether valid JSON text nests arrays and objects deeper than max_depth: strings
     removed, then innermost `[]`/`{}` pairs max_depth times (all in C; a flat text
     costs two passes)."""
+    string: Any
+    pair: Any
+    other: Any
     if isinstance(text, bytes):
         openings = text.count(b"[") + text.count(b"{")
         string, pair, other = _STRING_BYTES, _PAIR_BYTES, _NOT_BRACKET_BYTES

@@ -202,7 +202,9 @@ def policy_of(session: Any) -> Policy:
 
 def question(tool: str, args: dict[str, Any], why: str | None = None) -> str:
     """`Allow TOOL: SUBJECT?`, the subject whole (the command, the path, or the
-    arguments), however long: padding cannot push the real command out of view."""
+    arguments), however long: padding must not push what will really run out of sight
+    (each face shows it whole, the terminal with its control characters made visible);
+    for a protected path, why it asks."""
     subject = args.get("command") or args.get("path") or json.dumps(args, ensure_ascii=False)
     text = f"Allow {tool}: {subject}?"
     return f"{text} ({why}; what is written there decides what runs later)" if why else text

@@ -123,7 +123,8 @@ class Copies:
             if keep:
                 blobs.mkdir(parents=True, exist_ok=True)
             out_fd = os.open(temp, WRITE, 0o600) if keep else None
-            with os.fdopen(source, "rb") as file, open(out_fd, "wb") if keep else _null() as out:
+            sink = open(out_fd, "wb") if out_fd is not None else _null()
+            with os.fdopen(source, "rb") as file, sink as out:
                 while chunk := file.read(CHUNK):
                     digest.update(chunk)
                     out.write(chunk)

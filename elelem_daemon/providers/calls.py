@@ -1,4 +1,7 @@
-"""Tool calls as the providers hand them to the agent: the `doing` event.
+"""Tool calls as the providers hand them to the agent: the `doing` event; and the
+`stop` event a provider yields when the model's reply was cut off by its token limit
+(Anthropic `stop_reason: max_tokens`, OpenAI `finish_reason: length`, Ollama
+`done_reason: length`), which makes the turn's stop reason `max_tokens`.
 
 Arguments are parsed with `jsonsafe.loads(finite=True)`: text nested past
 `jsonsafe.MAX_DEPTH`, or holding `NaN`, `Infinity` or a number too large for a float
@@ -11,6 +14,8 @@ import json
 from typing import Any
 
 from ..jsonsafe import loads
+
+CUT_OFF: dict[str, Any] = {"type": "stop", "reason": "max_tokens"}
 
 
 def doing(call_id: str, name: str, arguments: Any) -> dict[str, Any]:

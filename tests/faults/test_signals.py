@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.terminal import Terminal
+from support.async_pty import Terminal
 
 from elelem_daemon.jsonrpc.client import Client
 

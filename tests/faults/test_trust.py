@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.async_pty import Terminal
 from support.ndjson import Wire
-from support.terminal import Terminal
 
 from elelem_daemon.jsonrpc.client import RpcError
 

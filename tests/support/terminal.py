@@ -1,92 +1,113 @@
-"""A face under a real pseudo-terminal: `elelem chat` as a user's terminal runs it
-(its own session and controlling terminal, TERM and a size), read until some text
-shows, written to as typed."""
+"""A real terminal for tests: `elelem` under a pty (pexpect), its output fed to a
+VT100 screen (pyte), so a test reads what a person would see, and counts how often
+that changed.
+
+`Terminal.wait_for(text)` polls until the screen shows `text`; `states` is every
+distinct screen seen so far, with the time it was first seen (toolchain.md §10).
+Keys are sent as a terminal sends them: Ctrl-C is `\\x03`.
+"""
 
 from __future__ import annotations
 
-import asyncio
-import fcntl
 import os
-import pty
-import struct
 import sys
-import termios
+import time
+from collections.abc import Callable
 from pathlib import Path
 
-TIMEOUT = 30.0
+import pexpect
+import pyte
+
+COLUMNS, LINES = 100, 30
 
 
 class Terminal:
-    def __init__(self, process: asyncio.subprocess.Process, master: int) -> None:
-        self.process = process
-        self.master = master
-        self.screen = b""
-
-    @classmethod
-    async def spawn(cls, args: list[str], env: dict[str, str], cwd: Path) -> Terminal:
-        master, slave = pty.openpty()
-        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
-
-        def controlling() -> None:  # in the child: the pty is its terminal
-            fcntl.ioctl(0, termios.TIOCSCTTY, 0)
-
-        process = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "elelem_daemon",
-            *args,
-            stdin=slave,
-            stdout=slave,
-            stderr=slave,
-            env={**env, "TERM": "xterm-256color", "COLUMNS": "120", "LINES": "40"},
-            cwd=str(cwd),
-            start_new_session=True,
-            preexec_fn=controlling,
+    def __init__(
+        self,
+        *args: str,
+        cwd: Path,
+        env: dict[str, str] | None = None,
+        columns: int = COLUMNS,
+        lines: int = LINES,
+    ) -> None:
+        environ = {k: v for k, v in os.environ.items() if not k.startswith("ELELEM_")}
+        environ.update(
+            TERM="xterm-256color",
+            COLUMNS=str(columns),
+            LINES=str(lines),
+            ELELEM_PROVIDER="stub",
+            **(env or {}),
         )
-        os.close(slave)
-        os.set_blocking(master, False)
-        return cls(process, master)
+        environ.pop("NO_COLOR", None)
+        self.screen = pyte.Screen(columns, lines)
+        self.screen.write_process_input = self.send  # answers what a terminal answers (CPR)
+        self.stream = pyte.ByteStream(self.screen)
+        self.raw = bytearray()
+        self.states: list[tuple[float, str]] = []
+        self.child = pexpect.spawn(
+            sys.executable,
+            ["-m", "elelem_daemon", *args],
+            cwd=str(cwd),
+            env=environ,
+            dimensions=(lines, columns),
+        )
 
-    def _drain(self) -> None:
-        while True:
-            try:
-                data = os.read(self.master, 65536)
-            except BlockingIOError:
-                return
-            except OSError:  # EIO: the other side is closed
-                return
-            if not data:
-                return
-            self.screen += data
+    # -- reading ----------------------------------------------------------------------
+    def pump(self, timeout: float = 0.02) -> None:
+        """Feed what the program wrote (if anything) to the screen."""
+        try:
+            data = self.child.read_nonblocking(65536, timeout=timeout)
+        except pexpect.TIMEOUT:
+            return
+        except pexpect.EOF:
+            time.sleep(timeout)
+            return
+        self.raw += data
+        self.stream.feed(data)
+        text = self.text()
+        if not self.states or self.states[-1][1] != text:
+            self.states.append((time.monotonic(), text))
 
-    async def expect(self, text: str, seconds: float = TIMEOUT) -> str:
-        """Wait until text has shown (since the start); return all that showed."""
-        needle = text.encode()
-        async with asyncio.timeout(seconds):
-            while needle not in self.screen:
-                self._drain()
-                if needle in self.screen:
-                    break
-                await asyncio.sleep(0.02)
-        return self.screen.decode("utf-8", "replace")
+    def text(self) -> str:
+        return "\n".join(line.rstrip() for line in self.screen.display).rstrip()
 
-    def type(self, text: str) -> None:
-        os.write(self.master, text.encode())
+    def lines(self) -> list[str]:
+        return [line.rstrip() for line in self.screen.display]
 
-    async def wait(self, seconds: float = TIMEOUT) -> int:
-        """The exit code (a negative one: killed by that signal)."""
-        async with asyncio.timeout(seconds):
-            while self.process.returncode is None:
-                self._drain()
-                try:
-                    return await asyncio.wait_for(self.process.wait(), 0.1)
-                except TimeoutError:
-                    continue
-        assert self.process.returncode is not None
-        return self.process.returncode
+    def wait(self, ready: Callable[[], bool], timeout: float = 30.0, what: str = "") -> None:
+        end = time.monotonic() + timeout
+        while not ready():
+            if time.monotonic() > end:
+                raise AssertionError(f"timed out waiting for {what}; screen:\n{self.text()}")
+            self.pump()
+        self.pump(0)
 
-    async def close(self) -> None:
-        if self.process.returncode is None:
-            self.process.kill()
-            await self.process.wait()
-        os.close(self.master)
+    def wait_for(self, text: str, timeout: float = 30.0) -> None:
+        self.wait(lambda: text in self.text(), timeout, repr(text))
+
+    def prompt_line(self) -> str:
+        """The line the cursor is on."""
+        return self.screen.display[self.screen.cursor.y].rstrip()
+
+    # -- writing ----------------------------------------------------------------------
+    def send(self, keys: str) -> None:
+        self.child.send(keys)
+
+    def line(self, text: str) -> None:
+        """Type a line and Enter."""
+        self.child.send(text + "\r")
+
+    # -- the end ----------------------------------------------------------------------
+    def exit_code(self, timeout: float = 15.0) -> int:
+        end = time.monotonic() + timeout
+        while self.child.isalive():
+            if time.monotonic() > end:
+                raise AssertionError(f"still running; screen:\n{self.text()}")
+            self.pump()
+        self.pump(0)
+        self.child.close()
+        return self.child.exitstatus if self.child.exitstatus is not None else -1
+
+    def close(self) -> None:
+        if self.child.isalive():
+            self.child.terminate(force=True)

@@ -16,7 +16,7 @@ import os
 import sys
 import threading
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ...store.store import Store
@@ -65,10 +65,16 @@ async def run(
     connection = Connection(write, max_frame or MAX_BODY)
     server = AcpServer(connection, provider, model, store=store)
     stopped: asyncio.Future[int] = asyncio.get_running_loop().create_future()
-    on_signals(lambda code: stopped.done() or stopped.set_result(code))
+
+    def stop(code: int) -> None:
+        if not stopped.done():
+            stopped.set_result(code)
+
+    on_signals(stop)
     serving = asyncio.ensure_future(connection.serve(await stdin_reader()))
     try:
-        await asyncio.wait([serving, stopped], return_when=asyncio.FIRST_COMPLETED)
+        waited: list[asyncio.Future[Any]] = [serving, stopped]
+        await asyncio.wait(waited, return_when=asyncio.FIRST_COMPLETED)
         if not stopped.done():
             return 0
         await server.stop()  # the turns end (their tools killed) while answers can go out

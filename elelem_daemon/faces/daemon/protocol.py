@@ -96,6 +96,7 @@ def compact_encoder(default: Callable[[Any], Any]) -> Callable[[Any], str]:
         encode_basestring_ascii,
     )
 
+    plain: Callable[[Any], str]
     if c_make_encoder is None:  # an interpreter without the C accelerator
         plain = json.JSONEncoder(separators=(",", ":"), default=default, allow_nan=False).encode
     else:
@@ -103,8 +104,10 @@ def compact_encoder(default: Callable[[Any], Any]) -> Callable[[Any], str]:
             None, default, encode_basestring_ascii, None, ":", ",", False, False, False
         )
 
-        def plain(obj: Any) -> str:
+        def joined(obj: Any) -> str:
             return "".join(encoder(obj, 0))
+
+        plain = joined
 
     def encode(obj: Any) -> str:
         try:

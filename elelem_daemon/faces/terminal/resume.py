@@ -13,7 +13,7 @@ from ...errors import ElelemError, UnknownSession
 from ...session import Session
 from ...store.records import Stored
 from ...store.store import Store
-from .console import visible
+from .visible import visible
 
 SHORT = 8
 
