@@ -121,7 +121,7 @@ async def test_elelem_chat_under_a_pty_cancels_its_turn_and_exits_128_plus_n(
 ) -> None:
     chat = await Terminal.spawn(["chat", "--provider", "stub"], env, workdir)
     try:
-        await chat.expect("> ")
+        await chat.prompt()
         chat.type(execute(371) + "\r")
         pids = await tree_with(chat.process.pid, "sleep 372", 30)
         chat.process.send_signal(sig)
@@ -138,7 +138,7 @@ async def test_elelem_chat_waiting_at_its_prompt_exits_at_once(
 ) -> None:
     chat = await Terminal.spawn(["chat", "--provider", "stub"], env, workdir)
     try:
-        await chat.expect("> ")
+        await chat.prompt()
         chat.process.send_signal(sig)  # the terminal's read, in its thread, holds nothing up
         assert await chat.wait(10) == 128 + sig
     finally:

@@ -368,7 +368,7 @@ async def test_the_terminal_asks_once_before_anything_loads(
         await chat.expect(QUESTION.format(workdir.resolve()))
         assert not ran(plugins)  # asked before a line of it runs
         chat.type(f"{answer}\r")
-        screen = await chat.expect("> ")
+        screen = await chat.prompt()
         assert ran(plugins) == (answer == "y")
         if answer == "n":
             assert f"{workdir.resolve()} is not trusted: not loaded: .agents/plugins" in screen
@@ -380,7 +380,7 @@ async def test_the_terminal_asks_once_before_anything_loads(
     if answer == "y":  # kept: the next run does not ask
         again = await Terminal.spawn(["chat", "--provider", "stub", "--no-save"], env, workdir)
         try:
-            screen = await again.expect("> ")
+            screen = await again.prompt()
             assert "Trust the plugins" not in screen
         finally:
             await again.close()
@@ -412,7 +412,7 @@ async def test_the_terminal_asks_nothing_of_a_folder_with_nothing_to_trust(
 ) -> None:
     chat = await Terminal.spawn(["chat", "--provider", "stub", "--no-save"], env, workdir)
     try:
-        screen = await chat.expect("> ")
+        screen = await chat.prompt()
         assert "Trust the plugins" not in screen
     finally:
         await chat.close()

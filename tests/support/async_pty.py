@@ -10,12 +10,15 @@ import asyncio
 import fcntl
 import os
 import pty
+import re
 import struct
 import sys
 import termios
 from pathlib import Path
 
 TIMEOUT = 30.0
+# what a terminal acts on rather than shows: CSI and OSC sequences, other escapes, backspace
+ESCAPES = re.compile(rb"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-_]|\x08")
 
 
 class Terminal:
@@ -23,6 +26,7 @@ class Terminal:
         self.process = process
         self.master = master
         self.screen = b""
+        self.typed_at = 0  # where the screen was when the last keys were typed
 
     @classmethod
     async def spawn(cls, args: list[str], env: dict[str, str], cwd: Path) -> Terminal:
@@ -59,20 +63,36 @@ class Terminal:
                 return
             if not data:
                 return
+            if b"\x1b[6n" in data:  # the line editor asks where the cursor is: answer
+                os.write(self.master, b"\x1b[1;1R")
             self.screen += data
 
     async def expect(self, text: str, seconds: float = TIMEOUT) -> str:
-        """Wait until text has shown (since the start); return all that showed."""
+        """Wait until text has shown (since the start), as written or once escape
+        sequences are taken out; return all that showed, without them."""
         needle = text.encode()
         async with asyncio.timeout(seconds):
-            while needle not in self.screen:
+            while needle not in self.screen and text not in self.plain():
                 self._drain()
-                if needle in self.screen:
-                    break
                 await asyncio.sleep(0.02)
-        return self.screen.decode("utf-8", "replace")
+        return self.plain()
+
+    def plain(self, start: int = 0) -> str:
+        """What showed (from byte `start`) without the escape sequences."""
+        return ESCAPES.sub(b"", self.screen[start:]).decode("utf-8", "replace")
+
+    async def prompt(self, seconds: float = TIMEOUT) -> str:
+        """Wait until the REPL waits at its `>` prompt again, after the last keys typed;
+        return all that showed, without escape sequences."""
+        async with asyncio.timeout(seconds):
+            while not self.plain(self.typed_at).rstrip().endswith(">"):
+                self._drain()
+                await asyncio.sleep(0.02)
+        return self.plain()
 
     def type(self, text: str) -> None:
+        self._drain()
+        self.typed_at = len(self.screen)
         os.write(self.master, text.encode())
 
     async def wait(self, seconds: float = TIMEOUT) -> int:
