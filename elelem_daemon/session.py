@@ -37,24 +37,34 @@ CLOSE_WAIT = 5.0  # seconds a closing session waits for its providers to close
 
 @dataclass(frozen=True)
 class CommandResult:
-    """What a slash command printed (lines joined, errors as `error: ...`), and whether
-    it asked to end the session (`/exit`), which is the client's to do."""
+    """What a slash command printed (lines joined, errors as `error: ...`), whether all
+    of it is Markdown (`/tools`; a face renders it, else shows it as plain text), and
+    whether it asked to end the session (`/exit`), which is the client's to do."""
 
     output: str
     exit: bool = False
+    markdown: bool = False
 
 
 class Captured:
-    """The Output while a command runs: `say` is kept for the command's result, every
-    other event (a `/compact` turn streaming) goes on to the session's own Output."""
+    """The Output while a command runs: `say` is kept for the command's result, with
+    the kind of each line; every other event (a `/compact` turn streaming) goes on to
+    the session's own Output."""
 
     def __init__(self, inner: Output) -> None:
         self.inner = inner
         self.lines: list[str] = []
+        self.kinds: set[str] = set()
 
     def say(self, text: str, kind: str = "plain") -> None:
         if text and text.strip():
             self.lines.append(f"error: {text}" if kind == "error" else text)
+            self.kinds.add(kind)
+
+    @property
+    def markdown(self) -> bool:
+        """Whether everything printed was Markdown."""
+        return self.kinds == {"markdown"}
 
     def thinking(self, text: str) -> None:
         self.inner.thinking(text)
@@ -150,7 +160,7 @@ class Session:
         finally:
             self.agent.output = captured.inner
         exit, self._exit = self._exit, False
-        return CommandResult("\n".join(captured.lines), exit)
+        return CommandResult("\n".join(captured.lines), exit, captured.markdown)
 
     def switch(self, provider_name: str | None = None, model: str | None = None) -> None:
         """Rebuild the provider (by name and/or model); keeps the conversation. The

@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import signal
 from collections.abc import Awaitable, Callable
 from concurrent.futures import Future
 from typing import Any
@@ -43,7 +42,7 @@ from ...jsonrpc.errors import (
 from ...jsonrpc.framing import BadFrame, FrameReader
 from ...jsonrpc.shapes import is_id, shape_problem
 from .daemon import Daemon
-from .stdio import StdioPeer, Stdout
+from .stdio import StdioPeer, Stdout, watch_signals
 
 log = logging.getLogger(__name__)
 
@@ -134,6 +133,8 @@ class ElelemProtocol(JsonRPCProtocol):
         if problem:
             if "method" not in obj and ("result" in obj or "error" in obj):
                 log.warning("ignoring a malformed response: %s", problem)  # never answered
+            elif "method" in obj and "id" not in obj:
+                log.warning("ignoring a malformed notification: %s", problem)  # nor this
             else:
                 self.send_error(
                     msg_id, INVALID_REQUEST, f"invalid request: {problem}", "invalid_request"
@@ -284,14 +285,12 @@ async def attach(
 ) -> int:
     """Put pygls between the reader, the daemon and the writer that `stdio.run` built,
     then serve until EOF, `exit`, a signal or the client's death; return the exit code."""
-    loop = asyncio.get_running_loop()
     server = JsonRPCServer(ElelemProtocol, converter_factory)
     protocol: ElelemProtocol = server.protocol  # type: ignore[assignment]
     peer.protocol = protocol
     protocol.set_writer(writer)
     register(server, daemon)
-    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
-        loop.add_signal_handler(sig, peer.stop, 128 + sig)
+    watch_signals(peer)
     reading = asyncio.create_task(read_loop(reader, protocol, first))
     reading.add_done_callback(lambda _: peer.stop(0))
     code = await peer.stopped

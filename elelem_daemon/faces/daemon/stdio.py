@@ -18,6 +18,7 @@ import asyncio
 import itertools
 import json
 import os
+import signal
 import sys
 import threading
 from collections.abc import Awaitable, Callable
@@ -176,10 +177,24 @@ async def run(
     writer = Stdout(stdout or sys.stdout.buffer, lambda: peer.stop(0))
     daemon = Daemon(peer, provider, model, max_frame, store=store)
     reader = FrameReader(stdin_chunks(stdin), max_frame)
-    first = await greet(reader, daemon, writer)
+    watch_signals(peer)  # from the start: a signal before the first message ends it too
+    greeting = asyncio.ensure_future(greet(reader, daemon, writer))
+    await asyncio.wait([greeting, stopped], return_when=asyncio.FIRST_COMPLETED)
+    if not greeting.done():  # stopped while waiting for the first message
+        greeting.cancel()
+        await daemon.close()
+        writer.flush()
+        return stopped.result()
     from .protocol import attach  # pygls loads while the client reads its answer
 
-    return await attach(daemon, peer, writer, reader, first)
+    return await attach(daemon, peer, writer, reader, greeting.result())
+
+
+def watch_signals(peer: StdioPeer) -> None:
+    """SIGTERM, SIGHUP and SIGINT stop the daemon with 128 + the signal's number."""
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        loop.add_signal_handler(sig, peer.stop, 128 + sig)
 
 
 def serve(

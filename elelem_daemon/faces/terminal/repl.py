@@ -30,8 +30,7 @@ class Repl:
             return True
         if line.startswith("/"):
             result = await self.session.command(line)
-            kind = "markdown" if line.startswith("/tools") else "plain"
-            self.session.output.say(result.output, kind)
+            self.session.output.say(result.output, "markdown" if result.markdown else "plain")
             return not result.exit
         await self.session.turn(line)
         return True
