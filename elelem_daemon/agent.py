@@ -4,13 +4,18 @@
 A cancelled turn keeps its prompt and `<text streamed so far>[cancelled]`, then
 raises `TurnCancelled` (a `CancelledError`, so cancellation goes on up) carrying that
 result; `outcome` (used by the faces through `Live`) turns it back into a result.
+
+While a turn runs, `in_turn` is true: a user message kept then is its prompt, which
+awaits a reply (the store tells it from one kept outside a turn, such as `/compact`'s
+summary). Each tool call, once it has run, goes to the `call_listeners` as (call,
+result), after the Output: the store records it for redrawing.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +32,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 Call = dict[str, Any]
+CallListener = Callable[[Call, Result], None]
 
 MAX_ROUNDS = 100
 CANCELLED = "[cancelled]"
@@ -40,14 +46,17 @@ OVERFLOW_HINT = (
 class TurnResult:
     """How a turn ended. `stop_reason`: `end_turn`, `error` (the provider failed: the
     reply is `Error: ...`), `cancelled` or `max_turn_requests`. `usage`: the token
-    counts the providers reported, summed. For a cancelled turn `reply` is what was
-    kept (`<text so far>[cancelled]`), and `kept` is false when the turn was cancelled
-    before it started (nothing was recorded)."""
+    counts the providers reported, summed. `context_tokens`: how full the model's
+    context is after the turn: its last request's input and output tokens (None when
+    unreported). For a cancelled turn `reply` is what was kept (`<text so far>[cancelled]`),
+    and `kept` is false when the turn was cancelled before it started (nothing was
+    recorded)."""
 
     reply: str
     stop_reason: str = "end_turn"
     usage: dict[str, int] = field(default_factory=dict)
     kept: bool = True
+    context_tokens: int | None = None
 
     def __str__(self) -> str:
         return self.reply
@@ -82,6 +91,13 @@ class _Round:
         self.said: list[str] = []
         self.calls: list[Call] = []
         self.kept: Message = {}
+        self.usage: dict[str, int] = {}
+
+    def context_tokens(self) -> int | None:
+        """This request's input and output tokens, if the provider reported them."""
+        if "input_tokens" not in self.usage and "output_tokens" not in self.usage:
+            return None
+        return self.usage.get("input_tokens", 0) + self.usage.get("output_tokens", 0)
 
 
 class Agent:
@@ -106,6 +122,8 @@ class Agent:
         self.transcript = Transcript(system_prompt, conversation)
         self.max_rounds = max_rounds
         self.last: TurnResult | None = None
+        self.in_turn = False  # a user message kept now is a prompt, which awaits a reply
+        self.call_listeners: list[CallListener] = []  # each hears (call, result) once it ran
 
     @property
     def conversation(self) -> Conversation:
@@ -116,6 +134,13 @@ class Agent:
         return self.transcript.context
 
     async def turn(self, prompt: Content) -> TurnResult:
+        self.in_turn = True
+        try:
+            return await self._turn(prompt)
+        finally:
+            self.in_turn = False
+
+    async def _turn(self, prompt: Content) -> TurnResult:
         self.conversation.add("user", prompt)  # 2. record the prompt
         scratch: list[Message] = []
         usage: dict[str, int] = {}
@@ -140,7 +165,7 @@ class Agent:
             self.conversation.add("assistant", self.last.reply)
             raise TurnCancelled(self.last) from None
         self.conversation.add("assistant", content)  # 7. record the reply
-        self.last = TurnResult(content, stop, usage)
+        self.last = TurnResult(content, stop, usage, context_tokens=fetched.context_tokens())
         return self.last
 
     async def fetch(
@@ -177,6 +202,7 @@ class Agent:
             for key, value in event.items():
                 if key != "type" and isinstance(value, int):
                     usage[key] = usage.get(key, 0) + value
+                    fetched.usage[key] = fetched.usage.get(key, 0) + value
         elif kind == "keep":
             fetched.kept.update(event["data"])
 
@@ -193,6 +219,8 @@ class Agent:
             self.output.doing(shown)
             result = await self.run(call, event.get("error"))
             self.output.result(shown, result)
+            for listener in list(self.call_listeners):
+                listener(shown, result)
             traffic.append(
                 {
                     "role": "tool",

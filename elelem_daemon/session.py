@@ -238,6 +238,7 @@ def start(
     make_io: MakeIo | None = None,
     store: Store | None = None,
     stored: Stored | None = None,
+    store_now: bool = False,
 ) -> Session:
     """Build the provider, agent and session, then run every setup block against it.
 
@@ -247,7 +248,8 @@ def start(
     once the session's plugins have loaded (the terminal: a plugin's factories may
     replace its own). With a `store`, the session is saved as it goes; with `stored`,
     it continues that stored session (its id and messages), saving the new messages
-    to the same file if `store` is given too.
+    to the same file if `store` is given too. With `store_now`, a new session is stored
+    at once rather than with its first message (a face whose clients keep the id).
     """
     cwd = Path(cwd or Path.cwd()).resolve()
     if plugin_files:
@@ -266,7 +268,7 @@ def start(
     if store is not None or stored is not None:
         from .store.recorder import record
 
-        record(session, store, stored)
+        record(session, store, stored, now=store_now)
     session.apply_setups()
     return session
 

@@ -1,21 +1,32 @@
-"""Recorder: keeps a session on disk by listening to its conversation.
+"""Recorder: keeps a session on disk by listening to its conversation and its tool calls.
 
 Every kept message is written to the session's file in the Store as it is added (the
 prompt when a turn starts, the reply when it ends, `<partial>[cancelled]` when it is
-cancelled), so a crash loses at most the turn in flight. A restored session whose
-last kept message is a prompt with no reply (the process died mid-turn) gets the
-reply `[interrupted]`, so the history still alternates and the model knows.
+cancelled), so a crash loses at most the turn in flight; each tool call is written
+once it has run, as a record for redrawing only (records.tool: bounded, secrets out).
+A session is stored from its first kept message, or at once when the face asks
+(`start`: the ACP face, whose clients keep a session's id to load it later).
+
+A restored session whose last kept message is a prompt with no reply (the process
+died mid-turn) gets the reply `[interrupted]`, so the history still alternates and the
+model knows. A user message kept outside a turn (`/compact`'s summary) is no prompt:
+it awaits no reply, and gets none.
+
+`history(session)` is what the faces redraw: the kept messages and the tool calls
+between them, in order, as the Recorder holds them (the stored ones, then this
+process's).
 """
 
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..conversation import Message
 from ..errors import ElelemError
+from ..result import Result
 from . import records
-from .records import Stored
+from .records import Record, Stored
 from .store import Store, Writer
 
 if TYPE_CHECKING:
@@ -26,52 +37,85 @@ INTERRUPTED = "[interrupted]"
 
 
 class Recorder:
-    def __init__(self, session: Session, writer: Writer, stored: Stored | None = None) -> None:
+    def __init__(
+        self, session: Session, writer: Writer | None, stored: Stored | None = None
+    ) -> None:
         self.session = session
-        self.writer = writer
+        self.writer = writer  # None: the history is kept in memory only (not saving)
         self.started = stored is not None
         self.meta = (stored.provider, stored.model) if stored else None
-        self.broken = False
+        self.broken = writer is None
+        self.history: list[Record] = list(stored.history) if stored else []
+
+    def start(self) -> None:
+        """Store the session now, before its first message (a header line alone)."""
+        if not self.started and not self.broken:
+            self._write(lambda: None)
 
     def on(self, event: str, message: Message | None) -> None:
-        """A Conversation listener: write the change (never raises into the turn)."""
-        if self.broken or (not self.started and event != "add"):
+        """A Conversation listener: keep the change, and write it (never raises into the turn)."""
+        if event == "add" and message is not None:
+            prompt = message["role"] != "user" or self.session.agent.in_turn
+            record = records.message(message, prompt)
+            self.history.append(record)
+            self._write(lambda: self._append(record), message)
+        elif event == "clear":
+            self.history.clear()
+            if self.started:
+                self._write(lambda: self._append(records.cleared()))
+
+    def on_call(self, call: dict[str, Any], result: Result) -> None:
+        """A tool call has run: keep it for redrawing, and write it."""
+        record = records.tool(call, result.ok, result.payload)
+        self.history.append(record)
+        if self.started:
+            self._write(lambda: self._append(record))
+
+    def _write(self, append: Any, first: Message | None = None) -> None:
+        if self.broken or self.writer is None:
             return
         try:
             if not self.started:
                 self.meta = (self.session.provider_name, self.session.model)
-                self.writer.append(records.header(self.session, message or {}))
+                self.writer.append(records.header(self.session, first or {}))
                 self.started = True
             self._meta()
-            if event == "add" and message is not None:
-                self.writer.append(records.message(message))
-            elif event == "clear":
-                self.writer.append(records.cleared())
+            append()
         except (OSError, ElelemError) as exc:
             self.broken = True
             log.warning("store: %s", exc)
             self.session.output.say(f"this session is no longer saved: {exc}", "error")
 
+    def _append(self, record: Record) -> None:
+        assert self.writer is not None
+        self.writer.append(record)
+
     def _meta(self) -> None:
         current = (self.session.provider_name, self.session.model)
         if current != self.meta:
             self.meta = current
+            assert self.writer is not None
             self.writer.append(records.meta(*current))
 
     def close(self) -> None:
         """Stop recording (a late message must not recreate a deleted file); unlock."""
         self.broken = True
-        self.writer.close()
+        if self.writer is not None:
+            self.writer.close()
 
 
-def record(session: Session, store: Store | None, stored: Stored | None = None) -> Recorder | None:
-    """Attach a Recorder to the session; with `stored`, continue that session first.
+def record(
+    session: Session, store: Store | None, stored: Stored | None = None, now: bool = False
+) -> Recorder:
+    """Attach a Recorder to the session; with `stored`, continue that session first;
+    with `now`, store a new session at once.
 
-    Without a store, a stored session's messages are restored and nothing is written.
+    Without a store nothing is written: a stored session's messages are restored, and
+    its history is kept in memory for redrawing.
     """
-    recorder = None
+    writer = None
     if store is not None and stored is None:
-        recorder = Recorder(session, store.writer(session.id))
+        writer = store.writer(session.id)
     elif store is not None and stored is not None:
         writer = store.writer(stored.id).open()  # locked: now read what is really there
         try:
@@ -79,15 +123,26 @@ def record(session: Session, store: Store | None, stored: Stored | None = None) 
         except Exception:
             writer.close()
             raise
-        recorder = Recorder(session, writer, stored)
+    recorder = Recorder(session, writer, stored)
     if stored is not None:
         session.id = stored.id
         for message in stored.messages:
             session.conversation.add(message["role"], message["content"])
-    if recorder is not None:
-        session.conversation.listeners.append(recorder.on)
-        session.recorder = recorder
-    last = session.conversation.last
-    if last is not None and last["role"] == "user":
+    session.conversation.listeners.append(recorder.on)
+    session.agent.call_listeners.append(recorder.on_call)
+    session.recorder = recorder
+    if stored is not None and stored.interrupted:
         session.conversation.add("assistant", INTERRUPTED)
+    if now:
+        recorder.start()
     return recorder
+
+
+def history(session: Session) -> list[Record]:
+    """What a face redraws of a session: `{type: "message", role, content}` and
+    `{type: "tool", id, name, arguments, ok, result}` in order (times left out)."""
+    if session.recorder is not None:
+        kept = session.recorder.history
+    else:
+        kept = [records.message(m) for m in session.conversation]
+    return [{k: v for k, v in entry.items() if k not in ("at", "prompt")} for entry in kept]

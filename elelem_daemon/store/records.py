@@ -2,21 +2,41 @@
 
 One JSON object per line, each with a `type`:
 
-    {"type": "session", "version": 1, "id", "cwd", "provider", "model", "created", "title"}
+    {"type": "session", "version": 2, "id", "cwd", "provider", "model", "created", "title"}
     {"type": "message", "role", "content", "at"}     a kept message, as it was added (content:
-                                                     a string, or text and image parts)
+                                                     a string, or text and image parts); a
+                                                     user message that is no prompt (no reply
+                                                     is due: /compact's summary) has
+                                                     `"prompt": false`
+    {"type": "tool", "id", "name", "arguments", "ok", "result", "at"}
+                                                     a tool call and its result, for redrawing
+                                                     only: the model never reads it again
     {"type": "clear", "at"}                          /clear or /compact emptied the history
     {"type": "meta", "provider", "model", "at"}      the provider or model changed
 
-The first line is the metadata. A half-written last line (the process died mid-write)
-is ignored on read; a corrupt line in the middle is skipped with a warning. `Stored`
-is a file read back: its metadata and kept messages.
+The first line is the metadata; its title is empty when the session was stored before
+its first prompt (the ACP face stores a session when it is created): the first prompt
+then gives it. A half-written last line (the process died mid-write) is ignored on
+read; a corrupt line in the middle is skipped with a warning; a record of a type this
+version does not know is skipped, so a newer file still loads. Version 1 files (no
+`tool` records, no `prompt` field) load as they are.
+
+A tool record is bounded: each string in its arguments and result is cut at
+`TEXT_CAP` characters (a diff at `DIFF_CAP`), and a record over `RECORD_CAP` bytes keeps
+only the call's name and outcome. The values of environment variables that hold
+secrets (`*_KEY`, `*_TOKEN`, `*SECRET*`, `*PASSWORD*`), and strings shaped like API keys,
+are replaced by `[redacted]` before the record is written.
+
+`Stored` is a file read back: its metadata, its kept messages, and its `history` (the
+kept messages and tool records in order, as faces redraw them).
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import os
+import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -30,9 +50,20 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 Record = dict[str, Any]
 
-VERSION = 1
+VERSION = 2
 TITLE_LENGTH = 80
 ROLES = ("user", "assistant", "tool")
+TEXT_CAP = 4000  # characters of one string in a tool record
+DIFF_CAP = 20000  # characters of a tool result's diff
+RECORD_CAP = 64 * 1024  # bytes of one tool record; a larger one keeps the outcome only
+ITEMS_CAP = 200  # entries of one list or object in a tool record
+DEPTH_CAP = 8
+SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)
+SECRET_SHAPE = re.compile(
+    r"\b(?:sk-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}"
+    r"|xox[abposr]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}|glpat-[A-Za-z0-9_-]{20,})"
+)
+REDACTED = "[redacted]"
 
 
 def now() -> str:
@@ -60,8 +91,70 @@ def header(session: SessionView, first: Message) -> Record:
     }
 
 
-def message(kept: Message) -> Record:
-    return {"type": "message", "role": kept["role"], "content": kept["content"], "at": now()}
+def message(kept: Message, prompt: bool = True) -> Record:
+    """A kept message; `prompt` false for a user message that awaits no reply."""
+    record = {"type": "message", "role": kept["role"], "content": kept["content"], "at": now()}
+    if kept["role"] == "user" and not prompt:
+        record["prompt"] = False
+    return record
+
+
+def tool(call: dict[str, Any], ok: bool, payload: dict[str, Any]) -> Record:
+    """A tool call and its result, bounded and with secrets taken out (display only)."""
+    secrets = secret_values()
+    arguments = call.get("arguments")
+    record = {
+        "type": "tool",
+        "id": str(call.get("id", "")),
+        "name": str(call.get("name", "")),
+        "arguments": bounded(arguments if isinstance(arguments, dict) else {}, secrets),
+        "ok": bool(ok),
+        "result": {k: bounded(v, secrets, DIFF_CAP if k == "diff" else TEXT_CAP)
+                   for k, v in list(payload.items())[:ITEMS_CAP]},
+        "at": now(),
+    }
+    if len(encode(record)) > RECORD_CAP:
+        kept = {"error": record["result"]["error"]} if "error" in record["result"] else {}
+        record["arguments"] = {}
+        record["result"] = {**kept, "truncated": True}
+        record["result"] = bounded(record["result"], secrets)
+    return record
+
+
+def secret_values(env: dict[str, str] | None = None) -> list[str]:
+    """The values of environment variables whose names say they hold secrets."""
+    env = dict(os.environ) if env is None else env
+    found = {v for k, v in env.items() if SECRET_NAME.search(k) and len(v) >= 8}
+    return sorted(found, key=len, reverse=True)
+
+
+def redact(text: str, secrets: list[str]) -> str:
+    for secret in secrets:
+        if secret in text:
+            text = text.replace(secret, REDACTED)
+    return SECRET_SHAPE.sub(REDACTED, text)
+
+
+def bounded(value: Any, secrets: list[str], cap: int = TEXT_CAP, depth: int = 0) -> Any:
+    """A JSON value with every string cut at `cap` and redacted, lists and objects cut
+    at ITEMS_CAP entries and DEPTH_CAP levels."""
+    if isinstance(value, str):
+        text = redact(value, secrets)
+        if len(text) > cap:
+            text = f"{text[:cap]}[... {len(text) - cap} more characters not kept]"
+        return text
+    if value is None or isinstance(value, bool | int | float):
+        return value
+    if depth >= DEPTH_CAP:
+        return "[... not kept: nested too deep]"
+    if isinstance(value, dict):
+        return {
+            redact(str(k), secrets)[:200]: bounded(v, secrets, cap, depth + 1)
+            for k, v in list(value.items())[:ITEMS_CAP]
+        }
+    if isinstance(value, list | tuple):
+        return [bounded(v, secrets, cap, depth + 1) for v in list(value)[:ITEMS_CAP]]
+    return bounded(str(value), secrets, cap, depth)
 
 
 def cleared() -> Record:
@@ -91,6 +184,13 @@ class Stored:
     updated: str
     path: Path
     messages: list[Message] = field(default_factory=list)
+    history: list[Record] = field(default_factory=list)  # messages and tool records, in order
+    interrupted: bool = False  # the last kept message is a prompt with no reply
+
+    def shown(self) -> list[Record]:
+        """The history as faces show it: `{type: "message", role, content}` and
+        `{type: "tool", id, name, arguments, ok, result}`, without times."""
+        return [{k: v for k, v in entry.items() if k != "at"} for entry in self.history]
 
     def summary(self) -> dict[str, Any]:
         """The `session/list` entry."""
@@ -126,9 +226,48 @@ def read_lines(path: Path) -> list[Record]:
     return records
 
 
-def head_of(first_line: bytes, path: Path, updated: str) -> Stored:
-    """A stored session's metadata from its first line alone (for listings)."""
-    return replay([json.loads(first_line)], path, updated)
+def head_of(lines: list[bytes], path: Path, updated: str) -> Stored:
+    """A stored session's metadata from its first lines (for listings): the first
+    line, and when its title is empty, the lines up to the first prompt."""
+    head = replay([json.loads(lines[0])], path, updated)
+    if not head.title:
+        for raw in lines[1:]:
+            try:
+                record = json.loads(raw)
+            except ValueError:
+                continue
+            if isinstance(record, dict) and (title := prompt_title(record)) is not None:
+                head.title = title
+                break
+    return head
+
+
+def prompt_title(record: Record) -> str | None:
+    """The title a record gives a session stored before its first prompt: a prompt's first
+    line; None for any other record."""
+    if record.get("type") != "message" or record.get("role") != "user":
+        return None
+    if record.get("prompt") is False or not is_content(record.get("content")):
+        return None
+    return title_of(text_of(record.get("content")))
+
+
+def shown_tool(record: Record) -> Record | None:
+    """A tool record as read back, or None if it is not one this version can show."""
+    name, arguments, result = record.get("name"), record.get("arguments"), record.get("result")
+    if not isinstance(name, str) or not isinstance(arguments, dict):
+        return None
+    if not isinstance(result, dict) or not isinstance(record.get("ok"), bool):
+        return None
+    return {
+        "type": "tool",
+        "id": str(record.get("id") or ""),
+        "name": name,
+        "arguments": arguments,
+        "ok": record["ok"],
+        "result": result,
+        "at": str(record.get("at") or ""),
+    }
 
 
 def replay(records: list[Record], path: Path, updated: str) -> Stored:
@@ -150,11 +289,18 @@ def replay(records: list[Record], path: Path, updated: str) -> Stored:
         kind = record.get("type")
         if kind == "message" and record.get("role") in ROLES:
             content = record.get("content", "")
-            stored.messages.append(
-                {"role": record["role"], "content": content if is_content(content) else ""}
-            )
+            kept = {"role": record["role"], "content": content if is_content(content) else ""}
+            stored.messages.append(kept)
+            stored.history.append({"type": "message", **kept, "at": record.get("at", "")})
+            stored.interrupted = kept["role"] == "user" and record.get("prompt") is not False
+            if not stored.title and (title := prompt_title(record)) is not None:
+                stored.title = title
+        elif kind == "tool" and (shown := shown_tool(record)) is not None:
+            stored.history.append(shown)
         elif kind == "clear":
             stored.messages.clear()
+            stored.history.clear()
+            stored.interrupted = False
         elif kind == "meta":
             stored.provider = str(record.get("provider") or stored.provider)
             stored.model = record.get("model", stored.model)

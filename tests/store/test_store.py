@@ -63,7 +63,7 @@ async def test_each_kept_message_is_written_and_fsynced_as_it_is_added(registry,
     head = records[0]
     assert head["id"] == session.id and head["cwd"] == str(Path.cwd())
     assert (head["provider"], head["model"], head["title"]) == ("stub", "stub", "first prompt")
-    assert head["version"] == 1 and head["created"].endswith("Z")
+    assert head["version"] == 2 and head["created"].endswith("Z")
     before = len(synced)
     assert (await session.turn("!echo hi")).reply == "hi"
     assert len(synced) - before == 2  # the prompt, the reply: one fsync each
@@ -231,12 +231,18 @@ async def test_a_cancelled_turn_keeps_what_the_agent_saved(registry):
 
 async def test_a_turn_that_died_with_the_process_reads_as_interrupted(registry):
     store = Store()
-    session = new(registry, store)
+    output = Streamed()
+    session = new(registry, store, output=output)
     await session.turn("!echo done")
-    session.conversation.add("user", "in flight when the process died")
+    task = asyncio.create_task(session.turn("!stream 1000 20"))
+    await asyncio.wait_for(output.started.wait(), 10)
+    session.recorder.close()  # the process dies here: nothing more reaches the file
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
     await session.close()
     stored = store.load(session.id)
-    assert stored.messages[-1]["role"] == "user"
+    assert stored.messages[-1] == {"role": "user", "content": "!stream 1000 20"}
     again = resume(registry, store, stored, plugin_files=False)
     assert again.conversation.last == {"role": "assistant", "content": INTERRUPTED}
     await again.close()

@@ -142,3 +142,26 @@ def test_pick_lists_every_session_numbered_and_resumes_the_choice(env, project, 
     ):
         bad = elelem(env, project, "chat", "--pick", stdin=f"{answer}\n")
         assert (bad.returncode, bad.stderr.strip()) == (1, f"elelem: {error}")
+
+
+def test_resume_redraws_the_tool_calls_and_their_failures(env, project):
+    (project / "notes.txt").write_text("kept\n")
+    first = elelem(
+        env,
+        project,
+        "chat",
+        stdin='!tool read {"path": "notes.txt"}\n!tool read {"path": "missing.txt"}\n',
+    )
+    assert first.returncode == 0, first.stderr
+    again = elelem(env, project, "chat", "--resume", stdin="")
+    assert again.returncode == 0, again.stderr
+    redrawn = again.stdout.split("resumed session", 1)[1]
+    assert (
+        '> !tool read {"path": "notes.txt"}\n'
+        '+ read({"path": "notes.txt"})\n'
+        "done.\n"  # the kept reply: the last round's text
+        '> !tool read {"path": "missing.txt"}\n'
+        '+ read({"path": "missing.txt"})\n'
+        "  ! not found\n"
+        "done.\n"
+    ) in redrawn
