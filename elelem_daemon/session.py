@@ -25,6 +25,7 @@ from .ports import Provider, SessionView
 from .registry import Registry
 from .result import Result
 from .toolbox import Toolbox
+from .transcript import SystemPrompt, face_template
 
 if TYPE_CHECKING:
     from .store.recorder import Recorder
@@ -239,6 +240,7 @@ def start(
     store: Store | None = None,
     stored: Stored | None = None,
     store_now: bool = False,
+    face: str = "terminal",
 ) -> Session:
     """Build the provider, agent and session, then run every setup block against it.
 
@@ -250,6 +252,8 @@ def start(
     it continues that stored session (its id and messages), saving the new messages
     to the same file if `store` is given too. With `store_now`, a new session is stored
     at once rather than with its first message (a face whose clients keep the id).
+    `face` says where the agent runs, for the system prompt's opening line
+    (`transcript.FACES`: `terminal`, `editor`).
     """
     cwd = Path(cwd or Path.cwd()).resolve()
     if plugin_files:
@@ -260,7 +264,11 @@ def start(
     commands = Commands()
     if make_io is not None:
         input, output = make_io(registry, commands)
-    agent = Agent(built, output=output if output is not None else NullOutput(), cwd=cwd)
+    agent = Agent(
+        built,
+        output=output if output is not None else NullOutput(),
+        system_prompt=SystemPrompt(face_template(face), cwd),
+    )
     if input is None:
         input = NullInput(commands=commands)
     session = Session(agent, input, commands, registry, cwd, provider, model)

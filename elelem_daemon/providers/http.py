@@ -37,6 +37,7 @@ from typing import Any
 import httpx
 
 from ..errors import ProviderError
+from .window import Windowed
 
 log = logging.getLogger(__name__)
 
@@ -140,8 +141,9 @@ def root_cause(exc: BaseException | None) -> str:
     return found
 
 
-class HTTPProvider:
-    """Base class: subclasses set `name` and implement `request` and `decode`."""
+class HTTPProvider(Windowed):
+    """Base class: subclasses set `name` and implement `request` and `decode` (and may
+    answer `window_lookup`: window.py)."""
 
     name = "http"
     hint = ""  # added to connection failures, e.g. how to start a local server
@@ -261,6 +263,19 @@ class HTTPProvider:
         except ValueError:
             clipped = data if len(data) <= 120 else data[:120] + "..."
             raise ProviderError(f"{self.name}: malformed {what}: {clipped!r}") from None
+
+    async def get_json(
+        self, url: str, headers: dict[str, str] | None = None, body: Any = None
+    ) -> Any:
+        """A small metadata request (GET, or POST with a JSON body): its JSON, or a
+        ProviderError. Never retried: it is no turn's business."""
+        if body is None:
+            response = await self.client.get(url, headers=headers)
+        else:
+            response = await self.client.post(url, headers=headers, json=body)
+        if not response.is_success:
+            raise self.status_failure(response)
+        return self.parse(response.text[:1_000_000], "metadata")
 
     async def aclose(self) -> None:
         await self.client.aclose()

@@ -12,6 +12,9 @@ A prompt that starts with `!` scripts it instead (for tests and benchmarks):
 - `!stream N [MS]`: says `tok0 `, `tok1 `, ... N deltas, MS milliseconds apart;
 - `!fail MESSAGE`: raises, so the turn ends with `Error: MESSAGE`.
 
+A script it cannot read fails the same way, with a line that says how to write it
+(`stub: !tool takes a tool name and a JSON object ...`), never Python's own words.
+
 It reads images only as the model `vision` (`vision` is then true, and a prompt
 carrying images is answered first with `saw N image(s): image/png 68 bytes, ...`);
 otherwise a turn with an image fails before it is sent (expansion.py).
@@ -25,6 +28,10 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from ..conversation import image_bytes, images_in, text_of
+from ..errors import ProviderError
+
+TOOL_USAGE = 'stub: !tool takes a tool name and a JSON object, e.g. !tool read {"path": "README.md"}'
+STREAM_USAGE = "stub: !stream takes a count and a delay in milliseconds, e.g. !stream 100 5"
 
 
 class StubProvider:
@@ -53,18 +60,14 @@ class StubProvider:
             yield {"type": "saying", "text": rest}
             return
         if verb == "!stream":
-            async for event in self._stream(*rest.split()):
+            async for event in self._stream(*stream_args(rest)):
                 yield event
             return
+        if verb == "!tool":
+            name, arguments = tool_args(rest)
         yield {"type": "saying", "text": "let me check."}
         if verb == "!tool":
-            name, _, args = rest.partition(" ")
-            yield {
-                "type": "doing",
-                "id": "stub-1",
-                "name": name,
-                "arguments": json.loads(args) if args.strip() else {},
-            }
+            yield {"type": "doing", "id": "stub-1", "name": name, "arguments": arguments}
         elif tools:
             yield {
                 "type": "doing",
@@ -74,11 +77,40 @@ class StubProvider:
             }
 
     @staticmethod
-    async def _stream(count: str = "10", delay_ms: str = "0") -> AsyncIterator[dict[str, Any]]:
-        delay = float(delay_ms) / 1000
-        for i in range(int(count)):
+    async def _stream(count: int = 10, delay_ms: float = 0) -> AsyncIterator[dict[str, Any]]:
+        delay = delay_ms / 1000
+        for i in range(count):
             yield {"type": "saying", "text": f"tok{i} "}
             if delay:
                 await asyncio.sleep(delay)
             elif i % 256 == 255:
                 await asyncio.sleep(0)  # let a cancel in
+
+
+def tool_args(rest: str) -> tuple[str, dict[str, Any]]:
+    """`NAME {json}` of a `!tool` script; a clear ProviderError when it is not that."""
+    name, _, raw = rest.strip().partition(" ")
+    if not name:
+        raise ProviderError(TOOL_USAGE)
+    try:
+        arguments = json.loads(raw) if raw.strip() else {}
+    except (ValueError, RecursionError):
+        raise ProviderError(f"{TOOL_USAGE} (the arguments are not JSON)") from None
+    if not isinstance(arguments, dict):
+        raise ProviderError(f"{TOOL_USAGE} (the arguments are not an object)")
+    return name, arguments
+
+
+def stream_args(rest: str) -> tuple[int, float]:
+    """`N [MS]` of a `!stream` script, each a number >= 0 (N at most 10 million)."""
+    words = rest.split()
+    if len(words) > 2:
+        raise ProviderError(STREAM_USAGE)
+    try:
+        count = int(words[0]) if words else 10
+        delay = float(words[1]) if len(words) > 1 else 0.0
+    except ValueError:
+        raise ProviderError(STREAM_USAGE) from None
+    if not 0 <= count <= 10_000_000 or not 0 <= delay <= 60_000:
+        raise ProviderError(STREAM_USAGE)
+    return count, delay

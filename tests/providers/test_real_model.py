@@ -176,3 +176,14 @@ async def test_a_context_overflow_is_clear_and_the_session_recovers(llama, works
         again = await asyncio.wait_for(client.turn(sid, "Say hello."), TURN)
     assert again["stopReason"] == "end_turn", again
     assert again["reply"].strip() and not again["reply"].startswith("Error:")
+
+
+async def test_the_context_window_is_the_one_the_server_runs_with(llama, monkeypatch):
+    from elelem_daemon.providers.openai import OpenAIProvider
+
+    monkeypatch.delenv("ELELEM_CONTEXT_WINDOW", raising=False)
+    provider = OpenAIProvider("smollm2", base_url=llama.url)
+    try:
+        assert await asyncio.wait_for(provider.context_window(), 30) == CONTEXT  # /props n_ctx
+    finally:
+        await provider.aclose()

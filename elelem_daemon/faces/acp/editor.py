@@ -29,15 +29,48 @@ PERMISSION_KINDS = {
     "deny": ("reject_once", "Reject"),
     "never": ("reject_always", "Always reject"),
 }
+# A question's choices get these kinds in turn: clients that draw an option by its
+# kind (codecompanion: Accept, Always accept, Reject) then draw up to four apart.
+CHOICE_KINDS = ("allow_once", "allow_always", "reject_once", "reject_always")
+CHOICE_ID = "choice-"
 
 
 class AcpOutput(NullOutput):
+    """Clients join a prompt's message chunks into one text, so a chunk that is not the
+    model's own (an error, a command's output) starts its own paragraph, and the text
+    after it starts another: `paragraph`."""
+
     def __init__(self, connection: Connection) -> None:
         self.connection = connection
         self.session: Session | None = None
         self.current: tuple[str, dict[str, Any]] | None = None  # the call running now
         self._ids: dict[str, str] = {}
         self._count = 0
+        self._tail = ""  # the end of the prompt's message text so far
+        self._apart = False  # the next delta starts a new paragraph
+
+    def begin(self) -> None:
+        """A prompt starts: its text starts fresh."""
+        self._tail, self._apart = "", False
+
+    def message(self, value: str) -> None:
+        """An `agent_message_chunk`, the prompt's text so far remembered."""
+        if value:
+            self._tail = (self._tail + value)[-2:]
+            self.update(updates.chunk("agent_message_chunk", value))
+
+    def paragraph(self, value: str) -> None:
+        """A chunk of its own: after a blank line if text came before, and followed by
+        one before any later text."""
+        if not value.strip():
+            return
+        self.message(self._gap() + value)
+        self._apart = True
+
+    def _gap(self) -> str:
+        if not self._tail or self._tail.endswith("\n\n"):
+            return ""
+        return "\n" if self._tail.endswith("\n") else "\n\n"
 
     def attach(self, session: Session) -> None:
         self.session = session
@@ -50,14 +83,16 @@ class AcpOutput(NullOutput):
 
     def say(self, text: str, kind: str = "plain") -> None:
         if text and text.strip():
-            line = f"error: {text}" if kind == "error" else text
-            self.update(updates.chunk("agent_message_chunk", f"\n{line}\n"))
+            self.paragraph(f"error: {text}" if kind == "error" else text)
 
     def thinking(self, text: str) -> None:
         self.update(updates.chunk("agent_thought_chunk", text))
 
     def saying(self, text: str) -> None:
-        self.update(updates.chunk("agent_message_chunk", text))
+        if self._apart and text:
+            self._apart = False
+            text = self._gap() + text
+        self.message(text)
 
     def doing(self, call: dict[str, Any]) -> None:
         ident = self.next_id()
@@ -70,6 +105,13 @@ class AcpOutput(NullOutput):
         payload = dict(result.payload)
         self.update(updates.tool_result(ident, call, result.ok, payload, self.cwd))
         self.current = None
+        self._apart = True  # the text after a tool call is a paragraph of its own
+
+    def replay_call(self, call: dict[str, Any], ok: bool, payload: dict[str, Any]) -> None:
+        """A stored tool call, redrawn: its `tool_call`, then its `tool_call_update`."""
+        ident = self.next_id()
+        self.update(self.announce(ident, call))
+        self.update(updates.tool_result(ident, call, ok, payload, self.cwd))
 
     def announce(self, ident: str, call: dict[str, Any]) -> dict[str, Any]:
         """The `tool_call` for a call, its kind asked of the tool itself."""
@@ -129,10 +171,10 @@ class AcpInput(NullInput):
             return await self._elicit(prompt, options)
         if not options:
             return None
-        choices = [self._option(option, kind) for option in options]
+        choices = self._options(options, kind)
         params = {
             "sessionId": self._session_id(),
-            "toolCall": self._tool_call(prompt, tool),
+            "toolCall": self._tool_call(prompt, tool, None if kind == "permission" else options),
             "options": choices,
         }
         try:
@@ -143,8 +185,9 @@ class AcpInput(NullInput):
         outcome = answer.get("outcome") if isinstance(answer, dict) else None
         if not isinstance(outcome, dict) or outcome.get("outcome") != "selected":
             return None  # cancelled, or not an answer: no answer
-        chosen = outcome.get("optionId")
-        return chosen if chosen in options else None
+        chosen = outcome.get("optionId")  # absent (avante's auto-approval): no answer
+        picked = {choice["optionId"]: option for choice, option in zip(choices, options)}
+        return picked.get(chosen) if isinstance(chosen, str) else None
 
     async def _elicit(self, prompt: str, options: list[str] | None) -> str | None:
         answer: dict[str, Any] = {"type": "string", "title": "Answer"}
@@ -178,14 +221,28 @@ class AcpInput(NullInput):
         return self.output.session.id if self.output.session else None
 
     @staticmethod
-    def _option(option: str, kind: str) -> dict[str, str]:
-        known = PERMISSION_KINDS.get(option) if kind == "permission" else None
-        if known is None:
-            return {"optionId": option, "name": option, "kind": "allow_once"}
-        return {"optionId": option, "name": known[1], "kind": known[0]}
+    def _options(options: list[str], kind: str) -> list[dict[str, str]]:
+        """A permission's answers as ACP's four kinds; a question's choices as distinct
+        options: ids `choice-1`..., the choice as the name, the kinds in turn."""
+        if kind == "permission" and all(o in PERMISSION_KINDS for o in options):
+            return [
+                {"optionId": o, "name": PERMISSION_KINDS[o][1], "kind": PERMISSION_KINDS[o][0]}
+                for o in options
+            ]
+        return [
+            {
+                "optionId": f"{CHOICE_ID}{n}",
+                "name": option,
+                "kind": CHOICE_KINDS[(n - 1) % len(CHOICE_KINDS)],
+            }
+            for n, option in enumerate(options, 1)
+        ]
 
-    def _tool_call(self, prompt: str, tool: dict[str, Any] | None) -> dict[str, Any]:
-        """The pending call the question is about, with the question and any diff."""
+    def _tool_call(
+        self, prompt: str, tool: dict[str, Any] | None, choices: list[str] | None = None
+    ) -> dict[str, Any]:
+        """The pending call the question is about, with the question (and its choices,
+        numbered, for clients that draw options by kind alone) and any diff."""
         current = self.output.current
         ident, call = current or (self.output.next_id(), {"name": "ask", "arguments": {}})
         if tool and tool.get("name"):
@@ -193,7 +250,10 @@ class AcpInput(NullInput):
         update = self.output.announce(ident, call)
         del update["sessionUpdate"]
         update["status"] = "pending"
-        content: list[dict[str, Any]] = [{"type": "content", "content": updates.text(prompt)}]
+        asked = prompt
+        if choices:
+            asked += "\n\n" + "\n".join(f"{n}. {c}" for n, c in enumerate(choices, 1))
+        content: list[dict[str, Any]] = [{"type": "content", "content": updates.text(asked)}]
         cwd = self.output.cwd
         diff = updates.diff_content((tool or {}).get("diff"), call["arguments"], cwd)
         update["content"] = [*diff, *content]

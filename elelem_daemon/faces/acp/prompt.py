@@ -65,9 +65,10 @@ def embedded(resource: Any, index: int, cwd: Path) -> str:
 
 
 def prompt_text(blocks: Any, cwd: Path) -> str:
-    """The text of the user's message; RpcError for a malformed or unsupported block."""
-    if not isinstance(blocks, list) or not blocks:
-        raise invalid_params("prompt: expected a non-empty array of content blocks")
+    """The text of the user's message ("" for no blocks: the schema allows an empty
+    prompt); RpcError for a malformed or unsupported block."""
+    if not isinstance(blocks, list):
+        raise invalid_params("prompt: expected an array of content blocks")
     parts = [block_text(block, index, cwd) for index, block in enumerate(blocks)]
     return "\n\n".join(part for part in parts if part)
 

@@ -197,7 +197,14 @@ class Daemon:
         trusted = p.get("trusted", True)
         return self.open(
             lambda **io: start(
-                self.registry, provider, model, cwd, project=trusted, store=self.store, **io
+                self.registry,
+                provider,
+                model,
+                cwd,
+                project=trusted,
+                store=self.store,
+                face="editor",
+                **io,
             )
         )
 
