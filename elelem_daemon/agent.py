@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .budget import RoundBudget
 from .conversation import Content, Conversation, Message
 from .io import NullOutput, Output
 from .result import Result
@@ -214,10 +215,11 @@ class Agent:
         traffic: list[Message] = [
             {"role": "assistant", "content": content, "tool_calls": wire, **kept}
         ]
+        budget = RoundBudget()  # the round's results are bounded (budget.py)
         for call, event in zip(wire, calls, strict=True):
             shown = {**call, "name": self.toolbox.resolve(call["name"]).name}
             self.output.doing(shown)
-            result = await self.run(call, event.get("error"))
+            result = budget.skipped() if budget.spent else await self.run(call, event.get("error"))
             self.output.result(shown, result)
             for listener in list(self.call_listeners):
                 listener(shown, result)
@@ -226,7 +228,7 @@ class Agent:
                     "role": "tool",
                     "tool_call_id": call["id"],
                     "name": call["name"],
-                    "content": result.to_json(),
+                    "content": budget.admit(result),
                 }
             )
         return traffic

@@ -29,19 +29,16 @@ from __future__ import annotations
 
 import base64
 import binascii
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from .errors import AttachmentError
 
-# The `read` tool's caps. TODO(trust-tools): import READ_LINES and READ_CAP from
-# builtins/files.py, FILE_CAP from files.py, and `refusal` instead of REFUSED.
-READ_LINES = 2000
-READ_CAP = int(os.environ.get("ELELEM_READ_CAP", "100000"))
-FILE_CAP = int(os.environ.get("ELELEM_FILE_CAP", str(32 * 1024 * 1024)))
-REFUSED = (Path("/proc"), Path("/sys"), Path("/dev"))
+# The `read` tool's caps (expansion.py reads them from here) and its refusal.
+from .filesystem import FILE_CAP as FILE_CAP
+from .filesystem import READ_CAP, refusal
+from .filesystem import READ_LINES as READ_LINES
 
 MAX_ATTACHMENTS = 32  # in one message, mentions included
 TOTAL_CAP = 4 * READ_CAP  # bytes of text, all blocks together
@@ -237,13 +234,6 @@ def located(check: _Check, cwd: Path, field: str) -> tuple[Path, str]:
 def shown_path(path: Path, cwd: Path) -> str:
     cwd = cwd.resolve()
     return path.relative_to(cwd).as_posix() if path.is_relative_to(cwd) else str(path)
-
-
-def refusal(path: Path) -> str | None:
-    for root in REFUSED:
-        if path.is_relative_to(root):
-            return f"it is under {root}"
-    return None
 
 
 class _Check:

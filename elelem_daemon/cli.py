@@ -13,7 +13,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from . import __version__
+from . import __version__, keys
 
 COMMANDS = ("chat", "ask", "daemon", "sessions", "help")
 
@@ -97,6 +97,7 @@ def exit_on_signals() -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    keys.take()  # first of all: the keys leave the environment (elelem_daemon/keys.py)
     args = list(sys.argv[1:] if argv is None else argv)
     if args and not args[0].startswith("-") and args[0] not in COMMANDS:
         print(f"Unknown command: {args[0]}", file=sys.stderr)
@@ -110,7 +111,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from .log import setup
     from .store.store import Store
 
-    setup(getattr(options, "log_level", None))
+    setup(getattr(options, "log_level", None), queued=options.command == "daemon")
     store = Store()  # the one of this process, whichever face runs
     if options.command == "sessions":
         from .faces.terminal.resume import stored_sessions

@@ -67,6 +67,9 @@ class Commands:
             await value
         return True
 
+    def remove(self, name: str) -> SlashCommand | None:
+        return self._commands.pop(name.lstrip("/"), None)
+
     def get(self, name: str) -> SlashCommand | None:
         return self._commands.get(name.lstrip("/"))
 

@@ -27,6 +27,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TextIO
 
+from . import keys
 from .errors import ElelemError
 
 PROBE_TIMEOUT = 0.5
@@ -93,7 +94,7 @@ def ollama_answers(env: Mapping[str, str], timeout: float = PROBE_TIMEOUT) -> bo
 
 def default_provider(env: Mapping[str, str] | None = None, notice: TextIO | None = None) -> str:
     """The provider for a session that names none (the order is in the module docstring)."""
-    env = os.environ if env is None else env
+    env = keys.environ() if env is None else env  # the keys are out of os.environ
     if chosen := env.get("ELELEM_PROVIDER", "").strip():
         return chosen
     if configured := configured_provider(env):

@@ -43,6 +43,7 @@ from . import blocks, mentions, paths
 from .attachments import Attachment, Lines
 from .conversation import Content, Part, image_bytes
 from .errors import AttachmentError
+from .filesystem import excerpt_of_text
 
 HEAD = 8192  # bytes read to tell text from binary
 
@@ -298,30 +299,9 @@ class Shown(NamedTuple):
 
 def excerpt(text: str, offset: int, limit: int, whole: bool = True) -> Shown:
     """Lines offset.. of text: at most `limit` lines and READ_CAP bytes, as `read` cuts
-    (TODO(trust-tools): files.excerpt_of_text); `whole`: say when the text goes on."""
-    cap = shapes.READ_CAP
-    parts = text.split("\n")
-    lines = [p + "\n" for p in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
-    if offset > len(lines):
-        if not lines and offset == 1:
-            return Shown("", 1, 0, None)
-        return Shown("", offset, offset - 1, f"the file has {len(lines)} lines")
-    out: list[str] = []
-    size = 0
-    note: str | None
-    for number, line in enumerate(lines[offset - 1 : offset - 1 + limit], offset):
-        data = line.encode("utf-8", "surrogatepass")
-        if size + len(data) > cap:
-            out.append(data[: cap - size].decode("utf-8", "ignore"))
-            note = (
-                f"cut at {cap} bytes, in line {number}; read on with offset={number + 1} "
-                f"(the rest of line {number} is skipped)"
-            )
-            return Shown("".join(out), offset, number, note)
-        out.append(line)
-        size += len(data)
-    last = offset + len(out) - 1
-    note = None
-    if whole and last < len(lines):
-        note = f"showing lines {offset}-{last}; the file goes on: read on with offset={last + 1}"
-    return Shown("".join(out), offset, last, note)
+    (files.excerpt_of_text); `whole`: say when the text goes on."""
+    cut = excerpt_of_text(text, offset, limit, shapes.READ_CAP)
+    note = cut.note
+    if not whole and note is not None and note.startswith("showing lines"):
+        note = None
+    return Shown(cut.text, cut.first, cut.last, note)

@@ -4,13 +4,170 @@
 the editor's buffers (`fs/read_text_file`, `fs/write_text_file`), so the tools see
 unsaved changes and their edits land in the editor's undo history. `Files` is what
 every replacement has.
+
+What is read is bounded, whatever the file:
+- `excerpt(files, path, offset, limit, cap)` (the `read` tool) reads only the lines
+  asked for, at most `cap` bytes, from the disk in blocks; a 4 GiB file costs what
+  is shown. A replacement without `read_lines` gives its whole text, which is cut;
+- `read_text` (whole-file edits) refuses a file past FILE_CAP bytes (ELELEM_FILE_CAP);
+- only regular files are read or written: a FIFO, a socket or a device is refused
+  (opened non-blocking, so a FIFO with no writer does not hang the reading thread).
+
+No file tool, nor an attachment, touches /proc, /sys or /dev (`refusal`, below).
+
+Reading runs in a thread; a cancelled or over-long read (TIME_LIMIT seconds) stops
+at the next block.
 """
 
 from __future__ import annotations
 
 import asyncio
+import codecs
+import io
+import os
+import stat
+import threading
+import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, BinaryIO, Protocol
+
+FILE_CAP = int(os.environ.get("ELELEM_FILE_CAP", str(32 * 1024 * 1024)))
+READ_LINES = 2000  # what one `read` (or one attached file) shows at most
+READ_CAP = int(os.environ.get("ELELEM_READ_CAP", "100000"))
+TIME_LIMIT = 30.0
+BLOCK = 65536
+REFUSED = (Path("/proc"), Path("/sys"), Path("/dev"))
+
+
+def _devices() -> set[int]:
+    found = set()
+    for root in REFUSED[:2]:  # procfs and sysfs, wherever else they are mounted
+        try:
+            found.add(os.stat(root).st_dev)
+        except OSError:
+            pass
+    return found
+
+
+def refusal(path: Path) -> str | None:
+    """Why a resolved path is off limits to every file tool and attachment, or None:
+    /proc, /sys and /dev hold process environments and memory, and devices."""
+    for root in REFUSED:
+        if path.is_relative_to(root):
+            return f"it is under {root}"
+    try:
+        if os.stat(path).st_dev in _devices():
+            return "it is on a proc or sys file system"
+    except OSError:
+        pass
+    return None
+
+
+class Stopped(Exception):
+    """A read that was cancelled or ran past its time."""
+
+
+def open_regular(path: Path, write: bool = False) -> int:
+    """An fd on path if it is a regular file; FileNotFoundError when there is none (or a
+    folder), OSError for anything else that is not a regular file."""
+    flags = (os.O_WRONLY | os.O_CREAT | os.O_TRUNC) if write else os.O_RDONLY
+    try:
+        fd = os.open(path, flags | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC, 0o666)
+    except IsADirectoryError:
+        raise FileNotFoundError(str(path)) from None
+    except OSError as exc:
+        if exc.errno == 6:  # ENXIO: a FIFO with no reader, opened to write
+            raise OSError(f"{path} is not a regular file") from None
+        raise
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        if stat.S_ISDIR(mode):
+            raise FileNotFoundError(str(path))
+        raise OSError(f"{path} is not a regular file")
+    os.set_blocking(fd, True)
+    return fd
+
+
+@dataclass
+class Excerpt:
+    """Lines `first`..`last` of a file; `note` says what was left out (None: nothing)."""
+
+    text: str
+    first: int
+    last: int
+    note: str | None = None
+
+
+def cut(
+    stream: BinaryIO,
+    offset: int,
+    limit: int,
+    cap: int,
+    check: Any = lambda: None,
+) -> Excerpt:
+    """Lines offset.. (1-based) of a binary stream: at most `limit` lines and `cap`
+    bytes; `check()` runs between blocks and may raise Stopped."""
+    line, block, ended = 1, b"", True
+    while line < offset:  # skip whole blocks, counting newlines
+        check()
+        block = stream.read(BLOCK)
+        if not block:
+            total = line - 1 + (0 if ended else 1)
+            return Excerpt("", offset, offset - 1, f"the file has {total} lines")
+        ended = block.endswith(b"\n")
+        count = block.count(b"\n")
+        if line + count < offset:
+            line += count
+            continue
+        at = -1
+        for _ in range(offset - line):
+            at = block.index(b"\n", at + 1)
+        block, line = block[at + 1 :], offset
+    out, lines, partial, note = bytearray(), 0, False, None
+    while lines < limit:
+        if not block:
+            check()
+            block = stream.read(BLOCK)
+            if not block:
+                break
+        end = block.find(b"\n")
+        piece = block if end < 0 else block[: end + 1]
+        room = cap - len(out)
+        if len(piece) > room:
+            out += piece[:room]
+            last = offset + lines
+            note = (
+                f"cut at {cap} bytes, in line {last}; "
+                f"read on with offset={last + 1} (the rest of line {last} is skipped)"
+            )
+            text = codecs.getincrementaldecoder("utf-8")("replace").decode(bytes(out))
+            return Excerpt(text, offset, last, note)
+        out += piece
+        block = block[len(piece) :]
+        if end >= 0:
+            lines, partial = lines + 1, False
+        else:
+            partial = True
+    last = offset + lines - (0 if partial else 1)
+    if not out and offset > 1:  # the offset is just past the last line
+        return Excerpt("", offset, offset - 1, f"the file has {offset - 1} lines")
+    if lines >= limit and (block or stream.read(1)):
+        note = f"showing lines {offset}-{last}; the file goes on: read on with offset={last + 1}"
+    return Excerpt(bytes(out).decode("utf-8", "replace"), offset, last, note)
+
+
+def excerpt_of_text(text: str, offset: int, limit: int, cap: int) -> Excerpt:
+    return cut(io.BytesIO(text.encode("utf-8", "surrogatepass")), offset, limit, cap)
+
+
+async def excerpt(files: Any, path: Path, offset: int, limit: int, cap: int) -> Excerpt:
+    """What the `read` tool shows of path, through whichever files the session has."""
+    reader = getattr(files, "read_lines", None)
+    if reader is not None:
+        return await reader(path, offset, limit, cap)
+    return excerpt_of_text(await files.read_text(path, errors="replace"), offset, limit, cap)
 
 
 class Files(Protocol):
@@ -20,17 +177,57 @@ class Files(Protocol):
 
 
 class LocalFiles:
-    """The local disk."""
+    """The local disk. A replacement has `read_text` and `write_text`; `read_lines`
+    is used when it has one (a subclass that overrides only `read_text` gets its
+    excerpts cut from that text)."""
 
     async def read_text(self, path: Path, errors: str = "strict") -> str:
         """The file's text; FileNotFoundError when there is no such file."""
-        if not path.is_file():
-            raise FileNotFoundError(str(path))
-        return await asyncio.to_thread(path.read_text, encoding="utf-8", errors=errors)
+        return await asyncio.to_thread(self._whole, path, errors)
+
+    @staticmethod
+    def _whole(path: Path, errors: str) -> str:
+        with open(open_regular(path), "rb") as file:
+            size = os.fstat(file.fileno()).st_size
+            data = file.read(FILE_CAP + 1) if size <= FILE_CAP else b""
+        if size > FILE_CAP or len(data) > FILE_CAP:
+            raise OSError(
+                f"{path} is {max(size, len(data))} bytes; whole-file reads and edits take "
+                f"at most {FILE_CAP} (ELELEM_FILE_CAP). Read it in parts with offset and limit"
+            )
+        return data.decode("utf-8", errors)
+
+    async def read_lines(self, path: Path, offset: int, limit: int, cap: int) -> Excerpt:
+        """Lines offset.. of the file, at most limit lines and cap bytes (see `cut`)."""
+        if type(self).read_text is not LocalFiles.read_text:  # e.g. an editor's buffers
+            return excerpt_of_text(await self.read_text(path, errors="replace"), offset, limit, cap)
+        stop, deadline = threading.Event(), time.monotonic() + TIME_LIMIT
+
+        def check() -> None:
+            if stop.is_set():
+                raise Stopped("cancelled")
+            if time.monotonic() > deadline:
+                raise Stopped(f"the read took more than {TIME_LIMIT:g} s")
+
+        def work() -> Excerpt:
+            with open(open_regular(path), "rb", buffering=0) as file:
+                return cut(file, offset, limit, cap, check)
+
+        try:
+            return await asyncio.to_thread(work)
+        except Stopped as exc:
+            raise OSError(f"{path}: {exc}") from None
+        finally:
+            stop.set()  # a cancelled read stops at its next block
 
     async def write_text(self, path: Path, text: str) -> int:
         """Write the whole text (creating folders); return the number of bytes written."""
         data = text.encode("utf-8")
         path.parent.mkdir(parents=True, exist_ok=True)
-        await asyncio.to_thread(path.write_bytes, data)
+
+        def work() -> None:
+            with open(open_regular(path, write=True), "wb") as file:
+                file.write(data)
+
+        await asyncio.to_thread(work)
         return len(data)

@@ -1,16 +1,135 @@
-"""Logging: one stderr handler; level from ELELEM_LOG_LEVEL (default warning)."""
+"""Logging: one stderr handler; level from ELELEM_LOG_LEVEL (default warning).
+
+In the editor faces (`setup(queued=True)`: `elelem daemon`, `--acp`) stderr is a pipe
+the client may never read, so writing to it must never block the event loop: log
+records and whatever else is written to `sys.stderr` (a plugin's print, the
+permission policy's notices; `sys.stdout` too, which those faces point at stderr) go
+into a queue of at most QUEUE_CAP characters that one writer thread empties. When it
+is full (stderr not read), lines are dropped and counted, and the next line written
+says how many. At exit, what is queued gets up to FLUSH_WAIT seconds to leave.
+
+In the terminal stderr is the user's screen: it stays a plain synchronous stream.
+"""
 
 from __future__ import annotations
 
+import atexit
+import io
 import logging
 import os
+import queue
 import sys
+import threading
+import time
+from typing import Any, TextIO
+
+QUEUE_CAP = 4 * 1024 * 1024  # characters waiting to be written, at most
+PIECE_CAP = 65536  # characters of one write; past it the write is cut
+FLUSH_WAIT = 1.0
 
 
-def setup(level: str | None = None) -> None:
+class LogWriter:
+    """The queue and its thread: `put` never blocks; lines that find it full are counted."""
+
+    def __init__(self, stream: TextIO, cap: int = QUEUE_CAP) -> None:
+        self.stream = stream
+        self.queue: queue.Queue[str] = queue.Queue()
+        self.cap = cap
+        self.queued = 0  # characters in the queue
+        self.dropped = 0
+        self._lock = threading.Lock()
+        threading.Thread(target=self._run, name="elelem-log", daemon=True).start()
+
+    def put(self, text: str) -> None:
+        if len(text) > PIECE_CAP:
+            text = f"{text[:PIECE_CAP]}[... {len(text) - PIECE_CAP} characters cut]\n"
+        with self._lock:
+            if self.queued + len(text) > self.cap:
+                self.dropped += 1
+                return
+            self.queued += len(text)
+        self.queue.put_nowait(text)
+
+    def _run(self) -> None:
+        while True:
+            text = self.queue.get()
+            with self._lock:
+                self.queued -= len(text)
+                dropped, self.dropped = self.dropped, 0
+            if dropped:
+                text = f"elelem WARNING log: {dropped} lines dropped (stderr was not read)\n{text}"
+            try:
+                self.stream.write(text)
+                self.stream.flush()
+            except (OSError, ValueError):
+                pass  # stderr is gone: nothing to tell
+            finally:
+                self.queue.task_done()
+
+    def wait(self, seconds: float = FLUSH_WAIT) -> None:
+        """Give what is queued up to `seconds` to be written (never longer)."""
+        deadline = time.monotonic() + seconds
+        while self.queue.unfinished_tasks and time.monotonic() < deadline:
+            time.sleep(0.005)
+
+
+class QueuedStream(io.TextIOBase):
+    """A `sys.stderr` whose writes go through a LogWriter."""
+
+    def __init__(self, writer: LogWriter) -> None:
+        self.writer = writer
+
+    def write(self, text: str) -> int:
+        if text:
+            self.writer.put(text)
+        return len(text)
+
+    def flush(self) -> None:
+        self.writer.wait()
+
+    def fileno(self) -> int:
+        return self.writer.stream.fileno()
+
+    def isatty(self) -> bool:
+        return False
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return getattr(self.writer.stream, "encoding", "utf-8")
+
+    @property
+    def buffer(self) -> Any:
+        return getattr(self.writer.stream, "buffer", None)
+
+
+class QueuedHandler(logging.Handler):
+    def __init__(self, writer: LogWriter) -> None:
+        super().__init__()
+        self.writer = writer
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            self.writer.put(self.format(record) + "\n")
+        except Exception:
+            self.handleError(record)
+
+
+_writer: LogWriter | None = None
+
+
+def setup(level: str | None = None, queued: bool = False) -> None:
+    global _writer
     name = (level or os.environ.get("ELELEM_LOG_LEVEL") or "warning").upper()
     name = {"WARN": "WARNING"}.get(name, name)
-    handler = logging.StreamHandler(sys.stderr)
+    handler: logging.Handler
+    if queued:
+        if _writer is None:
+            _writer = LogWriter(sys.__stderr__ or sys.stderr)
+            sys.stderr = QueuedStream(_writer)
+            atexit.register(_writer.wait)
+        handler = QueuedHandler(_writer)
+    else:
+        handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("elelem %(levelname)s %(name)s: %(message)s"))
     root = logging.getLogger("elelem_daemon")
     root.handlers[:] = [handler]

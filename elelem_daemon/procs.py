@@ -5,11 +5,23 @@ A tool's command runs in its own process group; a grandchild that leaves the gro
 by parentage before anything is killed, and after that as long as it holds the
 command's output pipe (`holders`, asked while the daemon's end of it is still open,
 so the pipe's name cannot belong to anything else).
+
+When the daemon dies (SIGKILL included), its tools die too: each tool process gets
+`PR_SET_PDEATHSIG` (`death_signal`) and its process group is registered with the
+`reaper`, a small process of its own that kills the groups it was told of once the
+daemon's end of its pipe closes.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+from typing import Any
 
 
 def descendants(pid: int) -> set[int]:
@@ -76,3 +88,118 @@ def holders(pipe: str | None) -> set[int]:
             except OSError:
                 continue
     return found
+
+
+# -- stopping a process tree -----------------------------------------------------------
+GRACE = 0.5  # SIGTERM, then this long, then SIGKILL
+
+
+def kill_group(process: asyncio.subprocess.Process, sig: int) -> None:
+    try:
+        os.killpg(process.pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+async def stop(
+    process: asyncio.subprocess.Process, pipe: str | None = None, grace: float = GRACE
+) -> None:
+    """SIGTERM the process group and every descendant, then SIGKILL whatever is left
+    after a grace period (descendants first looked up while their parents live, and
+    whatever holds the command's output open)."""
+    tree = descendants(process.pid) | holders(pipe)
+    kill_group(process, signal.SIGTERM)
+    signal_all(tree, signal.SIGTERM)
+    try:
+        await asyncio.wait_for(asyncio.shield(process.wait()), grace)
+    except TimeoutError:
+        pass
+    tree |= descendants(process.pid) | holders(pipe)
+    kill_group(process, signal.SIGKILL)  # grandchildren may outlive the leader
+    signal_all(tree, signal.SIGKILL)
+
+
+# -- dying with the daemon ------------------------------------------------------------
+PR_SET_PDEATHSIG = 1
+
+
+def death_signal() -> Callable[[], None] | None:
+    """A pre-exec function that makes a tool's process get SIGKILL when the daemon's
+    thread that forked it dies (call it on the event loop's thread); None off Linux.
+
+    It survives execve; its children do not inherit it (the reaper covers them)."""
+    global _prctl
+    if not sys.platform.startswith("linux"):
+        return None
+    if _prctl is None:
+        import ctypes
+
+        _prctl = ctypes.CDLL(None, use_errno=True).prctl
+    prctl, parent = _prctl, os.getpid()
+
+    def pre_exec() -> None:  # runs in the child between fork and exec: nothing else
+        prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent:  # the daemon died before prctl: die now
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    return pre_exec
+
+
+_prctl: Any = None
+
+
+class Reaper:
+    """One per daemon process, started with the first tool: `elelem_daemon/reaper.py`,
+    which kills every registered process group (and what its members started) when
+    the daemon is gone, however it died. Registering is one non-blocking write."""
+
+    def __init__(self) -> None:
+        self.fd: int | None = None
+
+    def start(self) -> None:
+        if self.fd is not None:
+            return
+        script = os.path.join(os.path.dirname(__file__), "reaper.py")
+        read, write = os.pipe()  # neither end is inherited by tools (close-on-exec)
+        try:
+            first = subprocess.Popen(  # sh exits at once: the reaper is orphaned
+                [
+                    "/bin/sh",
+                    "-c",
+                    'exec 3<&0; "$0" -I -S "$1" "$2" <&3 3<&- &',
+                    sys.executable,
+                    script,
+                    str(os.getpid()),
+                ],
+                stdin=read,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+        except OSError:
+            os.close(write)
+            self.fd = -1  # no reaper (the death signal still covers direct children)
+            return
+        finally:
+            os.close(read)
+        os.set_blocking(write, False)
+        self.fd = write
+        threading.Thread(target=first.wait, name="elelem-reaper", daemon=True).start()
+
+    def send(self, line: str) -> None:
+        if self.fd is None:
+            self.start()
+        if self.fd is not None and self.fd >= 0:
+            try:
+                os.write(self.fd, line.encode())
+            except OSError:  # the reaper is gone, or 64 KiB behind: nothing to wait for
+                pass
+
+    def watch(self, pgid: int) -> None:
+        self.send(f"+{pgid}\n")
+
+    def forget(self, pgid: int) -> None:
+        self.send(f"-{pgid}\n")
+
+
+reaper = Reaper()

@@ -61,6 +61,14 @@ class Toolbox:
             self._aliases[alias] = tool.name
         return tool
 
+    def remove(self, name: str) -> Tool | None:
+        """Take a tool (and its aliases) out; its hooks stay. None if there was none."""
+        tool = self._tools.pop(name, None)
+        if tool is not None:
+            for alias in [a for a, target in self._aliases.items() if target == name]:
+                del self._aliases[alias]
+        return tool
+
     def before(self, fn: Hook | None = None, tool: str = ALL) -> Any:
         return self._hook(self._before, fn, tool)
 
@@ -100,7 +108,10 @@ class Toolbox:
     # -- running ------------------------------------------------------------
     async def run(self, name: str, args: dict[str, Any]) -> Result:
         tool = self.resolve(name)
-        problems = tool.validate(args)
+        try:
+            problems = tool.validate(args)
+        except Exception as exc:  # a broken schema (a plugin's) is the call's failure
+            return Result.failure(f"cannot check the arguments of {tool.name}: {exc}")
         if problems:
             return Result.failure(", ".join(problems))
         try:

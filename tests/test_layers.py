@@ -29,6 +29,7 @@ WHERE = {
     f"{PACKAGE}.providers": "providers",
     f"{PACKAGE}.store": "store",
     f"{PACKAGE}.checkpoints": "checkpoints",
+    f"{PACKAGE}.mcp": "mcp",
     f"{PACKAGE}.jsonrpc": "jsonrpc",
     f"{PACKAGE}.faces": "faces",
     f"{PACKAGE}.faces.terminal": "terminal",
@@ -41,6 +42,7 @@ EVERY = {
     "providers",
     "store",
     "checkpoints",
+    "mcp",
     "jsonrpc",
     "faces",
     "terminal",
@@ -52,10 +54,11 @@ EVERY = {
 # builds on the core and the edges it needs, and never on another face.
 LAYERS: dict[str, set[str]] = {
     "core": {"store"},
-    "builtins": {"core"},
+    "builtins": {"core", "mcp"},  # builtins/mcp.py: the MCP servers' tools, as a plugin
     "providers": {"core"},
     "store": {"core"},
     "checkpoints": {"core"},  # not wired into a session yet: wiring it means choosing its row
+    "mcp": {"core"},  # MCP servers: the SDK, processes, tools; reached through builtins/mcp.py
     "jsonrpc": {"core"},
     "faces": set(),
     "terminal": {"core", "store"},

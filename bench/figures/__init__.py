@@ -14,6 +14,7 @@ from . import (
     conversation,
     dispatch,
     latency,
+    mcp_ready,
     memory,
     peer,
     throughput,
@@ -32,4 +33,5 @@ FIGURES: dict[str, Figure] = {
     "peer": peer.run,
     "checkpoints": checkpoints.run,
     "complete": complete.run,
+    "mcp": mcp_ready.run,
 }

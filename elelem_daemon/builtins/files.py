@@ -1,23 +1,53 @@
 """Built-in tools `read`, `write` and `edit`. Paths are relative to the session's cwd.
 
+`read` shows at most READ_LINES lines and READ_CAP bytes (ELELEM_READ_CAP), from line
+`offset` on (`limit` lines), with a `note` saying what was left out and how to read on
+(the caps and the cutting live in filesystem.py, which attachments share).
+
 `write` and `edit` results carry `diff`: a unified diff of what changed (from
-`/dev/null` for a new file), capped at DIFF_CAP characters, so clients can show it.
+`/dev/null` for a new file), capped at DIFF_CAP characters, so clients can show it;
+computed in a thread, and only for sides of at most DIFF_INPUT_CAP bytes.
+
+No file tool (these, `glob`, `grep`, `list`) touches `/proc`, `/sys` or `/dev`, nor
+anything that resolves into them (symlinks and `..` followed first): `target`
+refuses them, saying why (the rule: `filesystem.refusal`). Process environments and
+memory live there.
 """
 
 from __future__ import annotations
 
+import asyncio
 import difflib
 from pathlib import Path
 from typing import Any
 
+from ..filesystem import READ_CAP, READ_LINES, excerpt, refusal
 from ..registry import Plugin
 
 PATH = {"type": "string", "description": "File path, relative to the working directory"}
 DIFF_CAP = 50_000
+DIFF_INPUT_CAP = 2_000_000
+
+
+class Refused(Exception):
+    """A path the file tools never touch."""
 
 
 def resolve(session: Any, path: str) -> Path:
     return (session.cwd / Path(path).expanduser()).resolve()
+
+
+def target(session: Any, path: str) -> Path:
+    """The resolved path a file tool may use; raises Refused for /proc, /sys, /dev."""
+    resolved = resolve(session, path)
+    reason = refusal(resolved)
+    if reason is not None:
+        shown = path if str(resolved) == path else f"{path} (resolved: {resolved})"
+        raise Refused(
+            f"refused: {shown}: {reason}; the file tools do not touch /proc, /sys or /dev "
+            "(process environments and memory, devices)"
+        )
+    return resolved
 
 
 def unified(before: str | None, after: str, name: str) -> str:
@@ -35,6 +65,14 @@ def unified(before: str | None, after: str, name: str) -> str:
         cut = text.rfind("\n", 0, DIFF_CAP) + 1 or DIFF_CAP  # whole lines only
         text = f"{text[:cut]}[... diff truncated: {len(text) - cut} more characters]\n"
     return text
+
+
+async def diff(before: str | None, after: str, name: str) -> str:
+    """`unified`, in a thread; a note instead when a side is too large to compare."""
+    size = max(len(before or ""), len(after))
+    if size > DIFF_INPUT_CAP:
+        return f"[no diff: {size} characters, past {DIFF_INPUT_CAP}]\n"
+    return await asyncio.to_thread(unified, before, after, name)
 
 
 async def current(session: Any, path: Path) -> str | None:
@@ -59,25 +97,48 @@ async def preview(session: Any, tool: str, args: dict[str, Any]) -> str | None:
     """The diff `write` or `edit` would make with args; None for other tools or a failing edit."""
     if tool not in ("write", "edit") or not isinstance(args.get("path"), str):
         return None
-    path = resolve(session, args["path"])
-    before = await current(session, path)
+    try:
+        path = target(session, args["path"])
+        before = await current(session, path)
+    except (Refused, OSError):
+        return None  # the tool itself says why
     if tool == "write":
-        return unified(before, str(args.get("content", "")), args["path"])
+        return await diff(before, str(args.get("content", "")), args["path"])
     if before is None:
         return None
     after = replaced(before, str(args.get("old", "")), str(args.get("new", "")))
-    return unified(before, after, args["path"]) if isinstance(after, str) else None
+    return await diff(before, after, args["path"]) if isinstance(after, str) else None
 
 
 def register(plugin: Plugin) -> None:
-    @plugin.tool("read", "Read file", {"path": PATH}, ["path"], ["open"], kind="read")
+    @plugin.tool(
+        "read",
+        "Read file",
+        {
+            "path": PATH,
+            "offset": {"type": "integer", "minimum": 1, "description": "First line (default 1)"},
+            "limit": {
+                "type": "integer",
+                "minimum": 1,
+                "description": f"Number of lines (default and most: {READ_LINES})",
+            },
+        },
+        ["path"],
+        ["open"],
+        kind="read",
+    )
     async def read(session: Any, args: dict[str, Any]) -> dict[str, Any]:
-        path = resolve(session, args["path"])
+        path = target(session, args["path"])
+        offset = int(args.get("offset") or 1)
+        limit = min(int(args.get("limit") or READ_LINES), READ_LINES)
         try:
-            content = await session.files.read_text(path, errors="replace")
+            shown = await excerpt(session.files, path, offset, limit, READ_CAP)
         except FileNotFoundError:
             return {"error": "not found", "path": args["path"]}
-        return {"content": content, "path": args["path"]}
+        result = {"content": shown.text, "path": args["path"]}
+        if shown.note:
+            result["note"] = shown.note
+        return result
 
     @plugin.tool(
         "write",
@@ -88,11 +149,14 @@ def register(plugin: Plugin) -> None:
         kind="edit",
     )
     async def write(session: Any, args: dict[str, Any]) -> dict[str, Any]:
-        path = resolve(session, args["path"])
+        path = target(session, args["path"])
         before = await current(session, path)
         written = await session.files.write_text(path, args["content"])
-        diff = unified(before, args["content"], args["path"])
-        return {"bytes": written, "path": args["path"], "diff": diff}
+        return {
+            "bytes": written,
+            "path": args["path"],
+            "diff": await diff(before, args["content"], args["path"]),
+        }
 
     @plugin.tool(
         "edit",
@@ -106,7 +170,7 @@ def register(plugin: Plugin) -> None:
         kind="edit",
     )
     async def edit(session: Any, args: dict[str, Any]) -> dict[str, Any]:
-        path = resolve(session, args["path"])
+        path = target(session, args["path"])
         try:
             text = await session.files.read_text(path)
         except FileNotFoundError:
@@ -120,5 +184,5 @@ def register(plugin: Plugin) -> None:
             "path": args["path"],
             "replaced": args["old"],
             "with": args["new"],
-            "diff": unified(text, after, args["path"]),
+            "diff": await diff(text, after, args["path"]),
         }

@@ -2,7 +2,8 @@
 every tool call. The format and the answers are documented in docs/permissions.md.
 
 Rules are read when a session starts (and on /reload); the last matching line wins:
-1. the defaults (DEFAULTS below: execute asks; write and edit ask outside the cwd);
+1. the defaults (DEFAULTS below: execute asks; write, edit and the read-only file
+   tools (read, grep, glob, list) ask outside the cwd);
 2. the user's file, `$XDG_CONFIG_HOME/elelem/permissions` (`~/.config/elelem/permissions`);
 3. the project's `.agents/permissions`, only when the project is trusted (as its plugins).
 
@@ -29,7 +30,10 @@ from ..registry import Plugin
 from .files import preview, resolve
 
 RULES = ("allow", "ask", "deny", "ask-outside")
-DEFAULTS = "* allow\nexecute ask\nwrite ask-outside\nedit ask-outside\n"
+DEFAULTS = (
+    "* allow\nexecute ask\nwrite ask-outside\nedit ask-outside\n"
+    "read ask-outside\ngrep ask-outside\nglob ask-outside\nlist ask-outside\n"
+)
 OPTIONS = ["allow", "deny", "always", "never"]
 ANSWERS = {
     "allow": "allow", "yes": "allow", "y": "allow",
@@ -100,20 +104,24 @@ class Policy:
             problems += bad
         return cls(rules, problems=problems)
 
-    def rule(self, tool: str, names: dict[str, str] | None = None) -> str:
-        """The last rule whose pattern matches tool (a pattern may be an alias)."""
+    def rule(self, tool: str, names: dict[str, str] | None = None, default: str = "allow") -> str:
+        """The last rule whose pattern matches tool (a pattern may be an alias). The
+        defaults' catch-all `* allow` gives way to the tool's own `default`."""
         names = names or {}
         for rule in reversed(self.rules):
             if names.get(rule.pattern, rule.pattern) == tool or fnmatch.fnmatchcase(
                 tool, rule.pattern
             ):
-                return rule.rule
-        return "allow"
+                catch_all = rule.pattern == "*" and rule.where.startswith("defaults:")
+                return default if catch_all else rule.rule
+        return default
 
     def verdict(self, session: Any, tool: str, args: dict[str, Any]) -> str:
-        """allow, ask or deny for this call."""
+        """allow, ask or deny for this call. A tool may carry its own default rule
+        (`permission`, e.g. `ask` for MCP tools), which any rule naming it overrides."""
         names = {p.pattern: session.toolbox.resolve(p.pattern).name for p in self.rules}
-        rule = self.rule(tool, names)
+        default = getattr(session.toolbox.resolve(tool), "permission", None)
+        rule = self.rule(tool, names, default if default in RULES else "allow")
         if rule == "deny":
             return "deny"
         if tool in self.always or rule == "allow":

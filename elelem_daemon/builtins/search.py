@@ -1,67 +1,54 @@
-"""Built-in tools `glob` and `grep`: ripgrep when present, otherwise pure Python."""
+"""Built-in tools `glob` and `grep`: ripgrep when present, otherwise pure Python, both
+in a child process (scan.py) through the tool runner, so that no search runs on the
+event loop: each is cancelled with its turn and ends by its time limit.
+
+Settings (environment): ELELEM_SEARCH_TIMEOUT, the most seconds one search may take
+(default 30: it then ends with what it found and a note); ELELEM_GREP_FILE_TIMEOUT,
+the most seconds of regular-expression matching per file in the pure-Python grep
+(default 2: that file is skipped, and named). ripgrep's engine cannot backtrack.
+"""
 
 from __future__ import annotations
 
-import fnmatch
+import json
 import os
-import re
 import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
 from ..registry import Plugin
-from .files import resolve
+from .files import target
 from .shell import run
 
 LIMIT = 1000
-SKIP = {".git", "node_modules", "__pycache__", ".venv", ".mypy_cache", ".pytest_cache"}
+SKIP = [".git", "node_modules", "__pycache__", ".venv", ".mypy_cache", ".pytest_cache"]
+SCAN = str(Path(__file__).with_name("scan.py"))
+PATTERN_CAP = 10_000
+SEARCH_TIMEOUT = float(os.environ.get("ELELEM_SEARCH_TIMEOUT", "30"))
+FILE_TIMEOUT = float(os.environ.get("ELELEM_GREP_FILE_TIMEOUT", "2"))
+GRACE = 5.0  # past the search's own limit, the runner kills it
 
 
-def walk(root: Path) -> list[Path]:
-    found: list[Path] = []
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if d not in SKIP)
-        found.extend(Path(folder) / name for name in sorted(files))
-    return found
-
-
-def relative(path: Path, base: Path) -> str:
-    try:
-        return str(path.relative_to(base))
-    except ValueError:
-        return str(path)
-
-
-def glob(root: Path, pattern: str, base: Path) -> list[str]:
-    matches = [
-        relative(path, base)
-        for path in walk(root)
-        if fnmatch.fnmatch(relative(path, root), pattern) or fnmatch.fnmatch(path.name, pattern)
-    ]
-    return matches[:LIMIT]
-
-
-def grep(root: Path, pattern: str, file_glob: str | None, base: Path) -> list[str]:
-    regex = re.compile(pattern)
-    lines: list[str] = []
-    files = [root] if root.is_file() else walk(root)
-    for path in files:
-        if file_glob and not fnmatch.fnmatch(path.name, file_glob):
-            continue
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            continue  # binary or unreadable: ripgrep skips these too
-        for number, line in enumerate(text.splitlines(), 1):
-            if regex.search(line):
-                lines.append(f"{relative(path, base)}:{number}:{line}")
-                if len(lines) >= LIMIT:
-                    return lines
-    return lines
-
-
-def listing(lines: list[str]) -> dict[str, Any]:
-    return {"exit_status": 0 if lines else 1, "content": "\n".join(lines)}
+async def scan(verb: str, session: Any, root: Path, **spec: Any) -> dict[str, Any]:
+    """Run scan.py VERB in a child process; its result, or the error it gave."""
+    if len(spec.get("pattern", "")) > PATTERN_CAP:
+        return {
+            "error": f"pattern too long: {len(spec['pattern'])} characters (most {PATTERN_CAP})"
+        }
+    spec.update(
+        root=str(root),
+        base=str(session.cwd),
+        skip=SKIP,
+        limit=LIMIT,
+        seconds=SEARCH_TIMEOUT,
+        file_seconds=FILE_TIMEOUT,
+    )
+    argv = [sys.executable, "-I", "-S", SCAN, verb, json.dumps(spec)]
+    result = await run(argv, session.cwd, SEARCH_TIMEOUT + GRACE)
+    if result.get("exit_status") == 2:
+        return {"error": result["content"].strip()}
+    return {**result, "content": result["content"].removesuffix("\n")}
 
 
 def register(plugin: Plugin) -> None:
@@ -75,9 +62,9 @@ def register(plugin: Plugin) -> None:
         ["pattern"],
         kind="search",
     )
-    def glob_(session: Any, args: dict[str, Any]) -> dict[str, Any]:
-        root = resolve(session, args.get("path") or ".")
-        return listing(glob(root, args["pattern"], session.cwd))
+    async def glob_(session: Any, args: dict[str, Any]) -> dict[str, Any]:
+        root = target(session, args.get("path") or ".")
+        return await scan("glob", session, root, pattern=args["pattern"])
 
     @plugin.tool(
         "grep",
@@ -92,13 +79,10 @@ def register(plugin: Plugin) -> None:
     )
     async def grep_(session: Any, args: dict[str, Any]) -> dict[str, Any]:
         path = args.get("path") or "."
+        root = target(session, path)
         rg = shutil.which("rg")
         if rg:
             argv = [rg, "-n", "--no-heading", "--color=never"]
             argv += ["--glob", args["glob"]] if args.get("glob") else []
-            return await run([*argv, "--", args["pattern"], path], session.cwd)
-        try:
-            root = resolve(session, path)
-            return listing(grep(root, args["pattern"], args.get("glob"), session.cwd))
-        except re.error as exc:
-            return {"error": f"invalid pattern: {exc}"}
+            return await run([*argv, "--", args["pattern"], path], session.cwd, SEARCH_TIMEOUT)
+        return await scan("grep", session, root, pattern=args["pattern"], glob=args.get("glob"))

@@ -4,8 +4,11 @@ Commands run in the session's working directory, in their own process group, wit
 stdin closed and stdout+stderr merged. A timeout or a cancelled turn kills the whole
 group and every descendant (SIGTERM, then SIGKILL). Once the command exits, the
 background children it left (which may hold its output open) are killed too.
-Output past the cap keeps its head and tail around a visible marker. Provider API
-keys (`*_API_KEY`) are removed from the environment unless ELELEM_TOOL_ENV_KEEP_KEYS=1.
+Output past the cap keeps its head and tail around a visible marker. Secrets (API
+keys, tokens, passwords: `keys.secret`) are not in the environment a command
+gets, unless `ELELEM_TOOL_ENV_KEEP` names them (`ELELEM_TOOL_ENV_KEEP_KEYS=1`: all).
+Commands die with the daemon, even on SIGKILL: the direct child by its parent-death
+signal, its process group (grandchildren included) by the reaper (see procs.py).
 """
 
 from __future__ import annotations
@@ -16,20 +19,19 @@ import signal
 from pathlib import Path
 from typing import Any
 
-from ..procs import descendants, holders, pipe_of, signal_all
+from .. import keys
+from ..procs import death_signal, holders, kill_group, pipe_of, reaper, signal_all, stop
 from ..registry import Plugin
+from .files import target
 
 TIMEOUT = float(os.environ.get("ELELEM_TOOL_TIMEOUT", "120"))
 OUTPUT_CAP = int(os.environ.get("ELELEM_TOOL_OUTPUT_CAP", "100000"))
-GRACE = 0.5
 LINGER = 0.5  # how long output may still come once the command itself has exited
 POLL = 0.05  # how often a running command is checked for having exited
 
 
 def tool_env() -> dict[str, str]:
-    if os.environ.get("ELELEM_TOOL_ENV_KEEP_KEYS") == "1":
-        return dict(os.environ)
-    return {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    return keys.tool_env()
 
 
 class Capped:
@@ -60,13 +62,6 @@ class Capped:
         )
 
 
-def kill_group(process: asyncio.subprocess.Process, sig: int) -> None:
-    try:
-        os.killpg(process.pid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
 def output_pipe(process: asyncio.subprocess.Process) -> str | None:
     """The command's output pipe as /proc names it, to find whoever holds it later."""
     transport = process._transport  # type: ignore[attr-defined]
@@ -78,27 +73,13 @@ def output_pipe(process: asyncio.subprocess.Process) -> str | None:
         return None
 
 
-async def stop(process: asyncio.subprocess.Process, pipe: str | None = None) -> None:
-    """SIGTERM the process group and every descendant, then SIGKILL whatever is left
-    after a grace period (descendants first looked up while their parents live, and
-    whatever holds the command's output open)."""
-    tree = descendants(process.pid) | holders(pipe)
-    kill_group(process, signal.SIGTERM)
-    signal_all(tree, signal.SIGTERM)
-    try:
-        await asyncio.wait_for(asyncio.shield(process.wait()), GRACE)
-    except TimeoutError:
-        pass
-    tree |= descendants(process.pid) | holders(pipe)
-    kill_group(process, signal.SIGKILL)  # grandchildren may outlive the leader
-    signal_all(tree, signal.SIGKILL)
-
-
 async def run(
     argv: list[str], cwd: Path, timeout: float | None = None, cap: int | None = None
 ) -> dict[str, Any]:
     """Run argv; return `{exit_status, content}`, or an error when it timed out."""
     timeout = timeout or TIMEOUT
+    keys.guard()  # from the first tool on, no process of the user reads our memory
+    reaper.start()
     spawning = asyncio.ensure_future(
         asyncio.create_subprocess_exec(
             *argv,
@@ -108,13 +89,28 @@ async def run(
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,
             start_new_session=True,
+            preexec_fn=death_signal(),
         )
     )
     try:
         process = await asyncio.shield(spawning)
     except asyncio.CancelledError:  # cancelled while starting: the group must still die
-        await stop(await spawning)
+        process = await spawning
+        reaper.watch(process.pid)
+        await stop(process)
+        reaper.forget(process.pid)
         raise
+    reaper.watch(process.pid)
+    try:
+        return await supervise(process, timeout, cap)
+    finally:
+        reaper.forget(process.pid)
+
+
+async def supervise(
+    process: asyncio.subprocess.Process, timeout: float, cap: int | None
+) -> dict[str, Any]:
+    """Read the output of a started command until it is over; kill what it leaves."""
     output = Capped(cap or OUTPUT_CAP)
     pipe = output_pipe(process)
 
@@ -186,4 +182,6 @@ def register(plugin: Plugin) -> None:
     )
     async def list_(session: Any, args: dict[str, Any]) -> dict[str, Any]:
         flags = "-laR" if args.get("recursive") else "-la"
-        return await run(["ls", flags, "--", args.get("path") or "."], session.cwd)
+        path = args.get("path") or "."
+        target(session, path)  # refuses /proc, /sys and /dev
+        return await run(["ls", flags, "--", path], session.cwd)

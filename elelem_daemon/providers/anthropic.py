@@ -27,6 +27,7 @@ from typing import Any
 
 import httpx
 
+from .. import keys
 from ..errors import ProviderError
 from .calls import doing
 from .http import Failure, HTTPProvider
@@ -64,7 +65,7 @@ class AnthropicProvider(HTTPProvider):
         max_tokens: int | None = None,
         thinking_budget: int | None = None,
     ) -> None:
-        self.api_key = api_key or os.environ.get("ANTHROPIC_API_KEY", "")
+        self.api_key = api_key or keys.get("ANTHROPIC_API_KEY")
         if not self.api_key:
             raise ProviderError("anthropic: set ANTHROPIC_API_KEY to use this provider")
         self.model = model or os.environ.get("ANTHROPIC_MODEL") or DEFAULT_MODEL
@@ -117,7 +118,7 @@ class AnthropicProvider(HTTPProvider):
         blocks: dict[int, dict[str, Any]] = {}
         kept: list[dict[str, Any]] = []
         usage = {"input_tokens": 0, "output_tokens": 0}
-        async for _, data in sse_events(response.aiter_lines()):
+        async for _, data in sse_events(self.lines(response)):
             event = self.parse(data)
             kind = event.get("type")
             if kind == "message_start":

@@ -19,6 +19,9 @@ Settings (environment, read when the provider is built):
     ELELEM_READ_TIMEOUT      seconds to wait for the next bytes        (default 600)
     ELELEM_RETRIES           retries before anything was streamed      (default 2)
     ELELEM_RETRY_MAX_DELAY   longest wait before a retry, in seconds   (default 60)
+    ELELEM_MAX_LINE, ELELEM_MAX_REPLY   bounds on what a stream may send (lines.py)
+
+An error answer's body is read up to 64 KiB, no more.
 """
 
 from __future__ import annotations
@@ -37,9 +40,11 @@ from typing import Any
 import httpx
 
 from ..errors import ProviderError
+from .lines import MAX_LINE, MAX_REPLY, head, lines
 from .window import Windowed
 
 log = logging.getLogger(__name__)
+METADATA_BYTES = 4 * 1024 * 1024  # the most a metadata answer (a model list) may send
 
 RETRY_STATUS = frozenset({429, 500, 502, 503, 529})
 NO_RETRY_CODES = frozenset({"insufficient_quota", "enforced_spend_limit_reached"})
@@ -154,6 +159,8 @@ class HTTPProvider(Windowed):
         self.max_delay = setting("ELELEM_RETRY_MAX_DELAY", 60.0)
         self.sleep = asyncio.sleep  # tests replace it to see the waits
         self.secrets: list[str] = []
+        self.max_line = int(setting("ELELEM_MAX_LINE", MAX_LINE))
+        self.max_reply = int(setting("ELELEM_MAX_REPLY", MAX_REPLY))
 
     # -- what a subclass provides ---------------------------------------------
     def request(
@@ -163,8 +170,12 @@ class HTTPProvider(Windowed):
         raise NotImplementedError
 
     def decode(self, response: httpx.Response) -> AsyncIterator[dict[str, Any]]:
-        """The agent's events from a 2xx streamed answer."""
+        """The agent's events from a 2xx streamed answer (read it with `lines`)."""
         raise NotImplementedError
+
+    def lines(self, response: httpx.Response) -> AsyncIterator[str]:
+        """The answer's lines, each and all of them bounded (providers/lines.py)."""
+        return lines(response, self.name, self.max_line, self.max_reply)
 
     def status_text(self, status: int, message: str) -> str:
         return f"{self.name} {status}: {message or httpx.codes.get_reason_phrase(status)}"
@@ -180,8 +191,7 @@ class HTTPProvider(Windowed):
             try:
                 async with self.client.stream("POST", url, headers=headers, json=body) as response:
                     if not response.is_success:
-                        await response.aread()
-                        raise self.status_failure(response)
+                        raise self.status_failure(response, await head(response))
                     async for event in self.decode(response):
                         emitted = True
                         yield event
@@ -216,8 +226,8 @@ class HTTPProvider(Windowed):
         delay = min(BASE_DELAY * 2**attempt, self.max_delay)
         return delay * (0.5 + random.random() / 2)
 
-    def status_failure(self, response: httpx.Response) -> Failure:
-        message, codes = error_detail(response.content)
+    def status_failure(self, response: httpx.Response, body: bytes | None = None) -> Failure:
+        message, codes = error_detail(response.content if body is None else body)
         status = response.status_code
         overflow = status in (400, 413) and bool(
             codes & CONTEXT_CODES or CONTEXT_WORDS.search(message)
@@ -267,15 +277,16 @@ class HTTPProvider(Windowed):
     async def get_json(
         self, url: str, headers: dict[str, str] | None = None, body: Any = None
     ) -> Any:
-        """A small metadata request (GET, or POST with a JSON body): its JSON, or a
-        ProviderError. Never retried: it is no turn's business."""
-        if body is None:
-            response = await self.client.get(url, headers=headers)
-        else:
-            response = await self.client.post(url, headers=headers, json=body)
-        if not response.is_success:
-            raise self.status_failure(response)
-        return self.parse(response.text[:1_000_000], "metadata")
+        """A small metadata request (GET, or POST with a JSON body): its JSON, at most
+        METADATA_BYTES of it, or a ProviderError. Never retried: it is no turn's business."""
+        method, payload = ("GET", None) if body is None else ("POST", body)
+        async with self.client.stream(method, url, headers=headers, json=payload) as response:
+            data = await head(response, METADATA_BYTES + 1)
+            if not response.is_success:
+                raise self.status_failure(response, data)
+        if len(data) > METADATA_BYTES:
+            raise ProviderError(f"{self.name}: {url} sent more than {METADATA_BYTES} bytes")
+        return self.parse(data.decode("utf-8", "replace"), "metadata")
 
     async def aclose(self) -> None:
         await self.client.aclose()

@@ -119,7 +119,7 @@ class OllamaProvider(HTTPProvider):
 
     async def decode(self, response: httpx.Response) -> AsyncIterator[dict[str, Any]]:
         count = 0
-        async for line in response.aiter_lines():
+        async for line in self.lines(response):
             if not line.strip():
                 continue
             chunk = self.parse(line, "NDJSON line")

@@ -32,6 +32,7 @@ from typing import Any
 
 import httpx
 
+from .. import keys
 from ..errors import ProviderError
 from .calls import doing
 from .http import RETRY_STATUS, Failure, HTTPProvider
@@ -61,7 +62,7 @@ class OpenAIProvider(HTTPProvider):
             raise ProviderError(
                 f"OPENAI_BASE_URL must start with http:// or https://, got {self.base_url!r}"
             )
-        self.api_key = api_key or env.get("OPENAI_API_KEY", "")
+        self.api_key = api_key or keys.get("OPENAI_API_KEY")
         self.official = httpx.URL(self.base_url).host == "api.openai.com"
         if self.official and not self.api_key:
             raise ProviderError("openai: set OPENAI_API_KEY, or OPENAI_BASE_URL for a local server")
@@ -123,7 +124,7 @@ class OpenAIProvider(HTTPProvider):
         calls: dict[int, dict[str, str]] = {}
         usage: dict[str, int] = {}
         finished = False
-        async for _, data in sse_events(response.aiter_lines()):
+        async for _, data in sse_events(self.lines(response)):
             if data.strip() == "[DONE]":
                 break
             chunk = self.parse(data)

@@ -125,10 +125,13 @@ async def test_glob_grep_and_list(session, workdir):
     assert "app.py" in listing["content"] and listing["exit_status"] == 0
 
 
-def test_pure_python_grep_matches_ripgrep_format(workdir):
-    (workdir / "bin.dat").write_bytes(b"\xff\xfe return")
-    lines = search.grep(workdir, "project", None, workdir)
-    assert lines == ["README.md:1:# My project"]
+async def test_pure_python_grep_matches_ripgrep_format(session, workdir, monkeypatch):
+    monkeypatch.setattr(search.shutil, "which", lambda name: None)  # the pure-Python path
+    (workdir / "bin.dat").write_bytes(b"\xff\xfe project")
+    (workdir / "nul.dat").write_bytes(b"project\0")
+    grep = await run(session, "grep", pattern="project")
+    assert grep == {"exit_status": 0, "content": "README.md:1:# My project", "ok": True}
+    assert (await run(session, "grep", pattern="("))["error"].startswith("invalid pattern: ")
 
 
 async def test_interview_asks_the_input(workdir):

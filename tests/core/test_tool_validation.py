@@ -43,3 +43,13 @@ def test_newer_keywords_are_left_to_jsonschema(params, args, message):
     tool = Tool("t", "", params)
     assert tool.validate(args) == [message]
     assert tool._valid is None
+
+
+async def test_a_broken_schema_fails_the_call_not_the_turn():
+    from elelem_daemon.toolbox import Toolbox
+
+    toolbox = Toolbox()
+    toolbox.add("t", "", {"a": {"type": 5}}, handler=lambda args: {"ran": True})
+    result = await toolbox.run("t", {"a": 1})
+    assert not result.ok
+    assert result.error.startswith("cannot check the arguments of t: ")

@@ -1,0 +1,49 @@
+"""The round budget: the tool results of one round (the calls of one model reply)
+take at most ROUND_CAP characters (ELELEM_ROUND_CAP, default 4,000,000) in the
+conversation sent back to the model. Each tool caps its own result (`read`,
+`execute`); this bounds what a reply asking for 1,000 of them costs.
+
+Once the budget is spent, the round's remaining calls do not run: each gets a
+failure the model reads (`not run: ...`), so it can ask again in the next round.
+A result that would pass the cap is replaced by a failure saying how large it was.
+Clients still see each result that ran (`event/result`) whole.
+"""
+
+from __future__ import annotations
+
+import os
+
+from .result import Result
+
+ROUND_CAP = int(os.environ.get("ELELEM_ROUND_CAP", "4000000"))
+
+
+class RoundBudget:
+    def __init__(self, cap: int | None = None) -> None:
+        self.cap = ROUND_CAP if cap is None else cap
+        self.used = 0
+
+    @property
+    def spent(self) -> bool:
+        return self.used >= self.cap
+
+    def skipped(self) -> Result:
+        """The result of a call that does not run: the budget is spent."""
+        return Result.failure(
+            f"not run: this round's tool results reached {self.cap} characters "
+            "(ELELEM_ROUND_CAP); call it again in the next round, asking for less at a time"
+        )
+
+    def admit(self, result: Result) -> str:
+        """The JSON the model reads for result, within what is left of the budget."""
+        text = result.to_json()
+        if self.spent:  # a call that did not run: its short failure
+            return text
+        if self.used + len(text) > self.cap:
+            self.used = self.cap  # spent: what follows does not run
+            return Result.failure(
+                f"result dropped: {len(text)} characters, past what is left of this round's "
+                f"{self.cap} (ELELEM_ROUND_CAP); ask for less at a time"
+            ).to_json()
+        self.used += len(text)
+        return text

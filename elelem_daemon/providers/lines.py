@@ -1,0 +1,67 @@
+"""Bounded reading of a streamed answer: lines of at most MAX_LINE bytes, an answer of
+at most MAX_REPLY bytes, an error body of at most ERROR_BODY bytes. A server that
+sends more ends the turn with a clear error instead of filling the daemon's memory
+(httpx's own `aiter_lines` and `aread` buffer without bound).
+
+Settings (environment, read when the provider is built):
+
+    ELELEM_MAX_LINE    bytes of one line of the stream (SSE or NDJSON)  (default 16 MiB)
+    ELELEM_MAX_REPLY   bytes of one streamed answer                      (default 64 MiB)
+
+Lines end with `\\n`, `\\r\\n` or `\\r`, as server-sent events define them; they are
+decoded as UTF-8 (bad bytes become U+FFFD).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator
+
+import httpx
+
+from ..errors import ProviderError
+
+MAX_LINE = 16 * 1024 * 1024
+MAX_REPLY = 64 * 1024 * 1024
+ERROR_BODY = 65536
+END = re.compile(rb"\r\n|\r|\n")
+
+
+async def lines(
+    response: httpx.Response, name: str, max_line: int = MAX_LINE, max_reply: int = MAX_REPLY
+) -> AsyncIterator[str]:
+    """The lines of a streamed answer, without their line ends."""
+    pending, total = bytearray(), 0
+    async for chunk in response.aiter_bytes():
+        total += len(chunk)
+        if total > max_reply:
+            raise ProviderError(
+                f"{name}: the answer passed {max_reply} bytes (ELELEM_MAX_REPLY); it was cut off"
+            )
+        pending += chunk
+        start = 0
+        while (end := END.search(pending, start)) is not None:
+            if end.group() == b"\r" and end.end() == len(pending):
+                break  # maybe the first half of \r\n: wait for the next chunk
+            yield pending[start : end.start()].decode("utf-8", "replace")
+            start = end.end()
+        del pending[:start]
+        if len(pending) > max_line:
+            raise ProviderError(
+                f"{name}: a line of the stream passed {max_line} bytes (ELELEM_MAX_LINE)"
+            )
+    if pending.endswith(b"\r"):
+        del pending[-1:]
+        yield pending.decode("utf-8", "replace")
+    elif pending:
+        yield pending.decode("utf-8", "replace")
+
+
+async def head(response: httpx.Response, limit: int = ERROR_BODY) -> bytes:
+    """The first `limit` bytes of a (failed) answer's body; the rest is not read."""
+    body = bytearray()
+    async for chunk in response.aiter_bytes():
+        body += chunk[: limit - len(body)]
+        if len(body) >= limit:
+            break
+    return bytes(body)

@@ -1,0 +1,51 @@
+"""providers/lines.py: lines split as SSE defines them, across chunks; each line and
+the whole answer bounded; an error body read only so far."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+
+from elelem_daemon.errors import ProviderError
+from elelem_daemon.providers.lines import head, lines
+
+
+class Answer:
+    def __init__(self, *chunks: bytes) -> None:
+        self.chunks = chunks
+        self.read = 0
+
+    async def aiter_bytes(self) -> AsyncIterator[bytes]:
+        for chunk in self.chunks:
+            self.read += 1
+            yield chunk
+
+
+async def collect(*chunks: bytes, **caps: int) -> list[str]:
+    return [line async for line in lines(Answer(*chunks), "test", **caps)]  # type: ignore[arg-type]
+
+
+async def test_every_line_end_and_chunk_boundary() -> None:
+    assert await collect(b"a\nb\r\nc\rd") == ["a", "b", "c", "d"]
+    assert await collect(b"a\r", b"\nb\r", b"c\n\n") == ["a", "b", "c", ""]
+    assert await collect(b"da", b"ta: x", b"\n", b"\n") == ["data: x", ""]
+    assert await collect(b"\xff\n") == ["\ufffd"]
+    assert await collect(b"end\r") == ["end"]
+
+
+async def test_a_line_past_the_cap() -> None:
+    assert await collect(b"x" * 10 + b"\n", max_line=10) == ["x" * 10]
+    with pytest.raises(ProviderError, match=r"test: a line of the stream passed 10 bytes"):
+        await collect(b"x" * 6, b"x" * 6, max_line=10)
+
+
+async def test_an_answer_past_the_cap() -> None:
+    with pytest.raises(ProviderError, match=r"the answer passed 20 bytes \(ELELEM_MAX_REPLY\)"):
+        await collect(*[b"0123456789\n"] * 3, max_reply=20)
+
+
+async def test_an_error_body_is_read_only_so_far() -> None:
+    answer = Answer(*[b"x" * 1000] * 1000)
+    assert await head(answer, 2500) == b"x" * 2500  # type: ignore[arg-type]
+    assert answer.read == 3
