@@ -30,7 +30,9 @@ from typing import Any
 from ..conversation import image_bytes, images_in, text_of
 from ..errors import ProviderError
 
-TOOL_USAGE = 'stub: !tool takes a tool name and a JSON object, e.g. !tool read {"path": "README.md"}'
+TOOL_USAGE = (
+    'stub: !tool takes a tool name and a JSON object, e.g. !tool read {"path": "README.md"}'
+)
 STREAM_USAGE = "stub: !stream takes a count and a delay in milliseconds, e.g. !stream 100 5"
 
 

@@ -25,7 +25,9 @@ A tool record is bounded: each string in its arguments and result is cut at
 `TEXT_CAP` characters (a diff at `DIFF_CAP`), and a record over `RECORD_CAP` bytes keeps
 only the call's name and outcome. The values of environment variables that hold
 secrets (`*_KEY`, `*_TOKEN`, `*SECRET*`, `*PASSWORD*`), and strings shaped like API keys,
-are replaced by `[redacted]` before the record is written.
+are replaced by `[redacted]` before the record is written (the names: `keys.secret`, and
+any with KEY, TOKEN, PASSWORD or CREDENTIAL in them; the values: `keys.environ()`, which
+still holds the keys the faces moved out of the environment).
 
 `Stored` is a file read back: its metadata, its kept messages, and its `history` (the
 kept messages and tool records in order, as faces redraw them).
@@ -35,13 +37,14 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .. import keys
 from ..conversation import Message, is_content, text_of
 
 if TYPE_CHECKING:
@@ -109,8 +112,10 @@ def tool(call: dict[str, Any], ok: bool, payload: dict[str, Any]) -> Record:
         "name": str(call.get("name", "")),
         "arguments": bounded(arguments if isinstance(arguments, dict) else {}, secrets),
         "ok": bool(ok),
-        "result": {k: bounded(v, secrets, DIFF_CAP if k == "diff" else TEXT_CAP)
-                   for k, v in list(payload.items())[:ITEMS_CAP]},
+        "result": {
+            k: bounded(v, secrets, DIFF_CAP if k == "diff" else TEXT_CAP)
+            for k, v in list(payload.items())[:ITEMS_CAP]
+        },
         "at": now(),
     }
     if len(encode(record)) > RECORD_CAP:
@@ -121,10 +126,12 @@ def tool(call: dict[str, Any], ok: bool, payload: dict[str, Any]) -> Record:
     return record
 
 
-def secret_values(env: dict[str, str] | None = None) -> list[str]:
-    """The values of environment variables whose names say they hold secrets."""
-    env = dict(os.environ) if env is None else env
-    found = {v for k, v in env.items() if SECRET_NAME.search(k) and len(v) >= 8}
+def secret_values(env: Mapping[str, str] | None = None) -> list[str]:
+    """The secrets to keep out of a record: every variable whose name says it holds one
+    (keys.secret, and anything with KEY, TOKEN, PASSWORD or CREDENTIAL in its name), as
+    the process started with them (keys.environ: the keys it moved out of os.environ)."""
+    env = keys.environ() if env is None else env
+    found = {v for k, v in env.items() if (keys.secret(k) or SECRET_NAME.search(k)) and len(v) >= 8}
     return sorted(found, key=len, reverse=True)
 
 

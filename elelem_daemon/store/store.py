@@ -4,9 +4,10 @@ Where: `$ELELEM_STATE_DIR/sessions/`, else `$XDG_STATE_HOME/elelem/sessions/`, e
 `~/.local/state/elelem/sessions/`; the file is `<sessionId>.jsonl`, its lines are in
 records.py. The file is written when the first message is kept, so a session nobody
 talked to leaves no file, unless the face stores it at once (`Recorder.start`: the ACP
-face, whose clients keep a session's id to load it later). Every line is flushed and fsynced as it is written; a
-half-written last line is cut off before the next append. While a process holds a
-session open, the file is locked (flock) so no second process appends to it.
+face, whose clients keep a session's id to load it later). Every line is flushed and
+fsynced as it is written; a half-written last line is cut off before the next append.
+While a process holds a session open, the file is locked (flock) so no second process
+appends to it.
 """
 
 from __future__ import annotations

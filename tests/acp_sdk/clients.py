@@ -30,8 +30,8 @@ def environment(home: Path, **more: str) -> dict[str, str]:
         XDG_CONFIG_HOME=str(home / ".config"),
         XDG_STATE_HOME=str(home / ".local" / "state"),
         ELELEM_PROVIDER="stub",
-        **more,
     )
+    env.update(more)
     return env
 
 
@@ -73,6 +73,17 @@ class Client(Wire):
                     await self.serve(message)
                 elif message.get("id") == ident:
                     return message
+
+    async def expect(self, kind: str, count: int = 1) -> list[dict[str, Any]]:
+        """The updates of `kind`, once `count` of them came (waiting for more if need be)."""
+        async with asyncio.timeout(TIMEOUT):
+            while len(self.of(kind)) < count:
+                message = await self.read()
+                if message.get("method") == "session/update":
+                    self.updates.append(message["params"]["update"])
+                elif "method" in message and "id" in message:
+                    await self.serve(message)
+        return self.of(kind)
 
     async def serve(self, message: dict[str, Any]) -> None:
         self.asked.append(message)

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from clients import Client, ClientRefusal, fences_balanced
 
 pytestmark = pytest.mark.e2e
@@ -131,9 +132,9 @@ async def test_codecompanion_draws_each_choice_apart(home: Path, project: Path) 
     answers = {**buffers(project), "session/request_permission": by_kind("allow_always")}
     client = await Client.start(home, project, answers)
     await client.request("initialize", CODECOMPANION)
-    sid = (await client.request("session/new", {"cwd": str(project), "mcpServers": []}))[
-        "result"
-    ]["sessionId"]
+    sid = (await client.request("session/new", {"cwd": str(project), "mcpServers": []}))["result"][
+        "sessionId"
+    ]
     await client.request("session/prompt", {"sessionId": sid, "prompt": text(COLOURS)})
     (asked,) = [m["params"] for m in client.asked if m["method"] == "session/request_permission"]
     options = [(o["optionId"], o["name"], o["kind"]) for o in asked["options"]]
@@ -158,9 +159,9 @@ async def test_avante_answering_without_an_option_id_is_no_answer(
     answers = {**buffers(project), "session/request_permission": by_kind("reject_once")}
     client = await Client.start(home, project, answers)
     await client.request("initialize", AVANTE)
-    sid = (await client.request("session/new", {"cwd": str(project), "mcpServers": []}))[
-        "result"
-    ]["sessionId"]
+    sid = (await client.request("session/new", {"cwd": str(project), "mcpServers": []}))["result"][
+        "sessionId"
+    ]
     two = '!tool interview {"question":"Go on?","options":["yes","no"]}'
     answer = await client.request("session/prompt", {"sessionId": sid, "prompt": text(two)})
     assert answer["result"]["stopReason"] == "end_turn"
@@ -178,9 +179,9 @@ async def test_acpx_reuses_a_session_from_a_second_process(home: Path, project: 
     session/list shows what session/load opens."""
     first = await Client.start(home, project)
     await first.request("initialize", ACPX)
-    sid = (await first.request("session/new", {"cwd": str(project), "mcpServers": []}))[
-        "result"
-    ]["sessionId"]
+    sid = (await first.request("session/new", {"cwd": str(project), "mcpServers": []}))["result"][
+        "sessionId"
+    ]
     listed_here = await first.request("session/list", {"cwd": str(project)})
     assert [s["sessionId"] for s in listed_here["result"]["sessions"]] == [sid]
     assert await first.close() == 0
@@ -237,9 +238,9 @@ async def test_tool_calls_show_what_runs(home: Path, project: Path) -> None:
     answers = {**buffers(project), "session/request_permission": by_kind("allow_once")}
     client = await Client.start(home, project, answers)
     await client.request("initialize", CODECOMPANION)
-    sid = (await client.request("session/new", {"cwd": str(project), "mcpServers": []}))[
-        "result"
-    ]["sessionId"]
+    sid = (await client.request("session/new", {"cwd": str(project), "mcpServers": []}))["result"][
+        "sessionId"
+    ]
     calls = [
         ('execute {"command":"ls -la"}', "`ls -la`", "execute"),
         ('read {"path":"README.md"}', "Read `README.md`", "read"),
@@ -261,9 +262,7 @@ async def test_tool_calls_show_what_runs(home: Path, project: Path) -> None:
     await client.close()
 
 
-async def test_an_editors_refusal_of_a_file_request_is_passed_on(
-    home: Path, project: Path
-) -> None:
+async def test_an_editors_refusal_of_a_file_request_is_passed_on(home: Path, project: Path) -> None:
     """The TypeScript SDK answers a failing handler with `Internal error` and the reason in
     `data.details`: both reach the model."""
 
@@ -275,9 +274,9 @@ async def test_an_editors_refusal_of_a_file_request_is_passed_on(
     answers = {"fs/read_text_file": refuse, "fs/write_text_file": refuse}
     client = await Client.start(home, project, answers)
     await client.request("initialize", CODECOMPANION)
-    sid = (await client.request("session/new", {"cwd": str(project), "mcpServers": []}))[
-        "result"
-    ]["sessionId"]
+    sid = (await client.request("session/new", {"cwd": str(project), "mcpServers": []}))["result"][
+        "sessionId"
+    ]
     for call in ('read {"path":"README.md"}', 'write {"path":"new.txt","content":"x"}'):
         await client.request("session/prompt", {"sessionId": sid, "prompt": text(f"!tool {call}")})
     read, wrote = client.of("tool_call_update")
@@ -294,9 +293,9 @@ async def test_over_acp_help_and_the_system_prompt_say_where_the_agent_is(
 ) -> None:
     client = await Client.start(home, project)
     await client.request("initialize", AVANTE)
-    sid = (await client.request("session/new", {"cwd": str(project), "mcpServers": []}))[
-        "result"
-    ]["sessionId"]
+    sid = (await client.request("session/new", {"cwd": str(project), "mcpServers": []}))["result"][
+        "sessionId"
+    ]
     await client.request("session/prompt", {"sessionId": sid, "prompt": text("/help")})
     helped = client.text()
     assert "/compact" in helped and "/exit" not in helped
@@ -314,9 +313,9 @@ async def test_over_acp_help_and_the_system_prompt_say_where_the_agent_is(
 async def test_stub_errors_say_how_to_write_the_script(home: Path, project: Path) -> None:
     client = await Client.start(home, project)
     await client.request("initialize", AVANTE)
-    sid = (await client.request("session/new", {"cwd": str(project), "mcpServers": []}))[
-        "result"
-    ]["sessionId"]
+    sid = (await client.request("session/new", {"cwd": str(project), "mcpServers": []}))["result"][
+        "sessionId"
+    ]
     answer = await client.request(
         "session/prompt", {"sessionId": sid, "prompt": text("!tool read {oops")}
     )
@@ -325,3 +324,94 @@ async def test_stub_errors_say_how_to_write_the_script(home: Path, project: Path
     assert said.startswith("error: stub: !tool takes a tool name and a JSON object")
     assert "Expecting" not in said and "line 1 column" not in said
     await client.close()
+
+
+async def test_usage_update_when_the_provider_reports_tokens(home: Path, project: Path) -> None:
+    """A llama.cpp-like server: its `/props` gives the window, its stream the token counts."""
+    from providers.replay import ReplayServer, Reply, json_reply
+
+    stream = Path(__file__).parents[1] / "providers" / "streams" / "openai_text.sse"
+    server = ReplayServer()
+    try:
+        server.routes["/props"] = json_reply(200, {"default_generation_settings": {"n_ctx": 4096}})
+        server.queue(Reply([stream.read_bytes()]), Reply([stream.read_bytes()]))
+        settings = {"ELELEM_PROVIDER": "openai", "OPENAI_BASE_URL": f"{server.url}/v1"}
+        client = await Client.start(home, project, **settings, OPENAI_MODEL="smol")
+        await client.request("initialize", CODECOMPANION)
+        sid = (await client.request("session/new", {"cwd": str(project), "mcpServers": []}))[
+            "result"
+        ]["sessionId"]
+        answer = await client.request("session/prompt", {"sessionId": sid, "prompt": text("hi")})
+        assert answer["result"]["usage"] == {
+            "inputTokens": 530,
+            "outputTokens": 9,
+            "totalTokens": 539,
+        }
+        (usage,) = await client.expect("usage_update")  # the lookup ran beside the turn
+        assert usage == {"sessionUpdate": "usage_update", "used": 539, "size": 4096}
+        assert [r.path for r in server.requests if r.method == "GET"] == ["/props"]  # once
+        await client.request("session/prompt", {"sessionId": sid, "prompt": text("again")})
+        assert len(await client.expect("usage_update", 2)) == 2
+        assert [r.path for r in server.requests if r.method == "GET"] == ["/props"]
+        await client.close()
+    finally:
+        server.stop()
+
+
+async def test_no_usage_update_without_a_window(home: Path, project: Path) -> None:
+    from providers.replay import ReplayServer, Reply
+
+    stream = Path(__file__).parents[1] / "providers" / "streams" / "openai_text.sse"
+    server = ReplayServer()  # /props and /v1/models answer 404; the model is unknown
+    try:
+        server.queue(Reply([stream.read_bytes()]))
+        settings = {"ELELEM_PROVIDER": "openai", "OPENAI_BASE_URL": f"{server.url}/v1"}
+        client = await Client.start(home, project, **settings, OPENAI_MODEL="my-model")
+        await client.request("initialize", CODECOMPANION)
+        sid = (await client.request("session/new", {"cwd": str(project), "mcpServers": []}))[
+            "result"
+        ]["sessionId"]
+        answer = await client.request("session/prompt", {"sessionId": sid, "prompt": text("hi")})
+        assert answer["result"]["usage"]["totalTokens"] == 539
+        await client.request("session/list", {})  # anything sent after the answer is in
+        assert [r.path for r in server.requests if r.method == "GET"] == ["/props", "/v1/models"]
+        assert client.of("usage_update") == []
+        await client.close()
+    finally:
+        server.stop()
+
+
+async def test_session_load_replays_the_tool_calls_between_the_messages(
+    home: Path, project: Path
+) -> None:
+    first = await Client.start(home, project, buffers(project))
+    await first.request("initialize", CODECOMPANION)
+    sid = (await first.request("session/new", {"cwd": str(project), "mcpServers": []}))["result"][
+        "sessionId"
+    ]
+    for call in ('read {"path":"README.md"}', 'read {"file":"gone.md"}'):
+        await first.request("session/prompt", {"sessionId": sid, "prompt": text(f"!tool {call}")})
+    live = [u for u in first.updates if u["sessionUpdate"].startswith("tool_call")]
+    await first.close()
+
+    again = await Client.start(home, project, buffers(project))
+    await again.request("initialize", CODECOMPANION)
+    load = {"cwd": str(project), "mcpServers": [], "sessionId": sid}
+    assert "result" in await again.request("session/load", load)
+    kinds = [
+        u["sessionUpdate"]
+        for u in again.updates
+        if u["sessionUpdate"] != "available_commands_update"
+    ]
+    assert kinds == [
+        "user_message_chunk", "tool_call", "tool_call_update", "agent_message_chunk",
+        "user_message_chunk", "tool_call", "tool_call_update", "agent_message_chunk",
+    ]  # fmt: skip
+    replayed = [u for u in again.updates if u["sessionUpdate"].startswith("tool_call")]
+    for shown, was in zip(replayed, live, strict=True):  # drawn as they were the first time
+        assert {k: v for k, v in shown.items() if k != "toolCallId"} == {
+            k: v for k, v in was.items() if k != "toolCallId"
+        }
+    assert replayed[3]["status"] == "failed"
+    assert "missing required properties: path" in replayed[3]["rawOutput"]["error"]
+    await again.close()

@@ -269,8 +269,7 @@ async def test_embedded_resources_become_file_context(tmp_path: Path, project: P
     messages = json.loads(editor.said().strip().strip("`"))
     user = [m for m in messages if m["role"] == "user"][0]["content"]
     assert (
-        user
-        == "!echo look\n\nFile: src/main.py\n```\nprint('hi')\n```\n\n[@README.md](README.md)"
+        user == "!echo look\n\nFile: src/main.py\n```\nprint('hi')\n```\n\n[@README.md](README.md)"
     )
 
 

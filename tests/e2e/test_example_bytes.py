@@ -84,7 +84,10 @@ async def run_exchange(tmp_path: Path) -> tuple[list[tuple[str, bytes]], int]:
         code = await daemon.close()
     finally:
         await daemon.close()
-    real = {ids.get("session", SESSION).encode(): SESSION.encode(), str(project).encode(): CWD.encode()}
+    real = {
+        ids.get("session", SESSION).encode(): SESSION.encode(),
+        str(project).encode(): CWD.encode(),
+    }
     shown = []
     for direction, body in seen:
         for value, placeholder in real.items():

@@ -153,8 +153,8 @@ async def test_session_command_says_whether_its_output_is_markdown(
     daemon = await spawn(tmp_path, home, "-p", "stub")
     session = (await daemon.call(1, "session/new", {"cwd": str(tmp_path)}))["result"]
     sid = session["sessionId"]
-    tools = (await daemon.call(2, "session/command", {"sessionId": sid, "line": "/tools"}))
-    listed = (await daemon.call(3, "session/command", {"sessionId": sid, "line": "/context"}))
+    tools = await daemon.call(2, "session/command", {"sessionId": sid, "line": "/tools"})
+    listed = await daemon.call(3, "session/command", {"sessionId": sid, "line": "/context"})
     raw = await daemon.call(4, "session/command", {"sessionId": sid, "line": "/context json"})
     assert tools["result"]["markdown"] is True
     assert listed["result"]["markdown"] is False

@@ -10,7 +10,7 @@ import pytest
 from elelem_daemon.providers import window
 
 from .conftest import REGISTRY, point
-from .replay import Hang, Reply, ReplayServer, json_reply
+from .replay import Hang, ReplayServer, Reply, json_reply
 
 
 def build(name: str, server: ReplayServer, monkeypatch: pytest.MonkeyPatch, **env: str):
@@ -52,7 +52,7 @@ async def test_openai_compatible_models_list(server, monkeypatch, key: str) -> N
 
 async def test_ollama_show_parameters_then_model_info(server, monkeypatch) -> None:
     provider = build("ollama", server, monkeypatch, OLLAMA_MODEL="qwen3")
-    server.queue(json_reply(200, {"parameters": "stop \"<x>\"\nnum_ctx 8192", "model_info": {}}))
+    server.queue(json_reply(200, {"parameters": 'stop "<x>"\nnum_ctx 8192', "model_info": {}}))
     assert await provider.context_window() == 8192
     assert server.requests[0].json == {"model": "qwen3"}
     other = build("ollama", server, monkeypatch, OLLAMA_MODEL="llama3")
@@ -97,3 +97,14 @@ def test_the_table_matches_prefixes_and_ignores_a_router_prefix() -> None:
     assert window.known("claude-sonnet-4-5") == 200_000
     assert window.known("openai/gpt-4.1-mini") == 1_047_576
     assert window.known("smollm2") is None and window.known(None) is None
+
+
+async def test_a_huge_metadata_answer_is_not_read_whole(server, monkeypatch) -> None:
+    from elelem_daemon.providers import http
+
+    provider = build("openai", server, monkeypatch, OPENAI_MODEL="m")
+    monkeypatch.setattr(http, "METADATA_BYTES", 1000)
+    server.routes["/props"] = json_reply(200, {"n_ctx": 4096, "junk": "x" * 100_000})
+    server.routes["/v1/models"] = json_reply(200, {"data": [{"id": "m", "context_length": 8}]})
+    assert await provider.context_window() == 8  # /props was too big: refused, not read
+    await provider.aclose()

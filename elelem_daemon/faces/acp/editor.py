@@ -186,7 +186,9 @@ class AcpInput(NullInput):
         if not isinstance(outcome, dict) or outcome.get("outcome") != "selected":
             return None  # cancelled, or not an answer: no answer
         chosen = outcome.get("optionId")  # absent (avante's auto-approval): no answer
-        picked = {choice["optionId"]: option for choice, option in zip(choices, options)}
+        picked = {
+            choice["optionId"]: option for choice, option in zip(choices, options, strict=True)
+        }
         return picked.get(chosen) if isinstance(chosen, str) else None
 
     async def _elicit(self, prompt: str, options: list[str] | None) -> str | None:

@@ -179,7 +179,8 @@ async def run(
     reader = FrameReader(stdin_chunks(stdin), max_frame)
     watch_signals(peer)  # from the start: a signal before the first message ends it too
     greeting = asyncio.ensure_future(greet(reader, daemon, writer))
-    await asyncio.wait([greeting, stopped], return_when=asyncio.FIRST_COMPLETED)
+    waiting: list[asyncio.Future[Any]] = [greeting, stopped]
+    await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
     if not greeting.done():  # stopped while waiting for the first message
         greeting.cancel()
         await daemon.close()
