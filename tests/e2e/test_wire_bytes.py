@@ -161,3 +161,16 @@ async def test_session_command_says_whether_its_output_is_markdown(
     assert raw["result"]["markdown"] is False  # JSON text, shown as it is
     assert json.loads(raw["result"]["output"])[0]["role"] == "system"
     await daemon.close()
+
+
+async def test_a_session_nobody_talked_to_leaves_no_file(tmp_path: Path, home: Path) -> None:
+    """protocol.md, the stored format: this daemon stores a session with its first kept
+    message (the ACP face stores one when it is created; docs/acp.md says why)."""
+    daemon = await spawn(tmp_path, home, "-p", "stub")
+    sid = (await daemon.call(1, "session/new", {"cwd": str(tmp_path)}))["result"]["sessionId"]
+    await daemon.call(2, "session/command", {"sessionId": sid, "line": "/context"})
+    assert (await daemon.call(3, "session/list", {}))["result"]["sessions"][0]["sessionId"] == sid
+    await daemon.call(4, "shutdown")
+    await daemon.close()
+    sessions = home / ".local" / "state" / "elelem" / "sessions"
+    assert not sessions.exists() or list(sessions.iterdir()) == []

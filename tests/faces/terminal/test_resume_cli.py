@@ -165,3 +165,9 @@ def test_resume_redraws_the_tool_calls_and_their_failures(env, project):
         "  ! not found\n"
         "done.\n"
     ) in redrawn
+
+
+def test_a_chat_nobody_talked_to_leaves_no_session(env, project):
+    quiet = elelem(env, project, "chat", stdin="/context\n")
+    assert quiet.returncode == 0, quiet.stderr
+    assert stored(env) == [] and "no stored sessions" in elelem(env, project, "sessions").stdout
