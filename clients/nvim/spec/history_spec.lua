@@ -61,6 +61,37 @@ describe("stored sessions", function()
     vim.cmd("tabonly")
   end)
 
+  it("redraws the tool calls, their diffs and failures between the messages", function()
+    local dir = H.tmp .. "/with-tools"
+    vim.fn.mkdir(dir, "p")
+    vim.fn.writefile({ "# kept" }, dir .. "/notes.md")
+    H.setup({ cwd = dir })
+    H.turn('!tool read {"path":"notes.md"}')
+    H.turn("!tool read {}")
+    H.turn('!tool write {"path":"new.txt","content":"a new line\\n"}')
+    local live = H.lines()
+    local old = H.session().id
+    vim.cmd("ElelemNew")
+    vim.cmd("ElelemResume")
+    H.wait(function()
+      return H.session().id == old
+    end, "the session to load")
+    local text = H.text()
+    -- as they were drawn live, the thinking (never stored) aside
+    assert.matches('## elelem\n%+ read%({"path":"notes.md"}%) ✓\n\ndone%.\n', text)
+    assert.matches("## elelem\n%+ read%({}%) ✗ object at root is missing required properties: path\n", text)
+    assert.matches('%+ write%({"path":"new.txt","content":"a new line\\n"}%) ✓\n```diff\n.-%+a new line\n```\n', text)
+    local function tools(lines)
+      return vim.tbl_filter(function(line)
+        return line:match("^%+ ") ~= nil
+      end, lines)
+    end
+    assert.are.same(tools(live), tools(H.lines()))
+    local _, diffs = text:gsub("```diff", "")
+    assert.are.equal(1, diffs)
+    vim.cmd("tabonly")
+  end)
+
   it(":ElelemSessions picks a stored session", function()
     local dir = H.tmp .. "/pickable"
     vim.fn.mkdir(dir, "p")
