@@ -197,14 +197,7 @@ class Daemon:
         trusted = p.get("trusted", True)
         return self.open(
             lambda **io: start(
-                self.registry,
-                provider,
-                model,
-                cwd,
-                project=trusted,
-                store=self.store,
-                face="editor",
-                **io,
+                self.registry, provider, model, cwd, project=trusted, store=self.store, **io
             )
         )
 

@@ -62,7 +62,6 @@ def load(daemon: Daemon, params: dict[str, Any]) -> dict[str, Any]:
             params.get("provider"),
             params.get("model"),
             project=params.get("trusted", True),
-            face="editor",
             **io,
         )
     )
