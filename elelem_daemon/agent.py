@@ -46,12 +46,12 @@ OVERFLOW_HINT = (
 @dataclass(frozen=True)
 class TurnResult:
     """How a turn ended. `stop_reason`: `end_turn`, `error` (the provider failed: the
-    reply is `Error: ...`), `cancelled` or `max_turn_requests`. `usage`: the token
-    counts the providers reported, summed. `context_tokens`: how full the model's
-    context is after the turn: its last request's input and output tokens (None when
-    unreported). For a cancelled turn `reply` is what was kept (`<text so far>[cancelled]`),
-    and `kept` is false when the turn was cancelled before it started (nothing was
-    recorded)."""
+    reply is `Error: ...`), `cancelled`, `max_tokens` (the provider said the reply was
+    cut off by its token limit) or `max_turn_requests`. `usage`: the token counts the
+    providers reported, summed. `context_tokens`: how full the model's context is after
+    the turn: its last request's input and output tokens (None when unreported). For a
+    cancelled turn `reply` is what was kept (`<text so far>[cancelled]`), and `kept` is
+    false when the turn was cancelled before it started (nothing was recorded)."""
 
     reply: str
     stop_reason: str = "end_turn"
@@ -92,6 +92,7 @@ class _Round:
         self.said: list[str] = []
         self.calls: list[Call] = []
         self.kept: Message = {}
+        self.stop: str | None = None  # a `stop` event's reason (`max_tokens`)
         self.usage: dict[str, int] = {}
 
     def context_tokens(self) -> int | None:
@@ -125,6 +126,7 @@ class Agent:
         self.last: TurnResult | None = None
         self.in_turn = False  # a user message kept now is a prompt, which awaits a reply
         self.call_listeners: list[CallListener] = []  # each hears (call, result) once it ran
+        self.keeping = True  # false while a turn runs aside (keep=False): nothing is recorded
 
     @property
     def conversation(self) -> Conversation:
@@ -134,15 +136,20 @@ class Agent:
     def context(self) -> list[Message]:
         return self.transcript.context
 
-    async def turn(self, prompt: Content) -> TurnResult:
-        self.in_turn = True
+    async def turn(self, prompt: Content, keep: bool = True) -> TurnResult:
+        """One turn. With `keep` false it runs aside, on a copy of the conversation:
+        its prompt and reply are never kept (nor stored), whatever happens (/compact),
+        and its tool calls reach no `call_listeners`."""
+        self.in_turn, self.keeping = True, keep
         try:
-            return await self._turn(prompt)
+            return await self._turn(prompt, keep)
         finally:
-            self.in_turn = False
+            self.in_turn, self.keeping = False, True
 
-    async def _turn(self, prompt: Content) -> TurnResult:
-        self.conversation.add("user", prompt)  # 2. record the prompt
+    async def _turn(self, prompt: Content, keep: bool) -> TurnResult:
+        transcript = self.transcript if keep else self.transcript.aside()
+        conversation = transcript.conversation
+        conversation.add("user", prompt)  # 2. record the prompt
         scratch: list[Message] = []
         usage: dict[str, int] = {}
         stop = "end_turn"
@@ -151,10 +158,12 @@ class Agent:
             for rounds in range(1, self.max_rounds + 1):
                 self.output.waiting()
                 fetched = _Round()
-                content, failed = await self.fetch(scratch, fetched, usage)  # 3-4. call it
-                stop = "error" if failed else stop
+                content, failed = await self.fetch(scratch, fetched, usage, transcript)
+                stop = "error" if failed else stop  # 3-4. call it (above)
                 self.output.reply(content)  # 5. print the reply so far
                 if not fetched.calls:  # 6. stop, or run the tools and go again
+                    if fetched.stop == "max_tokens" and not failed:
+                        stop = "max_tokens"
                     break
                 if rounds == self.max_rounds:
                     stop = "max_turn_requests"
@@ -163,18 +172,22 @@ class Agent:
                 scratch += await self.process(content, fetched.calls, fetched.kept)
         except asyncio.CancelledError:
             self.last = TurnResult(f"{''.join(fetched.said)}{CANCELLED}", "cancelled", usage)
-            self.conversation.add("assistant", self.last.reply)
+            conversation.add("assistant", self.last.reply)
             raise TurnCancelled(self.last) from None
-        self.conversation.add("assistant", content)  # 7. record the reply
+        conversation.add("assistant", content)  # 7. record the reply
         self.last = TurnResult(content, stop, usage, context_tokens=fetched.context_tokens())
         return self.last
 
     async def fetch(
-        self, scratch: list[Message], fetched: _Round, usage: dict[str, int]
+        self,
+        scratch: list[Message],
+        fetched: _Round,
+        usage: dict[str, int],
+        transcript: Transcript | None = None,
     ) -> tuple[str, bool]:
         """One provider call: stream the events into `fetched`; return the text, and
         whether the provider failed (the text is then `Error: ...`)."""
-        messages = self.transcript.messages(scratch)
+        messages = (transcript or self.transcript).messages(scratch)
         try:
             stream = self.provider.fetch(messages, self.toolbox.definitions())
             async with aclosing(stream) as events:
@@ -206,6 +219,8 @@ class Agent:
                     fetched.usage[key] = fetched.usage.get(key, 0) + value
         elif kind == "keep":
             fetched.kept.update(event["data"])
+        elif kind == "stop":
+            fetched.stop = event.get("reason")
 
     async def process(self, content: str, calls: list[Call], kept: Message) -> list[Message]:
         """Run each call in order; the traffic lives only for this turn."""
@@ -221,7 +236,7 @@ class Agent:
             self.output.doing(shown)
             result = budget.skipped() if budget.spent else await self.run(call, event.get("error"))
             self.output.result(shown, result)
-            for listener in list(self.call_listeners):
+            for listener in list(self.call_listeners) if self.keeping else []:
                 listener(shown, result)
             traffic.append(
                 {

@@ -142,8 +142,9 @@ class Session:
         """The last turn's result: its reply, stop reason and token counts."""
         return self.agent.last
 
-    async def turn(self, prompt: Content) -> TurnResult:
-        return await self.agent.turn(prompt)
+    async def turn(self, prompt: Content, keep: bool = True) -> TurnResult:
+        """A turn; with `keep` false, one that leaves the conversation as it was."""
+        return await self.agent.turn(prompt, keep)
 
     # -- the session's own verbs ----------------------------------------------
     async def command(self, line: str) -> CommandResult:

@@ -10,7 +10,10 @@ A prompt that starts with `!` scripts it instead (for tests and benchmarks):
 - `!tool NAME {json}`: step 3 calls NAME with those arguments;
 - `!echo TEXT`: says TEXT and asks for no tool;
 - `!stream N [MS]`: says `tok0 `, `tok1 `, ... N deltas, MS milliseconds apart;
-- `!fail MESSAGE`: raises, so the turn ends with `Error: MESSAGE`.
+- `!fail MESSAGE`: raises, so the turn ends with `Error: MESSAGE`;
+- `!events [JSON, ...]`: yields each object of the list as an event, as given (any
+  text, control characters included: the hostile model of tests/faults), and sleeps
+  that many milliseconds for each number in it.
 
 A script it cannot read fails the same way, with a line that says how to write it
 (`stub: !tool takes a tool name and a JSON object ...`), never Python's own words.
@@ -34,6 +37,10 @@ TOOL_USAGE = (
     'stub: !tool takes a tool name and a JSON object, e.g. !tool read {"path": "README.md"}'
 )
 STREAM_USAGE = "stub: !stream takes a count and a delay in milliseconds, e.g. !stream 100 5"
+EVENTS_USAGE = (
+    "stub: !events takes a JSON list of events and numbers,"
+    ' e.g. !events [{"type": "saying", "text": "hi"}, 50]'
+)
 
 
 class StubProvider:
@@ -61,6 +68,10 @@ class StubProvider:
         if verb == "!echo":
             yield {"type": "saying", "text": rest}
             return
+        if verb == "!events":
+            async for event in self._events(rest):
+                yield event
+            return
         if verb == "!stream":
             async for event in self._stream(*stream_args(rest)):
                 yield event
@@ -77,6 +88,20 @@ class StubProvider:
                 "name": tools[0]["function"]["name"],
                 "arguments": {},
             }
+
+    @staticmethod
+    async def _events(script: str) -> AsyncIterator[dict[str, Any]]:
+        try:
+            steps = json.loads(script)
+        except (ValueError, RecursionError):
+            raise ProviderError(f"{EVENTS_USAGE} (it is not JSON)") from None
+        if not isinstance(steps, list):
+            raise ProviderError(EVENTS_USAGE)
+        for step in steps:
+            if isinstance(step, dict):
+                yield step
+            elif isinstance(step, int | float):
+                await asyncio.sleep(step / 1000)
 
     @staticmethod
     async def _stream(count: int = 10, delay_ms: float = 0) -> AsyncIterator[dict[str, Any]]:
