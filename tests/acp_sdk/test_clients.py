@@ -97,7 +97,9 @@ async def test_codecompanion_survives_compact_then_another_message(
     compact = await client.request("session/prompt", {"sessionId": sid, "prompt": text("/compact")})
     assert compact["result"] == {"stopReason": "end_turn"}
     shown = client.text(mark)
-    assert shown.endswith("done.\n\n```\n  → compacted\n```")  # not `done.```…`
+    assert shown.endswith(
+        "done.\n\n```\n  → compacted: 2 messages became 1\n```"
+    )  # not `done.```…`
     assert fences_balanced(client.text())  # the chat's next `## Me` is not in a code block
 
     mark = len(client.updates)

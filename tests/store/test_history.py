@@ -127,11 +127,14 @@ async def test_a_compacted_session_reopens_without_a_fake_reply(registry) -> Non
     session = new(registry, store)
     await session.turn("!echo one")
     result = await session.command("/compact")
-    assert result.output.endswith("→ compacted")
+    assert result.output == "  → compacted: 2 messages became 1"
     assert session.conversation.last["content"].startswith("Context: ")
     await session.close()
     path = store.path(session.id)
     assert lines(path)[-1]["prompt"] is False  # no reply is due to the summary
+    # the summary turn ran aside: neither its messages nor its tool call (the stub's
+    # default answer calls a tool) are stored
+    assert [r["type"] for r in lines(path)] == ["session", "message", "message", "clear", "message"]
     stored = store.load(session.id)
     assert stored.interrupted is False
     again = resume(registry, store, stored, plugin_files=False)

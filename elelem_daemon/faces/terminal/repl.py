@@ -109,7 +109,8 @@ class Repl:
                 raise  # the REPL itself is being stopped
             self.session.output.say(CANCELLED, "info")
             return True
-        self.session.output.say(result.output, "markdown" if result.markdown else "plain")
+        kind = "markdown" if line.startswith("/tools") else "plain"
+        self.session.output.say(result.output, kind)
         return not result.exit
 
 

@@ -156,15 +156,16 @@ def test_resume_redraws_the_tool_calls_and_their_failures(env, project):
     again = elelem(env, project, "chat", "--resume", stdin="")
     assert again.returncode == 0, again.stderr
     redrawn = again.stdout.split("resumed session", 1)[1]
+    read, failed = "+ read(notes.txt)\n  kept\n  ✓\n", "+ read(missing.txt)\n  ✗ not found\n"
     assert (
         '> !tool read {"path": "notes.txt"}\n'
-        '+ read({"path": "notes.txt"})\n'
+        f"{read}"
         "done.\n"  # the kept reply: the last round's text
         '> !tool read {"path": "missing.txt"}\n'
-        '+ read({"path": "missing.txt"})\n'
-        "  ! not found\n"
+        f"{failed}"
         "done.\n"
     ) in redrawn
+    assert read in first.stdout and failed in first.stdout  # drawn as they were live
 
 
 def test_a_chat_nobody_talked_to_leaves_no_session(env, project):
