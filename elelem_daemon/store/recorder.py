@@ -2,10 +2,12 @@
 
 Every kept message is written to the session's file in the Store as it is added (the
 prompt when a turn starts, the reply when it ends, `<partial>[cancelled]` when it is
-cancelled), so a crash loses at most the turn in flight; each tool call is written
-once it has run, as a record for redrawing only (records.tool: bounded, secrets out).
-A session is stored from its first kept message, or at once when the face asks
-(`start`: the ACP face, whose clients keep a session's id to load it later).
+cancelled), so a crash loses at most the turn in flight; so is where each turn begins
+(its number, before its prompt, written with the prompt in one write and one fsync)
+and each rewind of the conversation. Each tool call is written once it has run, as a
+record for redrawing only (records.tool: bounded, secrets out). A session is stored
+from its first kept message, or at once when the face asks (`start`: the ACP face,
+whose clients keep a session's id to load it later).
 
 A restored session whose last kept message is a prompt with no reply (the process
 died mid-turn) gets the reply `[interrupted]`, so the history still alternates and the
@@ -14,7 +16,7 @@ it awaits no reply, and gets none.
 
 `history(session)` is what the faces redraw: the kept messages and the tool calls
 between them, in order, as the Recorder holds them (the stored ones, then this
-process's).
+process's), following the conversation's clears and rewinds (store.history).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from ..conversation import Message
 from ..errors import ElelemError
 from ..result import Result
 from . import records
+from .history import History
 from .records import Record, Stored
 from .store import Store, Writer
 
@@ -45,57 +48,69 @@ class Recorder:
         self.started = stored is not None
         self.meta = (stored.provider, stored.model) if stored else None
         self.broken = writer is None
-        self.history: list[Record] = list(stored.history) if stored else []
+        self.pending: Record | None = None  # a turn's start, written with what follows it
+        self.history = stored.history.copy() if stored else History()
 
     def start(self) -> None:
         """Store the session now, before its first message (a header line alone)."""
-        if not self.started and not self.broken:
-            self._write(lambda: None)
+        if not self.started:
+            self._write([])
 
     def on(self, event: str, message: Message | None) -> None:
-        """A Conversation listener: keep the change, and write it (never raises into the turn)."""
+        """A Conversation listener: keep the change, and write it (never raises into the
+        turn). A turn's start is written with its prompt, in one write and one fsync."""
         if event == "add" and message is not None:
             prompt = message["role"] != "user" or self.session.agent.in_turn
             record = records.message(message, prompt)
-            self.history.append(record)
-            self._write(lambda: self._append(record), message)
+            self.history.add(record)
+            self._write([record], message)
+        elif event == "turn" and message is not None:
+            self.history.begin(message["turn"])
+            if not self.broken:
+                self.pending = records.turn(message["turn"], message["at"])
         elif event == "clear":
             self.history.clear()
             if self.started:
-                self._write(lambda: self._append(records.cleared()))
+                self._write([records.cleared()])
+        elif event == "rewind" and message is not None:
+            self.history.rewind(message["turn"])
+            if self.started:
+                self._write([records.rewound(message["turn"])])
 
     def on_call(self, call: dict[str, Any], result: Result) -> None:
         """A tool call has run: keep it for redrawing, and write it."""
         record = records.tool(call, result.ok, result.payload)
-        self.history.append(record)
+        self.history.add(record)
         if self.started:
-            self._write(lambda: self._append(record))
+            self._write([record])
 
-    def _write(self, append: Any, first: Message | None = None) -> None:
+    def _write(self, after: list[Record], first: Message | None = None) -> None:
+        """Write `after` in one append: the header first if the file is new, a changed
+        provider or model, and the turn's start that waits for its prompt."""
         if self.broken or self.writer is None:
             return
         try:
+            lines: list[Record] = []
             if not self.started:
                 self.meta = (self.session.provider_name, self.session.model)
-                self.writer.append(records.header(self.session, first or {}))
+                lines.append(records.header(self.session, first or {}))
                 self.started = True
-            self._meta()
-            append()
+            lines += self._meta()
+            if self.pending is not None:
+                lines.append(self.pending)
+                self.pending = None
+            self.writer.append(*lines, *after)
         except (OSError, ElelemError) as exc:
             self.broken = True
             log.warning("store: %s", exc)
             self.session.output.say(f"this session is no longer saved: {exc}", "error")
 
-    def _append(self, record: Record) -> None:
-        assert self.writer is not None
-        self.writer.append(record)
-
-    def _meta(self) -> None:
+    def _meta(self) -> list[Record]:
         current = (self.session.provider_name, self.session.model)
-        if current != self.meta:
-            self.meta = current
-            assert self.writer is not None
-            self.writer.append(records.meta(*current))
+        if current == self.meta:
+            return []
+        self.meta = current
+        return [records.meta(*current)]
 
     def close(self) -> None:
         """Stop recording (a late message must not recreate a deleted file); unlock."""
@@ -126,8 +141,8 @@ def record(
     recorder = Recorder(session, writer, stored)
     if stored is not None:
         session.id = stored.id
-        for message in stored.messages:
-            session.conversation.add(message["role"], message["content"])
+        session.conversation.adopt(stored.conversation)  # its messages, and its turns
+        session.turns = max(session.turns, session.conversation.last_turn)  # numbers go on
     session.conversation.listeners.append(recorder.on)
     session.agent.call_listeners.append(recorder.on_call)
     session.recorder = recorder
@@ -142,7 +157,7 @@ def history(session: Session) -> list[Record]:
     """What a face redraws of a session: `{type: "message", role, content}` and
     `{type: "tool", id, name, arguments, ok, result}` in order (times left out)."""
     if session.recorder is not None:
-        kept = session.recorder.history
+        kept = session.recorder.history.entries
     else:
         kept = [records.message(m) for m in session.conversation]
     return [{k: v for k, v in entry.items() if k not in ("at", "prompt")} for entry in kept]

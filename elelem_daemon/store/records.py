@@ -13,13 +13,19 @@ One JSON object per line, each with a `type`:
                                                      only: the model never reads it again
     {"type": "clear", "at"}                          /clear or /compact emptied the history
     {"type": "meta", "provider", "model", "at"}      the provider or model changed
+    {"type": "turn", "turn", "at"}                   turn number `turn` begins here (before
+                                                     its prompt): its checkpoint's name
+    {"type": "rewind", "turn", "at"}                 the conversation went back to just
+                                                     before that turn, dropping it and the
+                                                     later ones (a clear since is undone)
 
 The first line is the metadata; its title is empty when the session was stored before
 its first prompt (the ACP face stores a session when it is created): the first prompt
 then gives it. A half-written last line (the process died mid-write) is ignored on
 read; a corrupt line in the middle is skipped with a warning; a record of a type this
 version does not know is skipped, so a newer file still loads. Version 1 files (no
-`tool` records, no `prompt` field) load as they are.
+`tool`, `turn` or `rewind` records, no `prompt` field) load as they are, with no turns
+to rewind; their next turn is 1.
 
 A tool record is bounded: each string in its arguments and result is cut at
 `TEXT_CAP` characters (a diff at `DIFF_CAP`), and a record over `RECORD_CAP` bytes keeps
@@ -29,8 +35,11 @@ are replaced by `[redacted]` before the record is written (the names: `keys.secr
 any with KEY, TOKEN, PASSWORD or CREDENTIAL in them; the values: `keys.environ()`, which
 still holds the keys the faces moved out of the environment).
 
-`Stored` is a file read back: its metadata, its kept messages, and its `history` (the
-kept messages and tool records in order, as faces redraw them).
+Reading folds the records into a `Conversation` (`begin_turn`, `add`, `clear`,
+`rewind`), the same one a session keeps, so a reloaded session has its turns' numbers
+and can rewind them, and into a `History` that follows the same changes (the kept
+messages and tool records in order, as faces redraw them). `Stored` is a file read
+back: its metadata, kept messages, that conversation and that history.
 """
 
 from __future__ import annotations
@@ -45,7 +54,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import keys
-from ..conversation import Message, is_content, text_of
+from ..conversation import Conversation, Message, is_content, text_of
+from .history import History
 
 if TYPE_CHECKING:
     from ..ports import SessionView
@@ -53,7 +63,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 Record = dict[str, Any]
 
-VERSION = 2
+VERSION = 2  # 2: tool, turn and rewind records; a user message's `prompt`
 TITLE_LENGTH = 80
 ROLES = ("user", "assistant", "tool")
 TEXT_CAP = 4000  # characters of one string in a tool record
@@ -172,6 +182,27 @@ def meta(provider: str, model: str | None) -> Record:
     return {"type": "meta", "provider": provider, "model": model, "at": now()}
 
 
+def turn(number: int, at: float) -> Record:
+    return {"type": "turn", "turn": number, "at": stamp(at)}
+
+
+def rewound(number: int) -> Record:
+    return {"type": "rewind", "turn": number, "at": now()}
+
+
+def stamp(at: float) -> str:
+    """Unix seconds as the file writes times (ISO 8601, UTC, milliseconds)."""
+    when = datetime.fromtimestamp(at, UTC).isoformat(timespec="milliseconds")
+    return when.replace("+00:00", "Z")
+
+
+def seconds(text: Any) -> float | None:
+    try:
+        return datetime.fromisoformat(str(text)).timestamp()
+    except ValueError:
+        return None
+
+
 def encode(record: Record) -> bytes:
     """One line of the file."""
     return (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
@@ -191,13 +222,17 @@ class Stored:
     updated: str
     path: Path
     messages: list[Message] = field(default_factory=list)
-    history: list[Record] = field(default_factory=list)  # messages and tool records, in order
+    conversation: Conversation = field(default_factory=Conversation)  # with its turns
+    history: History = field(default_factory=History)  # messages and tool records, in order
     interrupted: bool = False  # the last kept message is a prompt with no reply
 
     def shown(self) -> list[Record]:
         """The history as faces show it: `{type: "message", role, content}` and
         `{type: "tool", id, name, arguments, ok, result}`, without times."""
-        return [{k: v for k, v in entry.items() if k != "at"} for entry in self.history]
+        return [
+            {k: v for k, v in entry.items() if k not in ("at", "prompt")}
+            for entry in self.history.entries
+        ]
 
     def summary(self) -> dict[str, Any]:
         """The `session/list` entry."""
@@ -292,23 +327,47 @@ def replay(records: list[Record], path: Path, updated: str) -> Stored:
         updated,
         path,
     )
+    kept, history = stored.conversation, stored.history
     for record in records[1:]:
         kind = record.get("type")
         if kind == "message" and record.get("role") in ROLES:
             content = record.get("content", "")
-            kept = {"role": record["role"], "content": content if is_content(content) else ""}
-            stored.messages.append(kept)
-            stored.history.append({"type": "message", **kept, "at": record.get("at", "")})
-            stored.interrupted = kept["role"] == "user" and record.get("prompt") is not False
+            content = content if is_content(content) else ""
+            kept.add(record["role"], content)
+            entry = {"type": "message", "role": record["role"], "content": content}
+            if record["role"] == "user" and record.get("prompt") is False:
+                entry["prompt"] = False
+            history.add({**entry, "at": record.get("at", "")})
             if not stored.title and (title := prompt_title(record)) is not None:
                 stored.title = title
         elif kind == "tool" and (shown := shown_tool(record)) is not None:
-            stored.history.append(shown)
+            history.add(shown)
         elif kind == "clear":
-            stored.messages.clear()
-            stored.history.clear()
-            stored.interrupted = False
+            kept.clear()
+            history.clear()
         elif kind == "meta":
             stored.provider = str(record.get("provider") or stored.provider)
             stored.model = record.get("model", stored.model)
+        elif kind in ("turn", "rewind"):
+            fold_turn(kept, history, record, path)
+    stored.messages = list(kept)
+    last = history.last_message()
+    stored.interrupted = (
+        last is not None and last["role"] == "user" and last.get("prompt") is not False
+    )
     return stored
+
+
+def fold_turn(kept: Conversation, history: History, record: Record, path: Path) -> None:
+    """A `turn` or `rewind` record, in the conversation and then its history; one that
+    does not fit (a hand-edited file) is skipped with a warning."""
+    number = record.get("turn")
+    try:
+        if record["type"] == "turn":
+            kept.begin_turn(number, seconds(record.get("at")))  # type: ignore[arg-type]
+            history.begin(number)  # type: ignore[arg-type]
+        else:
+            kept.rewind(number)  # type: ignore[arg-type]
+            history.rewind(number)  # type: ignore[arg-type]
+    except (ValueError, KeyError, TypeError):
+        log.warning("store: %s: a %s record of turn %r skipped", path, record["type"], number)

@@ -136,5 +136,13 @@ async def test_the_example_shows_what_clients_must_handle(tmp_path: Path) -> Non
     assert ask["params"]["options"] == ["allow", "deny", "always", "never"]
     assert ask["params"]["tool"] == {"name": "execute", "arguments": {"command": "echo hi"}}
     init = daemon_says[0]["result"]
-    assert set(init["capabilities"]) == {"providers", "cancel", "inputAsk", "maxFrameBytes"}
+    assert set(init["capabilities"]) == {
+        "providers",
+        "cancel",
+        "inputAsk",
+        "maxFrameBytes",
+        "attachments",
+        "editorState",
+        "mcpServers",
+    }
     assert "plugins" in daemon_says[1]["result"]

@@ -49,9 +49,11 @@ async def test_tool_calls_are_stored_between_the_messages_for_redrawing(registry
     kinds = [(r["type"], r.get("role") or r.get("name")) for r in lines(store.path(session.id))]
     assert kinds == [
         ("session", None),
+        ("turn", None),
         ("message", "user"),
         ("tool", "read"),
         ("message", "assistant"),
+        ("turn", None),
         ("message", "user"),
         ("tool", "read"),
         ("message", "assistant"),
@@ -134,7 +136,8 @@ async def test_a_compacted_session_reopens_without_a_fake_reply(registry) -> Non
     assert lines(path)[-1]["prompt"] is False  # no reply is due to the summary
     # the summary turn ran aside: neither its messages nor its tool call (the stub's
     # default answer calls a tool) are stored
-    assert [r["type"] for r in lines(path)] == ["session", "message", "message", "clear", "message"]
+    kinds = [r["type"] for r in lines(path)]
+    assert kinds == ["session", "turn", "message", "message", "clear", "message"]
     stored = store.load(session.id)
     assert stored.interrupted is False
     again = resume(registry, store, stored, plugin_files=False)
@@ -175,7 +178,7 @@ async def test_a_session_stored_when_created_is_listed_and_titled_by_its_first_p
     assert store.list()[0].title == "!echo first prompt"
     assert store.load(session.id).title == "!echo first prompt"
     await session.close()
-    assert [r["type"] for r in lines(path)] == ["session", "message", "message"]
+    assert [r["type"] for r in lines(path)] == ["session", "turn", "message", "message"]
 
 
 def test_a_key_the_face_moved_out_of_the_environment_is_still_kept_out(

@@ -29,6 +29,11 @@ PERMISSION_KINDS = {
     "deny": ("reject_once", "Reject"),
     "never": ("reject_always", "Always reject"),
 }
+CONFIRM_KINDS = {  # a confirmation (`/undo`, `/rewind N`): go ahead, or not
+    "yes": ("allow_once", "Yes"),
+    "no": ("reject_once", "No"),
+}
+NAMED = {"permission": PERMISSION_KINDS, "confirm": CONFIRM_KINDS}
 # A question's choices get these kinds in turn: clients that draw an option by its
 # kind (codecompanion: Accept, Always accept, Reject) then draw up to four apart.
 CHOICE_KINDS = ("allow_once", "allow_always", "reject_once", "reject_always")
@@ -171,10 +176,10 @@ class AcpInput(NullInput):
             return await self._elicit(prompt, options)
         if not options:
             return None
-        choices = self._options(options, kind)
+        choices, named = self._options(options, kind)
         params = {
             "sessionId": self._session_id(),
-            "toolCall": self._tool_call(prompt, tool, None if kind == "permission" else options),
+            "toolCall": self._tool_call(prompt, tool, None if named else options),
             "options": choices,
         }
         try:
@@ -223,15 +228,15 @@ class AcpInput(NullInput):
         return self.output.session.id if self.output.session else None
 
     @staticmethod
-    def _options(options: list[str], kind: str) -> list[dict[str, str]]:
-        """A permission's answers as ACP's four kinds; a question's choices as distinct
-        options: ids `choice-1`..., the choice as the name, the kinds in turn."""
-        if kind == "permission" and all(o in PERMISSION_KINDS for o in options):
-            return [
-                {"optionId": o, "name": PERMISSION_KINDS[o][1], "kind": PERMISSION_KINDS[o][0]}
-                for o in options
-            ]
-        return [
+    def _options(options: list[str], kind: str) -> tuple[list[dict[str, str]], bool]:
+        """A permission's answers as ACP's four kinds, a confirmation's as yes and no
+        (named: True); a question's choices as distinct options: ids `choice-1`...,
+        the choice as the name, the kinds in turn."""
+        known = NAMED.get(kind, {})
+        if known and all(o in known for o in options):
+            named = [{"optionId": o, "name": known[o][1], "kind": known[o][0]} for o in options]
+            return named, True
+        choices = [
             {
                 "optionId": f"{CHOICE_ID}{n}",
                 "name": option,
@@ -239,6 +244,7 @@ class AcpInput(NullInput):
             }
             for n, option in enumerate(options, 1)
         ]
+        return choices, False
 
     def _tool_call(
         self, prompt: str, tool: dict[str, Any] | None, choices: list[str] | None = None

@@ -11,10 +11,11 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
+from ...conversation import text_of
 from ...live import Live
 from . import updates
 from .editor import AcpOutput
-from .prompt import command_line, prompt_text
+from .prompt import command_line, prompt_parts
 
 if TYPE_CHECKING:
     from ...agent import TurnResult
@@ -29,6 +30,9 @@ class AcpLive(Live):
         super().__init__(session)
         self.output = output
         self.window: asyncio.Future[int | None] | None = None
+        self.advertised: list[dict[str, Any]] | None = None  # the last commands sent
+        self.watched: Any = None  # the MCP manager listened to
+        self._pending = False
         self.look_up_window()
 
     def update(self, payload: dict[str, Any]) -> None:
@@ -39,19 +43,19 @@ class AcpLive(Live):
         """Run one prompt: a slash command or a turn. Answers with the stop reason; an
         empty prompt (no blocks, or only blank text) does nothing and ends the turn."""
         self.ensure_idle()  # before the blocks are read: a busy session says so first
-        text = prompt_text(blocks, self.session.cwd)
-        if not text.strip():
+        text, attachments = prompt_parts(blocks, self.session.cwd)
+        if not text.strip() and not attachments:
             return {"stopReason": "end_turn"}
-        line = command_line(text)
+        line = None if attachments else command_line(text)
         self.output.begin()
         try:
-            return await (self.run_command(line) if line else self.run_turn(text))
+            return await (self.run_command(line) if line else self.run_turn(text, attachments))
         except asyncio.CancelledError:
             self.output.interrupted()
             return {"stopReason": "cancelled"}
 
-    async def run_turn(self, text: str) -> dict[str, Any]:
-        result = await self.turn(text)
+    async def run_turn(self, text: str, attachments: list[dict[str, Any]]) -> dict[str, Any]:
+        result = await self.turn(text, attachments)  # a refused attachment: -32602
         if result.stop_reason == "cancelled":
             self.output.interrupted()
             return {"stopReason": "cancelled"}
@@ -77,6 +81,7 @@ class AcpLive(Live):
             self.advertise()
         if session.last_turn is not None and line.startswith("/compact"):
             self.report_usage(session.last_turn)
+        self.watch()  # a /reload may have given the session its first MCP servers
         return {"stopReason": "end_turn"}
 
     def replay(self) -> None:
@@ -93,7 +98,7 @@ class AcpLive(Live):
                 continue
             kind = kinds.get(entry["role"])
             if kind and entry["content"]:
-                self.update(updates.chunk(kind, str(entry["content"])))
+                self.update(updates.chunk(kind, text_of(entry["content"])))
 
     # -- how full the context is --------------------------------------------------------
     def look_up_window(self) -> None:
@@ -147,8 +152,38 @@ class AcpLive(Live):
         return listed
 
     def advertise(self) -> None:
+        self.advertised = self.commands()
         self.update(
-            {"sessionUpdate": "available_commands_update", "availableCommands": self.commands()}
+            {"sessionUpdate": "available_commands_update", "availableCommands": self.advertised}
+        )
+
+    # -- MCP servers (docs/mcp.md, "For faces") ------------------------------------------
+    def watch(self) -> None:
+        """Listen to the session's MCP manager, if it has one: a server's prompts coming
+        or going re-advertise the commands; its browser step is said in the chat."""
+        manager = getattr(self.session, "mcp", None)
+        if manager is None or manager is self.watched:
+            return
+        self.watched = manager
+        manager.listeners.append(self.servers_changed)
+        manager.on_authorize = self.authorize
+
+    def servers_changed(self, manager: Any) -> None:
+        if not self._pending:  # the changes of one pass of the event loop: one update
+            self._pending = True
+            asyncio.get_running_loop().call_soon(self._readvertise)
+
+    def _readvertise(self) -> None:
+        self._pending = False
+        if self.advertised is not None and self.commands() != self.advertised:
+            self.advertise()
+
+    def authorize(self, name: str, url: str) -> None:
+        self.update(
+            updates.chunk(
+                "agent_message_chunk",
+                f"\nMCP server {name} needs authorization: open {url} in your browser.\n",
+            )
         )
 
     def config_options(self) -> list[dict[str, Any]]:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import sys
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
+from ...conversation import text_of
 from ...errors import ElelemError, UnknownSession
 from ...session import Session
 from ...store.records import Stored
@@ -85,7 +87,7 @@ def show_history(session: Session, title: str) -> None:
             output.doing(call)
             output.result(call, Result(entry["result"], entry["ok"]))
         elif entry["role"] == "user":
-            output.say(f"> {entry['content']}")
+            output.say(f"> {text_of(entry['content'])}")
         elif entry["role"] == "assistant":
             output.reply(entry["content"])
 
@@ -102,8 +104,11 @@ def stored_sessions(options: argparse.Namespace, store: Store) -> int:
 def sessions(options: argparse.Namespace, store: Store) -> int:
     """`elelem sessions [--here] [--json] [--delete ID]`."""
     if options.delete:
+        from ...plugins import core_registry
+        from ...session import delete
+
         session_id = store.find(options.delete)
-        store.delete(session_id)
+        asyncio.run(delete(core_registry(), store, session_id))  # its checkpoints go too
         print(f"deleted {session_id}")
         return 0
     stored = store.list(Path.cwd() if options.here else None)

@@ -172,3 +172,23 @@ def test_a_chat_nobody_talked_to_leaves_no_session(env, project):
     quiet = elelem(env, project, "chat", stdin="/context\n")
     assert quiet.returncode == 0, quiet.stderr
     assert stored(env) == [] and "no stored sessions" in elelem(env, project, "sessions").stdout
+
+
+def test_sessions_delete_takes_the_checkpoints_and_resume_can_rewind(env, project):
+    write = '!tool write {"path": "made.txt", "content": "x"}'
+    assert elelem(env, project, "chat", stdin=write + "\n").returncode == 0
+    assert (project / "made.txt").exists()
+    resumed = elelem(env, project, "chat", "--resume", stdin="/rewind\n")
+    assert "(1 file)" in resumed.stdout, resumed.stdout  # its checkpoint, after a restart
+    root = Path(env["XDG_STATE_HOME"]) / "elelem" / "checkpoints"
+    (shadow,) = [p for p in root.iterdir() if (p / "cwd").is_file()]
+
+    def refs() -> str:
+        return subprocess.run(
+            ["git", "--git-dir", str(shadow), "for-each-ref"], capture_output=True, text=True
+        ).stdout
+
+    entry = stored(env)[0]  # the metadata line
+    assert entry["type"] == "session" and f"/{entry['id']}/" in refs()
+    assert elelem(env, project, "sessions", "--delete", entry["id"][:8]).returncode == 0
+    assert f"/{entry['id']}/" not in refs()
