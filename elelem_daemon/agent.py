@@ -8,13 +8,18 @@ Any other failure inside a turn (a bug) ends it as `Error: ...` with stop reason
 `error`: the kept history always alternates user, assistant, user, assistant.
 Tool arguments that are not plain JSON (a non-finite number, nested past
 `jsonsafe.MAX_DEPTH`) are a failed call the model reads; they go nowhere else.
+
+While a turn runs, `in_turn` is true: a user message kept then is its prompt, which
+awaits a reply (the store tells it from one kept outside a turn, such as `/compact`'s
+summary). Each tool call, once it has run, goes to the `call_listeners` as (call,
+result), after the Output: the store records it for redrawing.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +38,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 Call = dict[str, Any]
+CallListener = Callable[[Call, Result], None]
 
 MAX_ROUNDS = 100
 CANCELLED = "[cancelled]"
@@ -46,15 +52,17 @@ OVERFLOW_HINT = (
 class TurnResult:
     """How a turn ended. `stop_reason`: `end_turn`, `error` (the provider failed: the
     reply is `Error: ...`), `cancelled`, `max_tokens` (the provider said the reply was
-    cut off by its token limit) or `max_turn_requests`. `usage`: the token
-    counts the providers reported, summed. For a cancelled turn `reply` is what was
-    kept (`<text so far>[cancelled]`), and `kept` is false when the turn was cancelled
-    before it started (nothing was recorded)."""
+    cut off by its token limit) or `max_turn_requests`. `usage`: the token counts the
+    providers reported, summed. `context_tokens`: how full the model's context is after
+    the turn: its last request's input and output tokens (None when unreported). For a
+    cancelled turn `reply` is what was kept (`<text so far>[cancelled]`), and `kept` is
+    false when the turn was cancelled before it started (nothing was recorded)."""
 
     reply: str
     stop_reason: str = "end_turn"
     usage: dict[str, int] = field(default_factory=dict)
     kept: bool = True
+    context_tokens: int | None = None
 
     def __str__(self) -> str:
         return self.reply
@@ -90,6 +98,13 @@ class _Round:
         self.calls: list[Call] = []
         self.kept: Message = {}
         self.stop: str | None = None  # a `stop` event's reason (`max_tokens`)
+        self.usage: dict[str, int] = {}
+
+    def context_tokens(self) -> int | None:
+        """This request's input and output tokens, if the provider reported them."""
+        if "input_tokens" not in self.usage and "output_tokens" not in self.usage:
+            return None
+        return self.usage.get("input_tokens", 0) + self.usage.get("output_tokens", 0)
 
 
 class Agent:
@@ -114,6 +129,9 @@ class Agent:
         self.transcript = Transcript(system_prompt, conversation)
         self.max_rounds = max_rounds
         self.last: TurnResult | None = None
+        self.in_turn = False  # a user message kept now is a prompt, which awaits a reply
+        self.call_listeners: list[CallListener] = []  # each hears (call, result) once it ran
+        self.keeping = True  # false while a turn runs aside (keep=False): nothing is recorded
 
     @property
     def conversation(self) -> Conversation:
@@ -125,7 +143,15 @@ class Agent:
 
     async def turn(self, prompt: Content, keep: bool = True) -> TurnResult:
         """One turn. With `keep` false it runs aside, on a copy of the conversation:
-        its prompt and reply are never kept (nor stored), whatever happens (/compact)."""
+        its prompt and reply are never kept (nor stored), whatever happens (/compact),
+        and its tool calls reach no `call_listeners`."""
+        self.in_turn, self.keeping = True, keep
+        try:
+            return await self._turn(prompt, keep)
+        finally:
+            self.in_turn, self.keeping = False, True
+
+    async def _turn(self, prompt: Content, keep: bool) -> TurnResult:
         transcript = self.transcript if keep else self.transcript.aside()
         conversation = transcript.conversation
         conversation.add("user", prompt)  # 2. record the prompt
@@ -161,7 +187,7 @@ class Agent:
             self.output.say(content.removeprefix("Error: "), "error")
             return self.last
         conversation.add("assistant", content)  # 7. record the reply
-        self.last = TurnResult(content, stop, usage)
+        self.last = TurnResult(content, stop, usage, context_tokens=fetched.context_tokens())
         return self.last
 
     async def fetch(
@@ -202,6 +228,7 @@ class Agent:
             for key, value in event.items():
                 if key != "type" and isinstance(value, int):
                     usage[key] = usage.get(key, 0) + value
+                    fetched.usage[key] = fetched.usage.get(key, 0) + value
         elif kind == "keep":
             fetched.kept.update(event["data"])
         elif kind == "stop":
@@ -224,6 +251,8 @@ class Agent:
             self.output.doing(shown)
             result = budget.skipped() if budget.spent else await self.run(call, event.get("error"))
             self.output.result(shown, result)
+            for listener in list(self.call_listeners) if self.keeping else []:
+                listener(shown, result)
             traffic.append(
                 {
                     "role": "tool",

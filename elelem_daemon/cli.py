@@ -9,7 +9,6 @@ so a face's start-up pays for no other.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import sys
 from collections.abc import Sequence
@@ -94,6 +93,15 @@ def frame_limit(text: str) -> int:
     return value
 
 
+def exit_on_signals() -> None:
+    """SIGTERM, SIGHUP and SIGINT end the process with 128 + N while it starts: nothing
+    runs yet that would need cancelling (protocol.md, how the daemon ends)."""
+    import signal
+
+    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        signal.signal(sig, lambda number, _frame: os._exit(128 + number))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     keys.take()  # first of all: the keys leave the environment (elelem_daemon/keys.py)
     args = list(sys.argv[1:] if argv is None else argv)
@@ -104,6 +112,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if options.command in (None, "help"):
         parser().print_help()
         return 0
+    if options.command == "daemon" and not options.acp:
+        exit_on_signals()  # until the daemon's own handlers take over (stdio.run)
     from .log import setup
     from .store.store import Store
 
@@ -134,6 +144,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .faces.daemon.stdio import serve
 
         return serve(store, options.provider, options.model, max_frame)
+    import asyncio
+
     from .faces.terminal.chat import terminal
 
     try:

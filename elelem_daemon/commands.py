@@ -27,8 +27,16 @@ class SlashCommand:
 
 
 class Commands:
+    """The session's slash commands. A face may `hide` one that is its client's to do
+    (the ACP face hides `/exit`: the editor closes sessions): it still runs, but is not
+    listed (`/help`, the list an unknown command gets, the editor's command list)."""
+
     def __init__(self) -> None:
         self._commands: dict[str, SlashCommand] = {}
+        self.hidden: set[str] = set()
+
+    def hide(self, name: str) -> None:
+        self.hidden.add(name.lstrip("/"))
 
     def register(
         self,
@@ -66,7 +74,7 @@ class Commands:
         return self._commands.get(name.lstrip("/"))
 
     def names(self) -> list[str]:
-        return [f"/{name}" for name in self._commands]
+        return [f"/{name}" for name in self._commands if name not in self.hidden]
 
     def completions_for(self, name: str, partial: str = "") -> list[str]:
         command = self.get(name)
@@ -76,7 +84,8 @@ class Commands:
         self._commands.clear()
 
     def __iter__(self) -> Iterator[tuple[str, str]]:
-        return iter([(f"/{c.name}", c.description) for c in self._commands.values()])
+        shown = [c for c in self._commands.values() if c.name not in self.hidden]
+        return iter([(f"/{c.name}", c.description) for c in shown])
 
     def __contains__(self, name: str) -> bool:
         return name.lstrip("/") in self._commands

@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # not imported before a face's first session (start-up time)
 
 T = TypeVar("T")
 CLOSE_GRACE = 0.6  # a cancelled turn gets this long to kill its tools (SIGTERM, then SIGKILL)
-SHOWN_ID = 200  # an unknown id is quoted up to this many characters
+SHOWN_ID = 200  # an unknown id is quoted up to this many characters (its first ones)
 
 
 class Live:
@@ -148,8 +148,9 @@ class Lives(Generic[L]):
         """The open session, or UnknownSession naming the id (cut if it is long)."""
         live = self._open.get(session_id)
         if live is None:
-            shown = session_id if len(session_id) <= SHOWN_ID else f"{session_id[:SHOWN_ID]}..."
-            raise UnknownSession(f"unknown session: {shown}", sessionId=shown)
+            shown = session_id[:SHOWN_ID]  # data.sessionId: at most SHOWN_ID characters
+            more = "..." if len(session_id) > SHOWN_ID else ""
+            raise UnknownSession(f"unknown session: {shown}{more}", sessionId=shown)
         return live
 
     def find(self, session_id: Any) -> L | None:

@@ -37,6 +37,7 @@ from .ports import Provider, SessionView
 from .registry import EVENTS, Registry
 from .result import Result
 from .toolbox import Toolbox
+from .transcript import SystemPrompt, face_template
 
 if TYPE_CHECKING:
     from .store.recorder import Recorder
@@ -51,24 +52,34 @@ SESSION_EVENTS = tuple(e for e in EVENTS if e != "delete")  # what a session run
 
 @dataclass(frozen=True)
 class CommandResult:
-    """What a slash command printed (lines joined, errors as `error: ...`), and whether
-    it asked to end the session (`/exit`), which is the client's to do."""
+    """What a slash command printed (lines joined, errors as `error: ...`), whether all
+    of it is Markdown (`/tools`; a face renders it, else shows it as plain text), and
+    whether it asked to end the session (`/exit`), which is the client's to do."""
 
     output: str
     exit: bool = False
+    markdown: bool = False
 
 
 class Captured:
-    """The Output while a command runs: `say` is kept for the command's result, every
-    other event (a `/compact` turn streaming) goes on to the session's own Output."""
+    """The Output while a command runs: `say` is kept for the command's result, with
+    the kind of each line; every other event (a `/compact` turn streaming) goes on to
+    the session's own Output."""
 
     def __init__(self, inner: Output) -> None:
         self.inner = inner
         self.lines: list[str] = []
+        self.kinds: set[str] = set()
 
     def say(self, text: str, kind: str = "plain") -> None:
         if text and text.strip():
             self.lines.append(f"error: {text}" if kind == "error" else text)
+            self.kinds.add(kind)
+
+    @property
+    def markdown(self) -> bool:
+        """Whether everything printed was Markdown."""
+        return self.kinds == {"markdown"}
 
     def thinking(self, text: str) -> None:
         self.inner.thinking(text)
@@ -232,7 +243,7 @@ class Session:
         finally:
             self.agent.output = captured.inner
         exit, self._exit = self._exit, False
-        return CommandResult("\n".join(captured.lines), exit)
+        return CommandResult("\n".join(captured.lines), exit, captured.markdown)
 
     def switch(self, provider_name: str | None = None, model: str | None = None) -> None:
         """Rebuild the provider (by name and/or model); keeps the conversation. The
@@ -327,6 +338,8 @@ def start(
     make_io: MakeIo | None = None,
     store: Store | None = None,
     stored: Stored | None = None,
+    store_now: bool = False,
+    face: str = "terminal",
 ) -> Session:
     """Build the provider, agent and session, then run every setup block against it.
 
@@ -338,7 +351,10 @@ def start(
     once the session's plugins have loaded (the terminal: a plugin's factories may
     replace its own). With a `store`, the session is saved as it goes; with `stored`,
     it continues that stored session (its id and messages), saving the new messages
-    to the same file if `store` is given too.
+    to the same file if `store` is given too. With `store_now`, a new session is stored
+    at once rather than with its first message (a face whose clients keep the id).
+    `face` says where the agent runs, for the system prompt's opening line
+    (`transcript.FACES`: `terminal`, `editor`).
     """
     from .trust import decide
 
@@ -352,7 +368,11 @@ def start(
     commands = Commands()
     if make_io is not None:
         input, output = make_io(registry, commands)
-    agent = Agent(built, output=output if output is not None else NullOutput(), cwd=cwd)
+    agent = Agent(
+        built,
+        output=output if output is not None else NullOutput(),
+        system_prompt=SystemPrompt(face_template(face), cwd),
+    )
     if input is None:
         input = NullInput(commands=commands)
     session = Session(agent, input, commands, registry, cwd, provider, model)
@@ -360,7 +380,7 @@ def start(
     if store is not None or stored is not None:
         from .store.recorder import record
 
-        record(session, store, stored)
+        record(session, store, stored, now=store_now)
     session.apply_setups()
     return session
 

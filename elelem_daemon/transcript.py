@@ -1,4 +1,9 @@
-"""Transcript: the system prompt, rendered fresh, plus the conversation."""
+"""Transcript: the system prompt, rendered fresh, plus the conversation.
+
+The system prompt opens with what the agent is where it runs: `FACES` has one line per
+face (the terminal's is elelem's own, "You are a terminal coding agent."; the editor
+faces say the agent works in the user's editor), and `session.start(face=...)` picks it.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +16,15 @@ from .conversation import Conversation, Message
 
 log = logging.getLogger(__name__)
 DEFAULT_TEMPLATE = "You are a terminal coding agent."
+FACES = {  # what the system prompt says the agent is, in each face (start(face=...))
+    "terminal": DEFAULT_TEMPLATE,
+    "editor": "You are a coding agent working in the user's code editor.",
+}
+
+
+def face_template(face: str) -> str:
+    """The system prompt's opening line for a face; the terminal's for one it does not know."""
+    return FACES.get(face, DEFAULT_TEMPLATE)
 
 
 class SystemPrompt:

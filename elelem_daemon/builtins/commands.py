@@ -88,7 +88,8 @@ def register(plugin: Plugin) -> None:
 
     @plugin.command("context", "Show conversation context", ["json"])
     def context(session: Any, args: str | None) -> None:
-        session.output.say(context_text(session, args), "markdown" if args else "plain")
+        kind = "markdown" if args and args.isdigit() else "plain"  # message N as Markdown
+        session.output.say(context_text(session, args), kind)
 
     @plugin.command("clear", "Clear conversation history")
     def clear(session: Any, args: str | None) -> None:

@@ -10,12 +10,15 @@ pygls's JsonRpcException in the daemon). A read answered with "resource not foun
 (-32002) means the editor does not have the file: the disk answers then. Any other
 failure, a malformed answer, or no answer within EDITOR_WAIT seconds fails that read
 or write with a clear OSError (the tool's `{"error", "ok": false}`, an attachment's
-refusal). Each direction is used only when the client offered it.
+refusal). A refusal carries the editor's own words: its message and its data (cut at
+DATA_CAP), so `Internal error` comes with the details the editor gave. Each direction
+is used only when the client offered it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -25,6 +28,24 @@ from .errors import RESOURCE_NOT_FOUND
 
 Request = Callable[[str, dict[str, Any]], Awaitable[Any]]
 EDITOR_WAIT = 30.0  # seconds an editor has to answer one fs/* request
+DATA_CAP = 500  # characters of the editor's error data quoted in the tool's error
+
+
+def refusal(exc: Exception) -> str:
+    """The editor's answer to a refused request: `message (data)`."""
+    message = getattr(exc, "message", None)
+    code = getattr(exc, "code", None)
+    words = (message if isinstance(message, str) else "").strip()
+    words = words or (f"error {code}" if code is not None else str(exc))
+    data: Any = getattr(exc, "data", None)
+    if isinstance(data, dict) and set(data) <= {"details", "message", "error"} and data:
+        data = "; ".join(str(v) for v in data.values())  # the SDKs' {details: "..."}
+    if data is None or data == "" or data == {}:
+        return words
+    shown = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False, default=str)
+    if len(shown) > DATA_CAP:
+        shown = shown[:DATA_CAP] + "..."
+    return f"{words} ({shown})"
 
 
 def editor_files(request: Request, session_id: str, read: bool, write: bool) -> EditorFiles:
@@ -48,8 +69,7 @@ def editor_files(request: Request, session_id: str, read: bool, write: bool) -> 
                 return None
             if not path.exists():
                 raise FileNotFoundError(str(path)) from None
-            message = getattr(exc, "message", None) or str(exc)
-            raise OSError(f"the editor could not read {path}: {message}") from None
+            raise OSError(f"the editor could not read {path}: {refusal(exc)}") from None
         if not isinstance(answer, dict) or not isinstance(answer.get("content"), str):
             raise OSError(f"the editor sent no content for {path}")
         return answer["content"]
@@ -61,7 +81,6 @@ def editor_files(request: Request, session_id: str, read: bool, write: bool) -> 
         except OSError:
             raise
         except Exception as exc:
-            message = getattr(exc, "message", None) or str(exc)
-            raise OSError(f"the editor could not write {path}: {message}") from None
+            raise OSError(f"the editor could not write {path}: {refusal(exc)}") from None
 
     return EditorFiles(read_text if read else None, write_text if write else None)

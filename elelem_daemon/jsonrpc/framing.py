@@ -8,6 +8,7 @@ then resynchronises on the next `Content-Length:` header.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -32,6 +33,21 @@ def encode(message: dict[str, Any]) -> bytes:
     """One framed message. ASCII-only JSON, so the header counts bytes and characters alike."""
     body = dumps(message, separators=(",", ":")).encode("ascii")
     return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+
+
+def cut_short(body: bytes) -> bool:
+    """Whether a body that is not JSON is the start of a JSON text: its parse fails
+    at the very end, or in a string left open (`{"jsonrpc":"2.0","id":1` and `{"json`
+    are cut short; `{bad}` is wrong at once)."""
+    try:
+        json.loads(body)
+    except json.JSONDecodeError as exc:
+        text = exc.doc.rstrip()
+        unterminated = exc.msg.startswith("Unterminated string")  # reported at its start
+        return bool(text) and (unterminated or exc.pos >= len(text))
+    except (ValueError, RecursionError):  # not UTF-8, or nested too deep
+        return False
+    return False
 
 
 def _preview(data: bytes) -> str:
@@ -96,10 +112,15 @@ class FrameReader:
 
     def resync(self, body: bytes) -> bool:
         """After a body failed to parse: if it swallowed the start of the next frame
-        (its Content-Length was too large), give that part back. True if it did."""
+        (its Content-Length was too large), give that part back. True if it did.
+
+        A body that is the start of a JSON text (its Content-Length was too small)
+        is followed by the rest of it, which is skipped without an answer up to the
+        next header; after a body that is wrong in itself, what follows is read as
+        usual (newline-delimited JSON gets its `parse_error`)."""
         start = body.lower().find(MARK, 1)
         if start < 0:
-            self._quiet = True  # what follows may be the rest of this body
+            self._quiet = cut_short(body)  # what follows may be the rest of this body
             return False
         self._buffer[:0] = body[start:]
         return True

@@ -32,6 +32,7 @@ from ..errors import ProviderError
 from .calls import CUT_OFF, doing
 from .http import Failure, HTTPProvider
 from .sse import sse_events
+from .window import tokens
 
 log = logging.getLogger(__name__)
 DEFAULT_MODEL = "claude-opus-4-5"
@@ -69,7 +70,8 @@ class AnthropicProvider(HTTPProvider):
             raise ProviderError("anthropic: set ANTHROPIC_API_KEY to use this provider")
         self.model = model or os.environ.get("ANTHROPIC_MODEL") or DEFAULT_MODEL
         base = base_url or os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL
-        self.url = base.rstrip("/") + "/v1/messages"
+        self.base = base.rstrip("/")
+        self.url = self.base + "/v1/messages"
         self.max_tokens = max_tokens or whole("ANTHROPIC_MAX_TOKENS", 16000)
         if self.max_tokens < 1:
             raise ProviderError("ANTHROPIC_MAX_TOKENS must be at least 1")
@@ -84,6 +86,12 @@ class AnthropicProvider(HTTPProvider):
         self.thinking_budget = budget
         super().__init__(client)
         self.secrets = [self.api_key]
+
+    async def window_lookup(self) -> int | None:
+        """`max_input_tokens` of the Models API's entry for the model."""
+        headers = {"x-api-key": self.api_key, "anthropic-version": VERSION}
+        info = await self.get_json(f"{self.base}/v1/models/{self.model}", headers)
+        return tokens(info.get("max_input_tokens")) if isinstance(info, dict) else None
 
     # -- request ----------------------------------------------------------------
     def request(

@@ -41,8 +41,10 @@ import httpx
 from ..errors import ProviderError
 from ..jsonsafe import dumps, loads
 from .lines import MAX_LINE, MAX_REPLY, head, lines
+from .window import Windowed
 
 log = logging.getLogger(__name__)
+METADATA_BYTES = 4 * 1024 * 1024  # the most a metadata answer (a model list) may send
 
 RETRY_STATUS = frozenset({429, 500, 502, 503, 529})
 NO_RETRY_CODES = frozenset({"insufficient_quota", "enforced_spend_limit_reached"})
@@ -144,8 +146,9 @@ def root_cause(exc: BaseException | None) -> str:
     return found
 
 
-class HTTPProvider:
-    """Base class: subclasses set `name` and implement `request` and `decode`."""
+class HTTPProvider(Windowed):
+    """Base class: subclasses set `name` and implement `request` and `decode` (and may
+    answer `window_lookup`: window.py)."""
 
     name = "http"
     hint = ""  # added to connection failures, e.g. how to start a local server
@@ -276,6 +279,20 @@ class HTTPProvider:
         except ValueError:
             clipped = data if len(data) <= 120 else data[:120] + "..."
             raise ProviderError(f"{self.name}: malformed {what}: {clipped!r}") from None
+
+    async def get_json(
+        self, url: str, headers: dict[str, str] | None = None, body: Any = None
+    ) -> Any:
+        """A small metadata request (GET, or POST with a JSON body): its JSON, at most
+        METADATA_BYTES of it, or a ProviderError. Never retried: it is no turn's business."""
+        method, payload = ("GET", None) if body is None else ("POST", body)
+        async with self.client.stream(method, url, headers=headers, json=payload) as response:
+            data = await head(response, METADATA_BYTES + 1)
+            if not response.is_success:
+                raise self.status_failure(response, data)
+        if len(data) > METADATA_BYTES:
+            raise ProviderError(f"{self.name}: {url} sent more than {METADATA_BYTES} bytes")
+        return self.parse(data.decode("utf-8", "replace"), "metadata")
 
     async def aclose(self) -> None:
         await self.client.aclose()

@@ -26,6 +26,7 @@ from ..conversation import images_in, text_of
 from ..errors import ProviderError
 from .calls import CUT_OFF, doing
 from .http import HTTPProvider
+from .window import tokens
 
 DEFAULT_MODEL = "gpt-oss:latest"
 DEFAULT_HOST = "127.0.0.1:11434"
@@ -77,6 +78,25 @@ class OllamaProvider(HTTPProvider):
             "off",
         )
         super().__init__(client)
+
+    async def window_lookup(self) -> int | None:
+        """`OLLAMA_NUM_CTX` when set (what every request asks for); else `/api/show`:
+        the model's `num_ctx` parameter, else its trained `*.context_length`."""
+        if "num_ctx" in self.options:
+            return int(self.options["num_ctx"])
+        shown = await self.get_json(f"{self.base_url}/api/show", body={"model": self.model})
+        if not isinstance(shown, dict):
+            return None
+        parameters = shown.get("parameters")
+        for line in parameters.splitlines() if isinstance(parameters, str) else []:
+            name, _, value = line.strip().partition(" ")
+            if name == "num_ctx" and value.strip().isdigit():
+                return int(value.strip())
+        info = shown.get("model_info")
+        for key, value in info.items() if isinstance(info, dict) else []:
+            if key.endswith(".context_length") and (found := tokens(value)) is not None:
+                return found
+        return None
 
     def status_text(self, status: int, message: str) -> str:
         text = super().status_text(status, message)

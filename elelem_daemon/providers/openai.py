@@ -37,6 +37,7 @@ from ..errors import ProviderError
 from .calls import CUT_OFF, doing
 from .http import RETRY_STATUS, Failure, HTTPProvider
 from .sse import sse_events
+from .window import tokens
 
 log = logging.getLogger(__name__)
 DEFAULT_MODEL = "gpt-4o"
@@ -75,6 +76,31 @@ class OpenAIProvider(HTTPProvider):
         self.vision = switch(env.get("OPENAI_VISION", "1"))
         super().__init__(client)
         self.secrets = [self.api_key]
+
+    async def window_lookup(self) -> int | None:
+        """llama.cpp's `/props` (`n_ctx`: the context the server runs with), else the
+        model's entry in `/models` (vLLM's `max_model_len`, LM Studio's and OpenRouter's
+        `context_length`). OpenAI's own API says neither: the known table answers."""
+        headers = {"authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+        if not self.official:
+            root = self.base_url.removesuffix("/v1")
+            try:
+                props = await self.get_json(f"{root}/props", headers)
+            except ProviderError:
+                props = None
+            if isinstance(props, dict):
+                settings = props.get("default_generation_settings")
+                found = tokens(settings.get("n_ctx")) if isinstance(settings, dict) else None
+                if (found := found or tokens(props.get("n_ctx"))) is not None:
+                    return found
+        listed = await self.get_json(f"{self.base_url}/models", headers)
+        entries = listed.get("data") if isinstance(listed, dict) else None
+        for entry in entries if isinstance(entries, list) else []:
+            if isinstance(entry, dict) and entry.get("id") == self.model:
+                for key in ("max_model_len", "context_length", "context_window"):
+                    if (found := tokens(entry.get(key))) is not None:
+                        return found
+        return None
 
     def request(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]

@@ -15,6 +15,9 @@ A prompt that starts with `!` scripts it instead (for tests and benchmarks):
   text, control characters included: the hostile model of tests/faults), and sleeps
   that many milliseconds for each number in it.
 
+A script it cannot read fails the same way, with a line that says how to write it
+(`stub: !tool takes a tool name and a JSON object ...`), never Python's own words.
+
 It reads images only as the model `vision` (`vision` is then true, and a prompt
 carrying images is answered first with `saw N image(s): image/png 68 bytes, ...`);
 otherwise a turn with an image fails before it is sent (expansion.py).
@@ -28,7 +31,17 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from ..conversation import image_bytes, images_in, text_of
+from ..errors import ProviderError
 from .calls import doing
+
+TOOL_USAGE = (
+    'stub: !tool takes a tool name and a JSON object, e.g. !tool read {"path": "README.md"}'
+)
+STREAM_USAGE = "stub: !stream takes a count and a delay in milliseconds, e.g. !stream 100 5"
+EVENTS_USAGE = (
+    "stub: !events takes a JSON list of events and numbers,"
+    ' e.g. !events [{"type": "saying", "text": "hi"}, 50]'
+)
 
 
 class StubProvider:
@@ -61,13 +74,14 @@ class StubProvider:
                 yield event
             return
         if verb == "!stream":
-            async for event in self._stream(*rest.split()):
+            async for event in self._stream(*stream_args(rest)):
                 yield event
             return
+        if verb == "!tool":
+            name, arguments = tool_args(rest)
         yield {"type": "saying", "text": "let me check."}
         if verb == "!tool":
-            name, _, args = rest.partition(" ")
-            yield doing("stub-1", name, args)  # parsed as every provider's are
+            yield doing("stub-1", name, arguments)  # checked as every provider's are
         elif tools:
             yield {
                 "type": "doing",
@@ -78,9 +92,12 @@ class StubProvider:
 
     @staticmethod
     async def _events(script: str) -> AsyncIterator[dict[str, Any]]:
-        steps = json.loads(script)
+        try:
+            steps = json.loads(script)
+        except (ValueError, RecursionError):
+            raise ProviderError(f"{EVENTS_USAGE} (it is not JSON)") from None
         if not isinstance(steps, list):
-            raise ValueError("!events takes a JSON list of events and numbers")
+            raise ProviderError(EVENTS_USAGE)
         for step in steps:
             if isinstance(step, dict):
                 yield step
@@ -88,11 +105,40 @@ class StubProvider:
                 await asyncio.sleep(step / 1000)
 
     @staticmethod
-    async def _stream(count: str = "10", delay_ms: str = "0") -> AsyncIterator[dict[str, Any]]:
-        delay = float(delay_ms) / 1000
-        for i in range(int(count)):
+    async def _stream(count: int = 10, delay_ms: float = 0) -> AsyncIterator[dict[str, Any]]:
+        delay = delay_ms / 1000
+        for i in range(count):
             yield {"type": "saying", "text": f"tok{i} "}
             if delay:
                 await asyncio.sleep(delay)
             elif i % 256 == 255:
                 await asyncio.sleep(0)  # let a cancel in
+
+
+def tool_args(rest: str) -> tuple[str, dict[str, Any]]:
+    """`NAME {json}` of a `!tool` script; a clear ProviderError when it is not that."""
+    name, _, raw = rest.strip().partition(" ")
+    if not name:
+        raise ProviderError(TOOL_USAGE)
+    try:
+        arguments = json.loads(raw) if raw.strip() else {}
+    except (ValueError, RecursionError):
+        raise ProviderError(f"{TOOL_USAGE} (the arguments are not JSON)") from None
+    if not isinstance(arguments, dict):
+        raise ProviderError(f"{TOOL_USAGE} (the arguments are not an object)")
+    return name, arguments
+
+
+def stream_args(rest: str) -> tuple[int, float]:
+    """`N [MS]` of a `!stream` script, each a number >= 0 (N at most 10 million)."""
+    words = rest.split()
+    if len(words) > 2:
+        raise ProviderError(STREAM_USAGE)
+    try:
+        count = int(words[0]) if words else 10
+        delay = float(words[1]) if len(words) > 1 else 0.0
+    except ValueError:
+        raise ProviderError(STREAM_USAGE) from None
+    if not 0 <= count <= 10_000_000 or not 0 <= delay <= 60_000:
+        raise ProviderError(STREAM_USAGE)
+    return count, delay

@@ -3,9 +3,11 @@
 Where: `$ELELEM_STATE_DIR/sessions/`, else `$XDG_STATE_HOME/elelem/sessions/`, else
 `~/.local/state/elelem/sessions/`; the file is `<sessionId>.jsonl`, its lines are in
 records.py. The file is written when the first message is kept, so a session nobody
-talked to leaves no file. Every line is flushed and fsynced as it is written; a
-half-written last line is cut off before the next append. While a process holds a
-session open, the file is locked (flock) so no second process appends to it.
+talked to leaves no file, unless the face stores it at once (`Recorder.start`: the ACP
+face, whose clients keep a session's id to load it later). Every line is flushed and
+fsynced as it is written; a half-written last line is cut off before the next append.
+While a process holds a session open, the file is locked (flock) so no second process
+appends to it.
 
 Session files are elelem's own (owned.py): opened with `O_NOFOLLOW`, only as regular
 files with one link. A symlink, hard link or FIFO planted as `<id>.jsonl` is skipped by
@@ -25,13 +27,14 @@ from pathlib import Path
 
 from ..config import state_dir
 from ..errors import NoStoredSession, SessionLocked
-from ..owned import open_owned, read_line
+from ..owned import open_owned
 from . import records
 from .records import Record, Stored
 
 log = logging.getLogger(__name__)
 
 SUFFIX = ".jsonl"
+HEAD_SCAN = 64 * 1024  # bytes read past the metadata of an untitled session, for its title
 VALID_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
@@ -71,10 +74,16 @@ class Store:
         return sorted(found, key=lambda s: (s.updated, s.created), reverse=True)
 
     def _head(self, path: Path) -> Stored:
-        first = read_line(path)
-        if not first.endswith(b"\n"):
-            raise ValueError("no complete metadata line")
-        return records.head_of(first, path, _mtime(path))
+        """The metadata; for a session stored before its first prompt, also the lines up
+        to that prompt (at most HEAD_SCAN bytes), which give the title."""
+        with open(open_owned(path), "rb") as file:  # never through a link
+            first = file.readline()
+            if not first.endswith(b"\n"):
+                raise ValueError("no complete metadata line")
+            lines = [first]
+            if b'"title":""' in first:
+                lines += file.read(HEAD_SCAN).split(b"\n")[:-1]
+        return records.head_of(lines, path, _mtime(path))
 
     def head(self, session_id: str) -> Stored:
         """A stored session's metadata alone (NoStoredSession when there is none)."""

@@ -47,7 +47,7 @@ test("a streamed prompt with a tool call", async () => {
 });
 
 test("a question with choices is a permission request", async () => {
-  const editor = new Editor({ answers: ["yes", null] });
+  const editor = new Editor({ answers: ["choice-1", null] });
   const ask = '!tool interview {"question":"Go on?","options":["yes","no"]}';
   await withDaemon(editor, async (ctx, _init, project) => {
     const { sessionId } = await newSession(ctx, project);
@@ -57,7 +57,10 @@ test("a question with choices is a permission request", async () => {
   const [first, second] = editor.of("tool_call_update");
   assert.deepEqual(first.rawOutput, { answer: "yes", ok: true });
   assert.deepEqual(second.rawOutput, { error: "the user gave no answer", ok: false });
-  assert.deepEqual(editor.permissions[0].options.map((o) => o.optionId), ["yes", "no"]);
+  assert.deepEqual(
+    editor.permissions[0].options.map((o) => [o.optionId, o.name, o.kind]),
+    [["choice-1", "yes", "allow_once"], ["choice-2", "no", "allow_always"]],
+  );
   assert.equal(editor.permissions[0].toolCall.toolCallId, editor.of("tool_call")[0].toolCallId);
 });
 

@@ -84,11 +84,11 @@ async def test_streamed_prompt_with_a_tool_call(tmp_path: Path, project: Path) -
     ]
     call, done = editor.of("tool_call")[0], editor.of("tool_call_update")[0]
     assert call.kind == "execute" and call.status == "in_progress"
-    assert call.title == "execute: echo hi"
+    assert call.title == "`echo hi`"  # claude-agent-acp's style: the command itself
     assert call.raw_input == {"command": "echo hi"}
     assert done.tool_call_id == call.tool_call_id and done.status == "completed"
     assert done.raw_output == {"exit_status": 0, "content": "hi\n", "ok": True}
-    assert editor.said() == "let me check.done."
+    assert editor.said() == "let me check.\n\ndone."  # the text after a call: its own paragraph
 
 
 async def test_tool_call_ids_are_unique_in_a_session(tmp_path: Path, project: Path) -> None:
@@ -162,7 +162,7 @@ async def test_question_with_choices_goes_to_request_permission(
     tmp_path: Path, project: Path
 ) -> None:
     editor = Editor()
-    editor.answers = ["blue", None]
+    editor.answers = ["choice-2", None]
     ask = '!tool interview {"question":"Which colour?","options":["red","blue"]}'
     async with daemon(tmp_path, editor) as (conn, _):
         sid = (await conn.new_session(cwd=str(project), mcp_servers=[])).session_id
@@ -172,9 +172,11 @@ async def test_question_with_choices_goes_to_request_permission(
     assert first.raw_output == {"answer": "blue", "ok": True}
     assert second.raw_output == {"error": "the user gave no answer", "ok": False}
     asked = editor.permissions[0]
-    assert [o.option_id for o in asked["options"]] == ["red", "blue"]
+    options = [(o.option_id, o.name, o.kind) for o in asked["options"]]
+    assert options == [("choice-1", "red", "allow_once"), ("choice-2", "blue", "allow_always")]
     assert asked["toolCall"].tool_call_id == editor.of("tool_call")[0].tool_call_id
-    assert asked["toolCall"].content[0].content.text == "Which colour?"
+    assert asked["toolCall"].title == "Which colour?"
+    assert asked["toolCall"].content[0].content.text == "Which colour?\n\n1. red\n2. blue"
 
 
 async def test_questions_become_forms_when_the_client_takes_them(

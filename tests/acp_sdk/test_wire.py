@@ -74,8 +74,8 @@ async def test_unknown_methods_and_bad_params(wire: Wire, tmp_path: Path) -> Non
     bad_server = await wire.call(6, "session/new", {"cwd": str(tmp_path), "mcpServers": [{}]})
     assert bad_server["error"]["message"] == "mcpServers[0]: an MCP server needs a name"
     sid = await session(wire, tmp_path)
-    empty = await wire.call(7, "session/prompt", {"sessionId": sid, "prompt": []})
-    assert "non-empty array" in empty["error"]["message"]
+    empty = await wire.call(7, "session/prompt", {"sessionId": sid, "prompt": "text"})
+    assert empty["error"]["message"] == "prompt: expected an array of content blocks"
     odd = await wire.call(8, "session/prompt", {"sessionId": sid, "prompt": [{"type": "video"}]})
     assert odd["error"]["message"] == "prompt[0]: unknown content block type: video"
     auth = await wire.call(9, "authenticate", {"methodId": "x"})

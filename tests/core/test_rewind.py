@@ -18,6 +18,7 @@ from elelem_daemon.errors import NoCheckpoint, OutsideChanges, SessionBusy, Unkn
 from elelem_daemon.plugins import core_registry
 from elelem_daemon.rewind import rewind, turns
 from elelem_daemon.session import Session, resume, start
+from elelem_daemon.store.recorder import history
 from elelem_daemon.store.store import Store
 
 
@@ -186,6 +187,33 @@ async def test_a_rewind_undoes_a_clear_and_the_store_agrees(registry, workdir) -
     again = resume(registry, store=store, stored=store.load(session.id), plugin_files=False)
     assert [m["content"] for m in again.conversation] == ["!echo one", "one"]
     assert (await again.turn("!echo four")).reply == "four" and again.turns > second + 1
+    await again.close()
+
+
+async def test_a_rewind_drops_its_turns_tool_calls_from_the_redrawn_history(
+    registry, workdir
+) -> None:
+    store = Store()
+    session = opened(registry, workdir, store)
+    (workdir / "notes.txt").write_text("kept\n")
+    await session.turn(tool("read", path="notes.txt"))
+    second = (await session.turn(tool("read", path="missing.txt")), session.turns)[1]
+    await session.command("/clear")
+    await session.turn("!echo three")
+    await rewind(session, second, files=False)
+    kept = [(e["type"], e.get("content") or e.get("name")) for e in history(session)]
+    assert kept == [
+        ("message", tool("read", path="notes.txt")),
+        ("tool", "read"),
+        ("message", "done."),
+    ]
+    await session.close()
+    stored = store.load(session.id)
+    assert stored.shown() == history(session)  # the file folds to the same
+    again = resume(registry, store=store, stored=stored, plugin_files=False)
+    first = min(again.conversation.marks)
+    await rewind(again, first, files=False)  # and a reloaded session rewinds it too
+    assert history(again) == [] and len(again.conversation) == 0
     await again.close()
 
 

@@ -72,7 +72,7 @@ async def test_an_untrusted_session_does_not_load_project_plugins(
     }
     assert trusted["trust"] == {"folder": str(workdir.resolve()), "trusted": True, "skipped": []}
     output = await within(client.command(trusted["sessionId"], "/hello there"))
-    assert output == {"output": "hello there", "turnId": 1}
+    assert output == {"output": "hello there", "markdown": False, "turnId": 1}
 
 
 async def test_list_and_close(client: Client) -> None:
@@ -115,8 +115,10 @@ async def test_commands_answer_with_their_output(client: Client, session: str) -
     cleared = await within(client.command(session, "/clear"))
     assert cleared["output"] == "  → context cleared"
     assert len(await within(client.context(session))) == 1
+    assert listed["markdown"] is False and cleared["markdown"] is False
     tools = await within(client.command(session, "/tools"))
     assert "- **execute** - Run shell command" in tools["output"]
+    assert tools["markdown"] is True  # the daemon knows what the command printed
 
 
 async def test_an_unknown_command_names_the_known_ones(client: Client, session: str) -> None:
@@ -126,7 +128,7 @@ async def test_an_unknown_command_names_the_known_ones(client: Client, session: 
 
 async def test_exit_is_left_to_the_client(client: Client, session: str) -> None:
     result = await within(client.command(session, "/exit"))
-    assert result == {"output": "", "turnId": 1, "exit": True}
+    assert result == {"output": "", "markdown": False, "turnId": 1, "exit": True}
     assert [s["sessionId"] for s in await within(client.list_sessions())] == [session]
 
 

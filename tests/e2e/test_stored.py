@@ -215,3 +215,36 @@ async def test_a_deny_rule_in_the_project_is_final(spawn, env, workdir) -> None:
     done = next(e["params"] for e in seen if e["method"] == "event/result")
     assert done["result"]["error"] == "Permission denied: execute"
     assert not asked.is_set()
+
+
+async def test_load_returns_the_tool_calls_between_the_messages(spawn, workdir) -> None:
+    (workdir / "notes.txt").write_text("kept\n")
+    first = await opened(spawn)
+    session = (await within(first.new_session()))["sessionId"]
+    await within(first.turn(session, '!tool read {"path": "notes.txt"}'))
+    await within(first.turn(session, '!tool read {"path": "missing.txt"}'))
+    open_here = await within(first.load_session(session))  # open in this daemon: as it is
+    await within(first.close_session(session))
+    second = await opened(spawn)
+    loaded = await within(second.load_session(session))
+    assert loaded["history"] == open_here["history"]
+    assert [(e["type"], e.get("role") or e.get("name")) for e in loaded["history"]] == [
+        ("message", "user"),
+        ("tool", "read"),
+        ("message", "assistant"),
+        ("message", "user"),
+        ("tool", "read"),
+        ("message", "assistant"),
+    ]
+    read, failed = loaded["history"][1], loaded["history"][4]
+    assert read == {
+        "type": "tool",
+        "id": "stub-1",
+        "name": "read",
+        "arguments": {"path": "notes.txt"},
+        "ok": True,
+        "result": {"content": "kept\n", "path": "notes.txt"},
+    }
+    assert failed["ok"] is False and failed["result"]["error"] == "not found"
+    messages = [e for e in loaded["history"] if e["type"] == "message"]
+    assert [{"role": m["role"], "content": m["content"]} for m in messages] == loaded["messages"]

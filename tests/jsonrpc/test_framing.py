@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from elelem_daemon.jsonrpc.framing import BadFrame, FrameReader, encode
+from elelem_daemon.jsonrpc.framing import BadFrame, FrameReader, cut_short, encode
 
 
 def reader(*chunks: bytes, max_body: int = 1 << 20) -> FrameReader:
@@ -87,3 +87,28 @@ async def test_an_endless_line_does_not_grow_the_buffer() -> None:
     got = await frames(source)
     assert got == ["data outside a frame", b'{"ok":1}']
     assert len(source._buffer) == 0
+
+
+@pytest.mark.parametrize(
+    ("body", "short"),
+    [
+        (b'{"jsonrpc":"2.0","id":1', True),  # the rest follows outside the frame
+        (b'{"jsonrpc":"2.0","id', True),  # a string left open is reported at its start
+        (b"[[[", True),
+        (b"{bad}", False),  # wrong in itself: what follows is read as usual
+        (b'{"a":1}}', False),
+        (b"", False),
+        (b"\xff\xfe", False),
+    ],
+)
+def test_a_body_cut_short_is_told_from_a_bad_one(body: bytes, short: bool) -> None:
+    assert cut_short(body) is short
+
+
+async def test_after_a_bad_body_the_next_line_is_read_as_usual() -> None:
+    source = reader(b"Content-Length: 5\r\n\r\n{bad}" + b'{"ndjson":1}\n' + encode({"ok": 1}))
+    body = await source.frame()
+    assert body == b"{bad}" and not source.resync(body)
+    junk = await source.frame()
+    assert isinstance(junk, BadFrame) and junk.message.startswith("data outside a frame")
+    assert await source.frame() == b'{"ok":1}'

@@ -37,3 +37,24 @@ async def test_scripts():
     assert [e["text"] for e in (await events("!stream 3"))[1:]] == ["tok0 ", "tok1 ", "tok2 "]
     with pytest.raises(RuntimeError, match="boom"):
         await events("!fail boom")
+
+
+@pytest.mark.parametrize(
+    ("prompt", "says"),
+    [
+        ("!tool read {not json", "(the arguments are not JSON)"),
+        ("!tool read [1, 2]", "(the arguments are not an object)"),
+        ("!tool", "stub: !tool takes a tool name and a JSON object"),
+        ("!stream many", "stub: !stream takes a count and a delay"),
+        ("!stream 5 -1", "stub: !stream takes a count and a delay"),
+        ("!stream 1 2 3", "stub: !stream takes a count and a delay"),
+    ],
+)
+async def test_a_script_it_cannot_read_says_how_to_write_it(prompt: str, says: str) -> None:
+    from elelem_daemon.errors import ProviderError
+
+    with pytest.raises(ProviderError) as error:
+        await events(prompt)
+    assert says in str(error.value)
+    for internal in ("Expecting", "invalid literal", "int()", "Traceback", "line 1 column"):
+        assert internal not in str(error.value)

@@ -233,12 +233,18 @@ async def test_a_cancelled_turn_keeps_what_the_agent_saved(registry):
 
 async def test_a_turn_that_died_with_the_process_reads_as_interrupted(registry):
     store = Store()
-    session = new(registry, store)
+    output = Streamed()
+    session = new(registry, store, output=output)
     await session.turn("!echo done")
-    session.conversation.add("user", "in flight when the process died")
+    task = asyncio.create_task(session.turn("!stream 1000 20"))
+    await asyncio.wait_for(output.started.wait(), 10)
+    session.recorder.close()  # the process dies here: nothing more reaches the file
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
     await session.close()
     stored = store.load(session.id)
-    assert stored.messages[-1]["role"] == "user"
+    assert stored.messages[-1] == {"role": "user", "content": "!stream 1000 20"}
     again = resume(registry, store, stored, plugin_files=False)
     assert again.conversation.last == {"role": "assistant", "content": INTERRUPTED}
     await again.close()

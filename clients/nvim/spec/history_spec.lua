@@ -61,6 +61,43 @@ describe("stored sessions", function()
     vim.cmd("tabonly")
   end)
 
+  it("redraws the tool calls, their diffs and failures between the messages", function()
+    local dir = H.tmp .. "/with-tools"
+    vim.fn.mkdir(dir, "p")
+    vim.fn.writefile({ "# kept" }, dir .. "/notes.md")
+    H.setup({ cwd = dir })
+    H.turn('!tool read {"path":"notes.md"}')
+    H.turn("!tool read {}")
+    H.turn('!tool write {"path":"new.txt","content":"a new line\\n"}')
+    local live = H.lines()
+    local old = H.session().id
+    vim.cmd("ElelemNew")
+    vim.cmd("ElelemResume")
+    H.wait(function()
+      return H.session().id == old
+    end, "the session to load")
+    local text = H.text()
+    -- as they were drawn live, the thinking (never stored) aside
+    assert.matches('## elelem\n%+ read%({"path":"notes.md"}%) ✓\n\ndone%.\n', text)
+    assert.matches("## elelem\n%+ read%({}%) ✗ object at root is missing required properties: path\n", text)
+    assert.matches("%+ write%(.-%) ✓\n```diff\n.-%+a new line\n```\n", text) -- keys in any order
+    local function tools(lines) -- each tool line's name and outcome
+      local found = {}
+      for _, line in ipairs(lines) do
+        local name, outcome = line:match("^%+ (%S-)%(.*%)( [✓✗].*)$")
+        if name then
+          table.insert(found, name .. outcome)
+        end
+      end
+      return found
+    end
+    assert.are.equal(3, #tools(live))
+    assert.are.same(tools(live), tools(H.lines()))
+    local _, diffs = text:gsub("```diff", "")
+    assert.are.equal(1, diffs)
+    vim.cmd("tabonly")
+  end)
+
   it(":ElelemSessions picks a stored session", function()
     local dir = H.tmp .. "/pickable"
     vim.fn.mkdir(dir, "p")

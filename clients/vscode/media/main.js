@@ -213,15 +213,25 @@ const handlers = {
     node.scrollIntoView({ block: "end" });
   },
   history(m) {
+    // session/load's history: each turn's tool cards (result, diff, failure) and its reply
+    // in one section, as they were drawn live; each redrawn turn gets its own key.
+    let redrawn = 0;
+    const replying = () => turn ?? currentTurn(`history-${++redrawn}`);
     for (const message of m.messages) {
+      if (message.type === "tool") {
+        const call = { ...message, turnId: replying().id };
+        toolCard(call);
+        toolResult(call);
+        continue;
+      }
       const text = typeof message.content === "string" ? message.content : JSON.stringify(message.content);
       if (message.role === "user") handlers.user({ text });
-      else if (message.role === "assistant" && text) {
-        turn = null;
-        delta("saying", { text });
+      else if (message.role === "assistant") {
+        if (text) delta("saying", { turnId: replying().id, text });
         turn = null;
       } else if (message.role === "tool") add(el("pre", "history-tool", text));
     }
+    turn = null;
   },
   error(m) {
     turn = null;

@@ -213,7 +213,7 @@ export class Chat implements vscode.Disposable {
     this.transcript.clear();
     this.view?.post({ type: "clear" });
     this.showSession(loaded);
-    this.show({ type: "history", messages: loaded.messages ?? [] });
+    this.show({ type: "history", messages: loaded.history ?? loaded.messages ?? [] });
   }
 
   async restart(): Promise<void> {
@@ -355,7 +355,7 @@ export class Chat implements vscode.Disposable {
     }
     this.resume = undefined;
     this.showSession(loaded);
-    if (resume.redraw) this.show({ type: "history", messages: loaded.messages ?? [] });
+    if (resume.redraw) this.show({ type: "history", messages: loaded.history ?? loaded.messages ?? [] });
     this.show({ type: "say", kind: "info", text: "Resumed the session from its stored copy: the model sees the conversation so far." });
     return loaded;
   }

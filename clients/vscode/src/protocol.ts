@@ -41,8 +41,15 @@ export interface Message {
   content: unknown;
 }
 
+/** One entry of `session/load`'s `history`: a kept message, or a tool call drawn again. */
+export type HistoryEntry =
+  | ({ type: "message" } & Message)
+  | { type: "tool"; id: string; name: string; arguments: unknown; ok: boolean; result: unknown };
+
 export interface LoadedSession extends SessionInfo {
   messages: Message[];
+  /** The messages with the tool calls between them (a daemon without it: `messages`). */
+  history?: HistoryEntry[];
 }
 
 export interface TurnResult {

@@ -7,7 +7,7 @@ const fs = require("fs");
 const os = require("os");
 const path = require("path");
 const { chromium } = require("playwright-core");
-const { fake, activate, deactivate, send, waitFor } = require("./helpers");
+const { fake, activate, deactivate, send, waitFor, workspace, Memento } = require("./helpers");
 
 const CHROMIUM = process.env.ELELEM_CHROMIUM || "/usr/bin/chromium";
 let browser;
@@ -252,6 +252,48 @@ test("a loaded session's history is redrawn", async () => {
   assert.equal(await page.textContent(".turn.user"), "what is 2+2?");
   assert.equal(await page.textContent(".markdown strong"), "4");
   assert.equal(await page.textContent("pre.history-tool"), '{"ok":true}');
+});
+
+test("a reloaded window redraws the stored tool calls, their diffs and failures (real daemon)", async () => {
+  const ws = workspace();
+  fs.writeFileSync(path.join(ws, "notes.md"), "# kept\n");
+  const workspaceState = new Memento();
+  let env = await activate({}, { workspace: ws, workspaceState });
+  try {
+    await send(env.view, '!tool read {"path":"notes.md"}');
+    await send(env.view, "!tool read {}");
+    await send(env.view, '!tool write {"path":"new.txt","content":"a new line\\n"}');
+  } finally {
+    await deactivate(env.context);
+  }
+  env = await activate({}, { workspace: ws, workspaceState });
+  let history;
+  try {
+    history = await waitFor(env.view, { type: "history" });
+  } finally {
+    await deactivate(env.context);
+  }
+  const { page, post, errors } = await open();
+  await post(history);
+  await page.waitForSelector("details.tool.error");
+  const cards = page.locator("details.tool");
+  assert.equal(await cards.count(), 3);
+  assert.deepEqual(await cards.locator(".status").allTextContents(), ["ok", "error", "ok"]);
+  assert.deepEqual(await cards.locator(".name").allTextContents(), ["read", "read", "write"]);
+  assert.match(await cards.nth(0).locator("pre.result").textContent(), /# kept/);
+  assert.match(await cards.nth(1).locator("pre.result").textContent(), /missing required properties: path/);
+  assert.match(await cards.nth(2).locator("pre.diff").textContent(), /\+a new line/);
+  // each card sits in its turn, before that turn's reply
+  const turns = page.locator(".turn.assistant");
+  assert.equal(await turns.count(), 3);
+  assert.match(await turns.nth(0).locator("details.tool + .markdown").textContent(), /^done\.\s*$/);
+  assert.deepEqual(await page.locator(".turn.user").allTextContents(), [
+    '!tool read {"path":"notes.md"}',
+    "!tool read {}",
+    '!tool write {"path":"new.txt","content":"a new line\\n"}',
+  ]);
+  assert.equal(await page.locator("details.tool.running").count(), 0);
+  assert.deepEqual(errors, []);
 });
 
 test("a failed turn shows its error once", async () => {

@@ -33,15 +33,49 @@ CONFIRM_KINDS = {  # a confirmation (`/undo`, `/rewind N`): go ahead, or not
     "yes": ("allow_once", "Yes"),
     "no": ("reject_once", "No"),
 }
+NAMED = {"permission": PERMISSION_KINDS, "confirm": CONFIRM_KINDS}
+# A question's choices get these kinds in turn: clients that draw an option by its
+# kind (codecompanion: Accept, Always accept, Reject) then draw up to four apart.
+CHOICE_KINDS = ("allow_once", "allow_always", "reject_once", "reject_always")
+CHOICE_ID = "choice-"
 
 
 class AcpOutput(NullOutput):
+    """Clients join a prompt's message chunks into one text, so a chunk that is not the
+    model's own (an error, a command's output) starts its own paragraph, and the text
+    after it starts another: `paragraph`."""
+
     def __init__(self, connection: Connection) -> None:
         self.connection = connection
         self.session: Session | None = None
         self.current: tuple[str, dict[str, Any]] | None = None  # the call running now
         self._ids: dict[str, str] = {}
         self._count = 0
+        self._tail = ""  # the end of the prompt's message text so far
+        self._apart = False  # the next delta starts a new paragraph
+
+    def begin(self) -> None:
+        """A prompt starts: its text starts fresh."""
+        self._tail, self._apart = "", False
+
+    def message(self, value: str) -> None:
+        """An `agent_message_chunk`, the prompt's text so far remembered."""
+        if value:
+            self._tail = (self._tail + value)[-2:]
+            self.update(updates.chunk("agent_message_chunk", value))
+
+    def paragraph(self, value: str) -> None:
+        """A chunk of its own: after a blank line if text came before, and followed by
+        one before any later text."""
+        if not value.strip():
+            return
+        self.message(self._gap() + value)
+        self._apart = True
+
+    def _gap(self) -> str:
+        if not self._tail or self._tail.endswith("\n\n"):
+            return ""
+        return "\n" if self._tail.endswith("\n") else "\n\n"
 
     def attach(self, session: Session) -> None:
         self.session = session
@@ -54,14 +88,16 @@ class AcpOutput(NullOutput):
 
     def say(self, text: str, kind: str = "plain") -> None:
         if text and text.strip():
-            line = f"error: {text}" if kind == "error" else text
-            self.update(updates.chunk("agent_message_chunk", f"\n{line}\n"))
+            self.paragraph(f"error: {text}" if kind == "error" else text)
 
     def thinking(self, text: str) -> None:
         self.update(updates.chunk("agent_thought_chunk", text))
 
     def saying(self, text: str) -> None:
-        self.update(updates.chunk("agent_message_chunk", text))
+        if self._apart and text:
+            self._apart = False
+            text = self._gap() + text
+        self.message(text)
 
     def doing(self, call: dict[str, Any]) -> None:
         ident = self.next_id()
@@ -74,6 +110,13 @@ class AcpOutput(NullOutput):
         payload = dict(result.payload)
         self.update(updates.tool_result(ident, call, result.ok, payload, self.cwd))
         self.current = None
+        self._apart = True  # the text after a tool call is a paragraph of its own
+
+    def replay_call(self, call: dict[str, Any], ok: bool, payload: dict[str, Any]) -> None:
+        """A stored tool call, redrawn: its `tool_call`, then its `tool_call_update`."""
+        ident = self.next_id()
+        self.update(self.announce(ident, call))
+        self.update(updates.tool_result(ident, call, ok, payload, self.cwd))
 
     def announce(self, ident: str, call: dict[str, Any]) -> dict[str, Any]:
         """The `tool_call` for a call, its kind asked of the tool itself."""
@@ -133,11 +176,11 @@ class AcpInput(NullInput):
             return await self._elicit(prompt, options)
         if not options:
             return None
-        choices = [self._option(option, kind) for option in options]
+        choices, named = self._options(options, kind)
         alone = self.output.current is None  # a question of no running call (trust.py's)
-        call = self._tool_call(prompt, tool)
+        call = self._tool_call(prompt, tool, None if named else options)
         params = {"sessionId": self._session_id(), "toolCall": call, "options": choices}
-        chosen = await self._permission(params, options)
+        chosen = await self._permission(params, choices, options)
         if alone:  # nothing else will end the call the question showed
             status = "failed" if chosen in (None, "deny", "never") else "completed"
             self.output.update(
@@ -146,7 +189,9 @@ class AcpInput(NullInput):
             )  # fmt: skip
         return chosen
 
-    async def _permission(self, params: dict[str, Any], options: list[str]) -> str | None:
+    async def _permission(
+        self, params: dict[str, Any], choices: list[dict[str, str]], options: list[str]
+    ) -> str | None:
         try:
             answer = await self.connection.request("session/request_permission", params)
         except (RpcError, ConnectionError) as exc:
@@ -155,8 +200,11 @@ class AcpInput(NullInput):
         outcome = answer.get("outcome") if isinstance(answer, dict) else None
         if not isinstance(outcome, dict) or outcome.get("outcome") != "selected":
             return None  # cancelled, or not an answer: no answer
-        chosen = outcome.get("optionId")
-        return chosen if chosen in options else None
+        chosen = outcome.get("optionId")  # absent (avante's auto-approval): no answer
+        picked = {
+            choice["optionId"]: option for choice, option in zip(choices, options, strict=True)
+        }
+        return picked.get(chosen) if isinstance(chosen, str) else None
 
     async def _elicit(self, prompt: str, options: list[str] | None) -> str | None:
         answer: dict[str, Any] = {"type": "string", "title": "Answer"}
@@ -190,15 +238,29 @@ class AcpInput(NullInput):
         return self.output.session.id if self.output.session else None
 
     @staticmethod
-    def _option(option: str, kind: str) -> dict[str, str]:
-        kinds = {"permission": PERMISSION_KINDS, "confirm": CONFIRM_KINDS}.get(kind, {})
-        known = kinds.get(option)
-        if known is None:
-            return {"optionId": option, "name": option, "kind": "allow_once"}
-        return {"optionId": option, "name": known[1], "kind": known[0]}
+    def _options(options: list[str], kind: str) -> tuple[list[dict[str, str]], bool]:
+        """A permission's answers as ACP's four kinds, a confirmation's as yes and no
+        (named: True); a question's choices as distinct options: ids `choice-1`...,
+        the choice as the name, the kinds in turn."""
+        known = NAMED.get(kind, {})
+        if known and all(o in known for o in options):
+            named = [{"optionId": o, "name": known[o][1], "kind": known[o][0]} for o in options]
+            return named, True
+        choices = [
+            {
+                "optionId": f"{CHOICE_ID}{n}",
+                "name": option,
+                "kind": CHOICE_KINDS[(n - 1) % len(CHOICE_KINDS)],
+            }
+            for n, option in enumerate(options, 1)
+        ]
+        return choices, False
 
-    def _tool_call(self, prompt: str, tool: dict[str, Any] | None) -> dict[str, Any]:
-        """The pending call the question is about, with the question and any diff."""
+    def _tool_call(
+        self, prompt: str, tool: dict[str, Any] | None, choices: list[str] | None = None
+    ) -> dict[str, Any]:
+        """The pending call the question is about, with the question (and its choices,
+        numbered, for clients that draw options by kind alone) and any diff."""
         current = self.output.current
         ident, call = current or (self.output.next_id(), {"name": "ask", "arguments": {}})
         if tool and tool.get("name"):
@@ -206,7 +268,10 @@ class AcpInput(NullInput):
         update = self.output.announce(ident, call)
         del update["sessionUpdate"]
         update["status"] = "pending"
-        content: list[dict[str, Any]] = [{"type": "content", "content": updates.text(prompt)}]
+        asked = prompt
+        if choices:
+            asked += "\n\n" + "\n".join(f"{n}. {c}" for n, c in enumerate(choices, 1))
+        content: list[dict[str, Any]] = [{"type": "content", "content": updates.text(asked)}]
         cwd = self.output.cwd
         diff = updates.diff_content((tool or {}).get("diff"), call["arguments"], cwd)
         update["content"] = [*diff, *content]

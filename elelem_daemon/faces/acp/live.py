@@ -1,13 +1,14 @@
 """AcpLive: one core Session open in the ACP face: its prompts (a turn or a slash
-command), the history it replays, and what the client can pick (commands, provider and
-model). It decides nothing: the agent, its tools, commands, permission policy, the busy
-rule and `/exit` are the core's; this only translates (editor.py holds the Output and
-Input that feed the client).
+command), the history it replays, how full the model's context is, and what the client
+can pick (commands, provider and model). It decides nothing: the agent, its tools,
+commands, permission policy, the busy rule and `/exit` are the core's; this only
+translates (editor.py holds the Output and Input that feed the client).
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import TYPE_CHECKING, Any
 
 from ...conversation import text_of
@@ -17,8 +18,10 @@ from .editor import AcpOutput
 from .prompt import command_line, prompt_parts
 
 if TYPE_CHECKING:
+    from ...agent import TurnResult
     from ...session import Session
 
+log = logging.getLogger(__name__)
 EXIT_TEXT = "To end this session, close it in the editor."
 TRUST_OPTIONS = ["always", "allow", "deny"]  # keep it, this session only, no
 
@@ -27,20 +30,26 @@ class AcpLive(Live):
     def __init__(self, session: Session, output: AcpOutput, ask_trust: bool = False) -> None:
         super().__init__(session)
         self.output = output
+        self.window: asyncio.Future[int | None] | None = None
         self.advertised: list[dict[str, Any]] | None = None  # the last commands sent
         self.watched: Any = None  # the MCP manager listened to
         self._pending = False
         self.ask_trust = ask_trust  # an untrusted folder with plugins or rules: ask once
+        self.look_up_window()
 
     def update(self, payload: dict[str, Any]) -> None:
         self.output.update(payload)
 
     # -- prompts ----------------------------------------------------------------
     async def prompt(self, blocks: Any) -> dict[str, Any]:
-        """Run one prompt: a slash command or a turn. Answers with the stop reason."""
+        """Run one prompt: a slash command or a turn. Answers with the stop reason; an
+        empty prompt (no blocks, or only blank text) does nothing and ends the turn."""
         self.ensure_idle()  # before the blocks are read: a busy session says so first
         text, attachments = prompt_parts(blocks, self.session.cwd)
+        if not text.strip() and not attachments:
+            return {"stopReason": "end_turn"}
         line = None if attachments else command_line(text)
+        self.output.begin()
         try:
             if self.ask_trust:
                 await self.trust()
@@ -100,6 +109,7 @@ class AcpLive(Live):
         counts = updates.usage(result.usage)
         if counts:
             answer["usage"] = counts
+        self.report_usage(result)
         return answer
 
     async def run_command(self, line: str) -> dict[str, Any]:
@@ -107,37 +117,77 @@ class AcpLive(Live):
         before = (session.provider_name, session.model, self.commands())
         result = await self.command(line)
         printed = EXIT_TEXT if result.exit else result.output  # the editor owns its life
-        if printed.strip():
-            markdown = line.startswith(("/tools", "/mcp"))
-            shown = printed if markdown else updates.fenced(printed)
-            self.update(updates.chunk("agent_message_chunk", shown))
+        if printed.strip():  # its own chunk: a /compact's streamed text came before it
+            self.output.paragraph(printed if result.markdown else updates.fenced(printed))
         if before[:2] != (session.provider_name, session.model):
-            self.update(
-                {"sessionUpdate": "config_option_update", "configOptions": self.config_options()}
-            )
-            self.update(
-                {"sessionUpdate": "current_mode_update", "currentModeId": session.provider_name}
-            )
+            self.provider_changed()
         if before[2] != self.commands():
             self.advertise()
+        if session.last_turn is not None and line.startswith("/compact"):
+            self.report_usage(session.last_turn)
         self.watch()  # a /reload may have given the session its first MCP servers
         return {"stopReason": "end_turn"}
 
     def replay(self) -> None:
-        """The kept conversation as updates, as `session/load` must send it."""
+        """The stored conversation as `session/load` sends it: the messages as
+        `user_message_chunk` / `agent_message_chunk`, each tool call between them as a
+        `tool_call` and its `tool_call_update` (store.recorder.history)."""
+        from ...store.recorder import history
+
         kinds = {"user": "user_message_chunk", "assistant": "agent_message_chunk"}
-        for message in self.session.conversation:
-            kind = kinds.get(message["role"])
-            if kind and message["content"]:
-                self.update(updates.chunk(kind, text_of(message["content"])))
+        for entry in history(self.session):
+            if entry["type"] == "tool":
+                call = {"id": entry["id"], "name": entry["name"], "arguments": entry["arguments"]}
+                self.output.replay_call(call, entry["ok"], entry["result"])
+                continue
+            kind = kinds.get(entry["role"])
+            if kind and entry["content"]:
+                self.update(updates.chunk(kind, text_of(entry["content"])))
+
+    # -- how full the context is --------------------------------------------------------
+    def look_up_window(self) -> None:
+        """Ask the provider its context window now, in the background, so a turn's
+        `usage_update` need not wait for it (providers/window.py)."""
+        lookup = getattr(self.session.provider, "context_window", None)
+        self.window = asyncio.ensure_future(lookup()) if callable(lookup) else None
+        if self.window is not None:
+            self.window.add_done_callback(_quiet)
+
+    def report_usage(self, result: TurnResult) -> None:
+        """`usage_update` once a turn's provider reported tokens and the window is known:
+        at once if the lookup is done, else when it is (and the provider is the same)."""
+        used, window, provider = result.context_tokens, self.window, self.session.provider
+        if used is None or window is None:
+            return
+
+        def send(done: asyncio.Future[int | None]) -> None:
+            if done.cancelled() or done.exception() is not None:
+                return
+            size = done.result()
+            if size is not None and self.session.provider is provider:
+                self.update(updates.usage_update(used, size))
+
+        if window.done():
+            send(window)
+        else:
+            window.add_done_callback(send)
 
     # -- what the client can pick ----------------------------------------------------
+    def provider_changed(self) -> None:
+        """The provider or model changed (`/provider`, `/model`, set_mode, set_config_option):
+        the same two updates whichever way, and a new window lookup."""
+        self.look_up_window()
+        self.update(
+            {"sessionUpdate": "config_option_update", "configOptions": self.config_options()}
+        )
+        self.update(
+            {"sessionUpdate": "current_mode_update", "currentModeId": self.session.provider_name}
+        )
+
     def commands(self) -> list[dict[str, Any]]:
         listed = []
-        for slashed, description in self.session.commands:
+        for slashed, description in self.session.commands:  # /exit is hidden here
             name = slashed.lstrip("/")
-            if name == "exit":
-                continue
             entry: dict[str, Any] = {"name": name, "description": description}
             hints = self.session.commands.completions_for(name)
             if hints:
@@ -194,6 +244,7 @@ class AcpLive(Live):
                 "id": "provider",
                 "name": "Provider",
                 "description": "Who runs the model",
+                "category": "mode",  # the providers are the modes (set_mode): avante's picker
                 "type": "select",
                 "currentValue": session.provider_name,
                 "options": [{"value": name, "name": name} for name in providers],
@@ -222,3 +273,9 @@ class AcpLive(Live):
                 for o in options
             ],
         }
+
+
+def _quiet(done: asyncio.Future[Any]) -> None:
+    """A lookup that failed is only an unknown window (providers log why)."""
+    if not done.cancelled() and done.exception() is not None:
+        log.info("acp: context window lookup failed: %s", done.exception())

@@ -103,9 +103,10 @@ def embedded(resource: Any, index: int, cwd: Path) -> tuple[str, dict[str, Any] 
 
 
 def prompt_parts(blocks: Any, cwd: Path) -> tuple[str, list[dict[str, Any]]]:
-    """The user's text and attachments; RpcError for a malformed or unsupported block."""
-    if not isinstance(blocks, list) or not blocks:
-        raise invalid_params("prompt: expected a non-empty array of content blocks")
+    """The user's text and attachments ("" and none for no blocks: the schema allows an
+    empty prompt); RpcError for a malformed or unsupported block."""
+    if not isinstance(blocks, list):
+        raise invalid_params("prompt: expected an array of content blocks")
     texts, attachments = [], []
     for index, block in enumerate(blocks):
         text, attachment = block_parts(block, index, cwd)

@@ -200,17 +200,18 @@ class AcpServer:
         elicitation = self.client.get("elicitation")
         elicits = isinstance(elicitation, dict) and isinstance(elicitation.get("form"), dict)
         input = AcpInput(self.connection, output, elicits)
-        if stored is None:
+        if stored is None:  # stored at once: ACP clients keep the id to load it later
             provider, model = choose_provider(face_provider=self.provider, face_model=self.model)
             session = start(
-                self.registry(), provider, model, cwd, input, output, store=self.store,
-                project=trusted,
+                self.registry(), provider, model, cwd, input, output,
+                store=self.store, store_now=True, face="editor", project=trusted,
             )  # fmt: skip
         else:
             session = resume(
                 self.registry(), self.store, stored, cwd=cwd, input=input, output=output,
-                project=trusted,
+                face="editor", project=trusted,
             )  # fmt: skip
+        session.commands.hide("exit")  # the editor owns the session's life
         output.attach(session)
         fs = self.client.get("fs") or {}
         read, write = fs.get("readTextFile") is True, fs.get("writeTextFile") is True
@@ -276,9 +277,7 @@ class AcpServer:
     async def set_mode(self, params: dict[str, Any]) -> dict[str, Any]:
         live = self.live(params)
         live.session.switch(field(params, "modeId", str), None)
-        live.update(
-            {"sessionUpdate": "config_option_update", "configOptions": live.config_options()}
-        )
+        live.provider_changed()
         return {}
 
     async def set_config_option(self, params: dict[str, Any]) -> dict[str, Any]:
@@ -290,7 +289,5 @@ class AcpServer:
             live.session.switch(None, value)
         else:
             raise invalid_params(f"configId: unknown option: {option}. Options: provider, model")
-        live.update(
-            {"sessionUpdate": "current_mode_update", "currentModeId": live.session.provider_name}
-        )
+        live.provider_changed()
         return {"configOptions": live.config_options()}

@@ -11,6 +11,7 @@ from typing import Any
 
 TITLE_ARGUMENT = ("command", "path", "pattern", "question", "url", "query")
 TITLE_WIDTH = 80
+VERBS = {"read": "Read", "write": "Write", "edit": "Edit", "list": "List"}
 
 
 def text(value: str) -> dict[str, Any]:
@@ -22,14 +23,54 @@ def chunk(kind: str, value: str) -> dict[str, Any]:
     return {"sessionUpdate": kind, "content": text(value)}
 
 
-def tool_title(name: str, arguments: dict[str, Any]) -> str:
-    """`execute: ls -la`, `read: src/main.py`: the tool and its telling argument."""
-    for key in TITLE_ARGUMENT:
+def one_line(value: str, width: int = TITLE_WIDTH) -> str:
+    """The first line that has text, cut to `width` characters."""
+    first = next((line.strip() for line in value.splitlines() if line.strip()), value.strip())
+    return first if len(first) <= width else first[: width - 1] + "…"
+
+
+def code(value: str) -> str:
+    """Inline Markdown code: `value`, fenced with more backticks than it holds."""
+    fence = "`"
+    while fence in value:
+        fence += "`"
+    pad = " " if value.startswith("`") or value.endswith("`") else ""
+    return f"{fence}{pad}{value}{pad}{fence}"
+
+
+def shown_path(path: str, cwd: Path) -> str:
+    """A path as the user knows it: relative to the session's folder when inside it."""
+    try:
+        return str(Path(absolute(path, cwd)).relative_to(cwd)) or "."
+    except ValueError:
+        return path
+
+
+def tool_title(name: str, arguments: dict[str, Any], cwd: Path | None = None) -> str:
+    """claude-agent-acp's style, so editors show what runs: the command in backticks
+    (`` `ls -la` ``), the verb and the path (``Read `README.md` ``), the search
+    (``Find `*.py` ``), the question itself; any other tool: its name and its telling
+    argument."""
+    where = cwd or Path.cwd()
+
+    def argument(key: str) -> str | None:
         value = arguments.get(key)
-        if isinstance(value, str) and value:
-            first = value.splitlines()[0] if value.strip() else value
-            short = first if len(first) <= TITLE_WIDTH else first[: TITLE_WIDTH - 1] + "…"
-            return f"{name}: {short}"
+        return one_line(value) if isinstance(value, str) and value.strip() else None
+
+    command, path, pattern = argument("command"), argument("path"), argument("pattern")
+    if name == "execute" and command:
+        return code(command)
+    if name in VERBS and (path or name == "list"):
+        return f"{VERBS[name]} {code(shown_path(path or '.', where))}"
+    if name in ("glob", "grep") and pattern:
+        verb = "Find" if name == "glob" else "Search"
+        inside = f" in {code(shown_path(path, where))}" if path else ""
+        return f"{verb} {code(pattern)}{inside}"
+    if name == "interview" and (question := argument("question")):
+        return question
+    for key in TITLE_ARGUMENT:
+        if (value := argument(key)) is not None:
+            return f"{name} {code(value)}"
     return name
 
 
@@ -48,7 +89,7 @@ def tool_call(ident: str, call: dict[str, Any], kind: str, cwd: Path) -> dict[st
     update = {
         "sessionUpdate": "tool_call",
         "toolCallId": ident,
-        "title": tool_title(call["name"], arguments),
+        "title": tool_title(call["name"], arguments, cwd),
         "kind": kind,
         "status": "in_progress",
         "rawInput": arguments,
@@ -94,9 +135,12 @@ def diff_content(diff: Any, arguments: dict[str, Any], cwd: Path) -> list[dict[s
 
 
 def fenced(body: str, info: str = "") -> str:
+    """A fenced code block; the body's own last line break is the block's (no blank
+    line before the closing fence)."""
     fence = "```"
     while fence in body:
         fence += "`"
+    body = body[:-1] if body.endswith("\n") else body
     return f"{fence}{info}\n{body}\n{fence}"
 
 
@@ -134,3 +178,8 @@ def usage(counts: dict[str, int]) -> dict[str, int] | None:
         return None
     read, wrote = counts.get("input_tokens", 0), counts.get("output_tokens", 0)
     return {"inputTokens": read, "outputTokens": wrote, "totalTokens": read + wrote}
+
+
+def usage_update(used: int, size: int) -> dict[str, Any]:
+    """How full the model's context is: `used` of `size` tokens (ACP's `usage_update`)."""
+    return {"sessionUpdate": "usage_update", "used": max(used, 0), "size": size}

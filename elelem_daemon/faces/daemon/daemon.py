@@ -236,7 +236,11 @@ class Daemon:
         p = spec.check(params, spec.COMMAND)
         live = self.lives.get(p["sessionId"])
         result = await live.command(p["line"])  # cancelled: fails with request_cancelled
-        answer: dict[str, Any] = {"output": result.output, "turnId": live.turns}
+        answer: dict[str, Any] = {
+            "output": result.output,
+            "markdown": result.markdown,
+            "turnId": live.turns,
+        }
         if result.exit:  # the client ends the session, if it wants to
             answer["exit"] = True
         return answer

@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import signal
 from collections.abc import Awaitable, Callable
 from concurrent.futures import Future
 from typing import Any
@@ -42,7 +41,6 @@ from ...jsonrpc.errors import (
 from ...jsonrpc.framing import BadFrame, FrameReader
 from ...jsonrpc.shapes import is_id, shape_problem
 from ...jsonsafe import cleaned, loads
-from ...signals import SIGNALS, on_signals
 from .daemon import Daemon
 from .early import error_message, failure
 from .stdio import StdioPeer, Stdout
@@ -150,6 +148,8 @@ class ElelemProtocol(JsonRPCProtocol):
         if problem:
             if "method" not in obj and ("result" in obj or "error" in obj):
                 log.warning("ignoring a malformed response: %s", problem)  # never answered
+            elif "method" in obj and "id" not in obj:
+                log.warning("ignoring a malformed notification: %s", problem)  # nor this
             else:
                 self.send_error(
                     msg_id, INVALID_REQUEST, f"invalid request: {problem}", "invalid_request"
@@ -297,7 +297,6 @@ async def attach(
     peer.attached.set()
     protocol.set_writer(writer)
     register(server, daemon)
-    on_signals(peer.stop, (*SIGNALS, signal.SIGINT))  # 128 + N, as every face
     reading = asyncio.create_task(read_loop(reader, protocol, first))
     reading.add_done_callback(lambda _: peer.stop(0))
     code = await peer.stopped

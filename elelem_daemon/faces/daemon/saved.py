@@ -73,8 +73,13 @@ def load(daemon: Daemon, params: dict[str, Any]) -> dict[str, Any]:
 
 
 def messages(session: Session) -> dict[str, Any]:
+    """`messages` (what the model sees again) and `history` (the same messages with the
+    session's tool calls between them, for redrawing: store.recorder.history)."""
+    from ...store.recorder import history
+
     return {
-        "messages": [{"role": m["role"], "content": m["content"]} for m in session.conversation]
+        "messages": [{"role": m["role"], "content": m["content"]} for m in session.conversation],
+        "history": history(session),
     }
 
 

@@ -24,6 +24,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, BinaryIO
 
 from ...jsonrpc.framing import MAX_BODY, FrameReader, encode
+from ...signals import SIGNALS, on_signals
 from ...store.store import Store
 from .daemon import Daemon
 
@@ -154,8 +155,8 @@ async def run(
     writer = Stdout(stdout or sys.stdout.buffer, lambda: peer.stop(0))
     daemon = Daemon(peer, provider, model, max_frame, store=store)
     peer.writer = writer
-    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):  # 128 + N from the start
-        asyncio.get_running_loop().add_signal_handler(sig, peer.stop, 128 + sig)
+    # from the start: a signal before the first message ends it too (128 + N, as every face)
+    on_signals(peer.stop, (*SIGNALS, signal.SIGINT))
     reader = FrameReader(stdin_chunks(stdin), max_frame)
     from .early import answer  # the first requests, while pygls loads
 

@@ -75,14 +75,22 @@ def table(stored: list[Stored]) -> str:
 
 
 def show_history(session: Session, title: str) -> None:
-    """Redraw a resumed conversation: prompts as typed, replies as the agent gave them."""
+    """Redraw a resumed conversation: prompts as typed, tool calls as they ran (their
+    line, and a failure's error), replies as the agent gave them."""
+    from ...result import Result
+    from ...store.recorder import history
+
     output = session.output
     output.say(f"resumed session {session.id[:SHORT]}: {title}", "info")
-    for message in session.conversation:
-        if message["role"] == "user":
-            output.say(f"> {text_of(message['content'])}")
-        elif message["role"] == "assistant":
-            output.reply(message["content"])
+    for entry in history(session):
+        if entry["type"] == "tool":
+            call = {"id": entry["id"], "name": entry["name"], "arguments": entry["arguments"]}
+            output.doing(call)
+            output.result(call, Result(entry["result"], entry["ok"]))
+        elif entry["role"] == "user":
+            output.say(f"> {text_of(entry['content'])}")
+        elif entry["role"] == "assistant":
+            output.reply(entry["content"])
 
 
 def stored_sessions(options: argparse.Namespace, store: Store) -> int:

@@ -144,6 +144,36 @@ def test_pick_lists_every_session_numbered_and_resumes_the_choice(env, project, 
         assert (bad.returncode, bad.stderr.strip()) == (1, f"elelem: {error}")
 
 
+def test_resume_redraws_the_tool_calls_and_their_failures(env, project):
+    (project / "notes.txt").write_text("kept\n")
+    first = elelem(
+        env,
+        project,
+        "chat",
+        stdin='!tool read {"path": "notes.txt"}\n!tool read {"path": "missing.txt"}\n',
+    )
+    assert first.returncode == 0, first.stderr
+    again = elelem(env, project, "chat", "--resume", stdin="")
+    assert again.returncode == 0, again.stderr
+    redrawn = again.stdout.split("resumed session", 1)[1]
+    read, failed = "+ read(notes.txt)\n  kept\n  ✓\n", "+ read(missing.txt)\n  ✗ not found\n"
+    assert (
+        '> !tool read {"path": "notes.txt"}\n'
+        f"{read}"
+        "done.\n"  # the kept reply: the last round's text
+        '> !tool read {"path": "missing.txt"}\n'
+        f"{failed}"
+        "done.\n"
+    ) in redrawn
+    assert read in first.stdout and failed in first.stdout  # drawn as they were live
+
+
+def test_a_chat_nobody_talked_to_leaves_no_session(env, project):
+    quiet = elelem(env, project, "chat", stdin="/context\n")
+    assert quiet.returncode == 0, quiet.stderr
+    assert stored(env) == [] and "no stored sessions" in elelem(env, project, "sessions").stdout
+
+
 def test_sessions_delete_takes_the_checkpoints_and_resume_can_rewind(env, project):
     write = '!tool write {"path": "made.txt", "content": "x"}'
     assert elelem(env, project, "chat", stdin=write + "\n").returncode == 0

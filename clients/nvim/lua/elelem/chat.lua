@@ -339,16 +339,37 @@ function Chat:output(output)
   self:lines(lines)
 end
 
---- A stored conversation, redrawn (`session/load`).
----@param messages {role: string, content: string}[]
-function Chat:history(messages)
-  for _, message in ipairs(messages) do
-    if message.role == "user" then
-      self:user(tostring(message.content or ""))
-    elseif message.role == "assistant" then
-      self:lines(split(tostring(message.content or "")))
+--- A stored conversation, redrawn (`session/load`'s `history`: its messages with the tool
+--- calls between them, each drawn as it was live, its diff and failure included; a daemon
+--- without `history` gives `messages`, redrawn without the tool calls).
+---@param entries {type: string?, role: string?, content: string?, id: string?, name: string?, arguments: table?, ok: boolean?, result: table?}[]
+function Chat:history(entries)
+  local open = false -- a `## elelem` reply is open: tool calls and text go under it
+  for _, entry in ipairs(entries) do
+    if entry.type == "tool" then
+      if not open then
+        self:user("")
+        open = true
+      end
+      self:doing(entry)
+      self:result(entry)
+    elseif entry.role == "user" then
+      if open then
+        self:finish({ stopReason = "end_turn", reply = "" })
+      end
+      self:user(tostring(entry.content or ""))
+      open = true
+    elseif entry.role == "assistant" then
+      local content = tostring(entry.content or "")
+      if content ~= "" then
+        self:stream("saying", content) -- after tool lines, a blank line first, as live
+      end
       self:finish({ stopReason = "end_turn", reply = "" })
+      open = false
     end
+  end
+  if open then
+    self:finish({ stopReason = "end_turn", reply = "" })
   end
 end
 
