@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from .agent import TurnResult
+    from .changes import Seen
     from .commands import Commands
     from .conversation import Content, Conversation, Message
     from .filesystem import Files
@@ -44,6 +45,7 @@ class SessionView(Protocol):
     model: str | None
     registry: Registry
     files: Files
+    seen: Seen
     input: Input
     commands: Commands
 

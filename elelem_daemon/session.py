@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .agent import Agent, TurnResult
+from .changes import Seen
 from .commands import Commands
 from .conversation import Content, Conversation, Message
 from .filesystem import Files, LocalFiles
@@ -96,6 +97,7 @@ class Session:
         self.model = model if model is not None else getattr(agent.provider, "model", None)
         self.project = True
         self.files: Files = LocalFiles()  # a face may put the editor here
+        self.seen = Seen()  # what the agent read this turn (changes.py: conflicts)
         self.recorder: Recorder | None = None  # set when the session is stored
         self.permissions: Any = None  # the permission policy's (builtins/permissions.py)
         self._exit = False
@@ -132,7 +134,12 @@ class Session:
         return self.agent.last
 
     async def turn(self, prompt: Content) -> TurnResult:
-        return await self.agent.turn(prompt)
+        """One turn; what the agent read in the last one no longer counts (changes.Seen)."""
+        self.seen.new_turn()
+        try:
+            return await self.agent.turn(prompt)
+        finally:
+            self.seen.new_turn()
 
     # -- the session's own verbs ----------------------------------------------
     async def command(self, line: str) -> CommandResult:

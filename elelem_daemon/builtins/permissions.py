@@ -3,7 +3,9 @@ every tool call. The format and the answers are documented in docs/permissions.m
 
 Rules are read when a session starts (and on /reload); the last matching line wins:
 1. the defaults (DEFAULTS below: execute asks; write, edit and the read-only file
-   tools (read, grep, glob, list) ask outside the cwd);
+   tools (read, grep, glob, list) ask outside the cwd); when the session's editor
+   reviews changes (`changes.reviewer` is `editor`), REVIEWING follows them: write and
+   edit are reviewed inside the cwd;
 2. the user's file, `$XDG_CONFIG_HOME/elelem/permissions` (`~/.config/elelem/permissions`);
 3. the project's `.agents/permissions`, only when the project is trusted (as its plugins).
 
@@ -13,6 +15,11 @@ failure `{"error", "name", "args", "ok": false}`):
 - `User denied permission: TOOL`: the user was asked and said no;
 - `Permission denied: TOOL (NO_ANSWER)`: the rule is `ask` and no one answered
   (no terminal, or an editor that cannot answer `input/ask`).
+
+`review` (write and edit, inside the cwd): the hook lets the call run and the tool
+has the change reviewed (changes.py); outside the cwd, for a tool that makes no change
+to review, or where no one reviews hunk by hunk, `review` asks as `ask` does. (Once
+the user accepted every change for the turn, the tool lands the rest unreviewed.)
 """
 
 from __future__ import annotations
@@ -25,15 +32,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..changes import check_fresh, reviewer
 from ..io import ask
 from ..registry import Plugin
 from .files import preview, resolve
 
-RULES = ("allow", "ask", "deny", "ask-outside")
+RULES = ("allow", "review", "ask", "deny", "ask-outside")
 DEFAULTS = (
     "* allow\nexecute ask\nwrite ask-outside\nedit ask-outside\n"
     "read ask-outside\ngrep ask-outside\nglob ask-outside\nlist ask-outside\n"
 )
+REVIEWING = "write review\nedit review\n"  # after DEFAULTS, when the editor reviews
+REVIEWING_SOURCE = "defaults (reviewing editor)"
+REVIEWED = ("write", "edit")  # the tools whose changes can be reviewed
 OPTIONS = ["allow", "deny", "always", "never"]
 ANSWERS = {
     "allow": "allow", "yes": "allow", "y": "allow",
@@ -91,6 +102,7 @@ class Policy:
     @classmethod
     def load(cls, cwd: Path, project: bool = True) -> Policy:
         rules, problems = parse(DEFAULTS, "defaults")
+        rules += parse(REVIEWING, REVIEWING_SOURCE)[0]
         for path in [user_file(), *([project_file(cwd)] if project else [])]:
             try:
                 text = path.read_text(encoding="utf-8")
@@ -104,11 +116,20 @@ class Policy:
             problems += bad
         return cls(rules, problems=problems)
 
-    def rule(self, tool: str, names: dict[str, str] | None = None, default: str = "allow") -> str:
+    def rule(
+        self,
+        tool: str,
+        names: dict[str, str] | None = None,
+        default: str = "allow",
+        reviewing: bool = False,
+    ) -> str:
         """The last rule whose pattern matches tool (a pattern may be an alias). The
-        defaults' catch-all `* allow` gives way to the tool's own `default`."""
+        defaults' catch-all `* allow` gives way to the tool's own `default`; the
+        reviewing editor's defaults count only when `reviewing`."""
         names = names or {}
         for rule in reversed(self.rules):
+            if not reviewing and rule.where.startswith(REVIEWING_SOURCE):
+                continue
             if names.get(rule.pattern, rule.pattern) == tool or fnmatch.fnmatchcase(
                 tool, rule.pattern
             ):
@@ -117,17 +138,20 @@ class Policy:
         return default
 
     def verdict(self, session: Any, tool: str, args: dict[str, Any]) -> str:
-        """allow, ask or deny for this call. A tool may carry its own default rule
-        (`permission`, e.g. `ask` for MCP tools), which any rule naming it overrides."""
+        """allow, review, ask or deny for this call. A tool may carry its own default
+        rule (`permission`, e.g. `ask` for MCP tools), which any rule naming it overrides."""
         names = {p.pattern: session.toolbox.resolve(p.pattern).name for p in self.rules}
         default = getattr(session.toolbox.resolve(tool), "permission", None)
-        rule = self.rule(tool, names, default if default in RULES else "allow")
+        by = reviewer(session)
+        rule = self.rule(tool, names, default if default in RULES else "allow", by == "editor")
         if rule == "deny":
             return "deny"
         if tool in self.always or rule == "allow":
             return "allow"
         if rule == "ask-outside":
             return "ask" if outside(session, args) else "allow"
+        if rule == "review" and tool in REVIEWED and not outside(session, args):
+            return "review" if by is not None else "ask"
         return "ask"
 
 
@@ -168,12 +192,14 @@ def register(plugin: Plugin) -> None:
     async def permission(session: Any, args: dict[str, Any], tool_name: str) -> None:
         policy = policy_of(session)
         verdict = policy.verdict(session, tool_name, args)
-        if verdict == "allow":
+        if verdict in ("allow", "review"):  # a review is the tool's to run (changes.py)
             return
         if verdict == "deny":
             raise PermissionDenied(f"Permission denied: {tool_name}")
         if tool_name in policy.never:  # the user said never for this session
             raise PermissionDenied(f"User denied permission: {tool_name}")
+        if tool_name in REVIEWED and isinstance(args.get("path"), str):
+            await check_fresh(session, resolve(session, args["path"]))  # before it is shown
         tool: dict[str, Any] = {"name": tool_name, "arguments": args}
         if (diff := await preview(session, tool_name, args)) is not None:
             tool["diff"] = diff
