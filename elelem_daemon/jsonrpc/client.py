@@ -7,8 +7,11 @@ protocol.md over its stdin/stdout. Scripts and the end-to-end tests use it.
         result = await client.turn(session["sessionId"], "hello", on_event=print)
 
 Questions the daemon asks (`input/ask`) go to `on_ask(params) -> str | None`; without
-one the client does not declare the capability. stderr is inherited unless told
-otherwise, never left in an undrained pipe.
+one the client does not declare the capability. Any other request from the daemon
+(`files/read`, `files/propose`) goes to `on_request[method](params)`, whose return
+value is the result (an RpcError it raises is the error answered); the capabilities
+that go with them are the client's to declare (`initialize(capabilities=...)`).
+stderr is inherited unless told otherwise, never left in an undrained pipe.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from .framing import BadFrame, FrameReader, encode
 
 RpcMessage = dict[str, Any]
 Ask = Callable[[RpcMessage], Awaitable[str | None] | str | None]
+Handler = Callable[[Any], Any]
 _DONE = object()
 
 
@@ -69,10 +73,17 @@ class Turn:
 
 
 class Client:
-    def __init__(self, process: asyncio.subprocess.Process, on_ask: Ask | None = None) -> None:
+    def __init__(
+        self,
+        process: asyncio.subprocess.Process,
+        on_ask: Ask | None = None,
+        on_request: dict[str, Handler] | None = None,
+    ) -> None:
         assert process.stdin is not None and process.stdout is not None
         self.process = process
         self.on_ask = on_ask
+        self.on_request: dict[str, Handler] = dict(on_request or {})
+        self.trace: list[tuple[str, RpcMessage]] | None = None  # a list: every message kept
         self.notifications: list[RpcMessage] = []  # every notification, in order
         self.errors: asyncio.Queue[RpcError] = asyncio.Queue()  # error responses without id
         self.bad_frames: list[str] = []  # what on the daemon's stdout was not a message
@@ -96,6 +107,7 @@ class Client:
         cwd: str | None = None,
         stderr: Any = None,
         on_ask: Ask | None = None,
+        on_request: dict[str, Handler] | None = None,
     ) -> Client:
         """Start the daemon (`python -m elelem_daemon ARGS`, or `command`)."""
         argv = list(command or [sys.executable, "-m", "elelem_daemon"]) + list(args)
@@ -108,7 +120,7 @@ class Client:
             cwd=cwd,
             limit=1 << 20,
         )
-        return cls(process, on_ask)
+        return cls(process, on_ask, on_request)
 
     async def __aenter__(self) -> Client:
         return self
@@ -125,6 +137,8 @@ class Client:
             await self.process.stdin.drain()
 
     async def send(self, message: RpcMessage) -> None:
+        if self.trace is not None:
+            self.trace.append(("-->", message))
         await self.write_raw(encode(message))
 
     async def notify(self, method: str, params: Any = None) -> None:
@@ -158,11 +172,15 @@ class Client:
 
     # -- the daemon's methods ----------------------------------------------------------
     async def initialize(
-        self, process_id: int | None = None, client_info: RpcMessage | None = None
+        self,
+        process_id: int | None = None,
+        client_info: RpcMessage | None = None,
+        capabilities: RpcMessage | None = None,
     ) -> RpcMessage:
+        """`capabilities` are sent as given, with `input.ask` (whether `on_ask` is set)."""
         params: RpcMessage = {
             "clientInfo": client_info or {"name": "elelem_daemon.client"},
-            "capabilities": {"input": {"ask": self.on_ask is not None}},
+            "capabilities": {"input": {"ask": self.on_ask is not None}, **(capabilities or {})},
         }
         if process_id is not None:
             params["processId"] = process_id
@@ -251,6 +269,8 @@ class Client:
                     self.bad_frames.append(f"not JSON: {exc}")
                     continue
                 if isinstance(message, dict):
+                    if self.trace is not None:
+                        self.trace.append(("<--", message))
                     self._dispatch(message)
                 else:
                     self.bad_frames.append(f"not an object: {message!r:.80}")
@@ -301,7 +321,11 @@ class Client:
         msg_id = message["id"]
         reply: RpcMessage = {"jsonrpc": "2.0", "id": msg_id}
         try:
-            if message["method"] != "input/ask" or self.on_ask is None:
+            handler = self.on_request.get(message["method"])
+            if handler is not None:
+                result = handler(message.get("params"))
+                reply["result"] = await result if inspect.isawaitable(result) else result
+            elif message["method"] != "input/ask" or self.on_ask is None:
                 reply["error"] = {"code": -32601, "message": f"no handler: {message['method']}"}
             else:
                 answer = self.on_ask(message.get("params") or {})
@@ -310,6 +334,8 @@ class Client:
                 reply["result"] = None if answer is None else {"text": answer}
         except asyncio.CancelledError:
             return  # the daemon withdrew the question
+        except RpcError as exc:
+            reply["error"] = exc.to_dict()
         finally:
             self._asks.pop(msg_id, None)
         await self.send(reply)

@@ -26,6 +26,7 @@ from ...store.store import Store
 from . import params as spec
 from . import saved
 from .events import Asker, Events, Peer
+from .files import DaemonFiles
 
 if TYPE_CHECKING:
     from ...session import Session
@@ -89,6 +90,7 @@ class Daemon:
         self.model = model
         self.lives: Lives[DaemonLive] = Lives()
         self.ask = False
+        self.files = dict.fromkeys(spec.FILE_CAPABILITIES, False)  # capabilities.files
         self.interval = 0.0  # capabilities.events.coalesceMs, in seconds
         self.shut_down = False
         self._registry: Registry | None = None
@@ -140,7 +142,9 @@ class Daemon:
                 errors=["capabilities.input.ask: expected a boolean"],
             )
         interval = spec.render_interval(caps)
+        files = spec.file_capabilities(caps)
         self.ask, self.interval = bool(ask), interval
+        self.files.update(files)  # every session's DaemonFiles reads this one dict
         for live in self.lives:
             live.asker.enabled = self.ask
             live.events.interval = self.interval
@@ -154,6 +158,7 @@ class Daemon:
                 "providers": self.registry.provider_names(),
                 "cancel": True,
                 "inputAsk": True,
+                "files": {"read": True, "propose": True},
                 "maxFrameBytes": self.max_frame,
             },
         }
@@ -206,6 +211,7 @@ class Daemon:
         events = Events(self.peer)
         asker = Asker(self.peer, events, self.ask)
         session = build(input=asker, output=events)
+        session.files = DaemonFiles(self.peer, events, self.files)
         events.session_id = session.id
         events.interval = self.interval
         return self.lives.add(DaemonLive(session, events, asker)).introduce()
