@@ -107,8 +107,18 @@ def painted_diff(diff: str, color: bool) -> str:
     return "\n".join(lines)
 
 
+def _tty() -> bool:
+    try:
+        return sys.stdout.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
 class TerminalInput(NullInput):
-    """The terminal: reads lines from stdin; asks questions on the same terminal."""
+    """The terminal: reads lines from stdin; asks questions on the same terminal. It
+    reviews changes hunk by hunk (`reviews`; review.py, for questions of kind `review`)."""
+
+    reviews = True
 
     def __init__(self, commands: Commands | None = None, stream: TextIO | None = None) -> None:
         super().__init__(commands=commands)
@@ -120,6 +130,11 @@ class TerminalInput(NullInput):
     async def ask(
         self, prompt: str, options: list[str] | None = None, **details: Any
     ) -> str | None:
+        if details.get("kind") == "review":
+            from .review import review
+
+            show = lambda text: print(text, flush=True)  # noqa: E731
+            return await review(details.get("change") or {}, self.readline, show, _tty())
         diff = (details.get("tool") or {}).get("diff")
         if diff:
             print(painted_diff(diff.rstrip("\n"), sys.stdout.isatty()), flush=True)
