@@ -226,6 +226,55 @@ async def test_a_late_answer_after_the_turn_changes_nothing(reviewing, editor, w
     assert result["content"] == "a\n"  # the daemon is fine
 
 
+# -- paths no editor is asked about -------------------------------------------------------
+@pytest.mark.parametrize("path", ["/proc/self/environ", "/dev/null", "/sys/kernel/notes"])
+async def test_a_protected_path_never_reaches_the_editor(
+    spawn, editor, workdir: Path, path: str
+) -> None:
+    client = await spawn(on_request=editor.handlers(), on_ask=lambda params: "allow")
+    await within(client.initialize(capabilities=editor.capabilities))
+    session = (await within(client.new_session()))["sessionId"]
+    script = tools(("read", {"path": path}), ("write", {"path": path, "content": "x"}))
+    read, write = await results(client, session, script)
+    for result in (read, write):
+        assert result["ok"] is False and result["error"].startswith(f"refused: {path}")
+    assert editor.reads == [] and editor.proposals == []
+
+
+async def test_a_symlink_out_of_the_folder_is_asked_never_reviewed(
+    spawn, editor, workdir: Path
+) -> None:
+    asked: list[Any] = []
+    client = await spawn(
+        on_request=editor.handlers(), on_ask=lambda params: asked.append(params) or "deny"
+    )
+    await within(client.initialize(capabilities=editor.capabilities))
+    session = (await within(client.new_session()))["sessionId"]
+    secret = workdir.parent / "secret.txt"
+    secret.write_text("theirs\n")
+    (workdir / "link.txt").symlink_to(secret)
+    (result,) = await results(client, session, tool("write", path="link.txt", content="x\n"))
+    assert result["error"] == "User denied permission: write"
+    assert [a["kind"] for a in asked] == ["permission"] and editor.proposals == []
+    assert secret.read_text() == "theirs\n"
+
+
+async def test_a_client_gone_mid_review_loses_nothing(spawn, editor, workdir: Path) -> None:
+    """The editor exits while a review is open: the daemon ends (its stdin closed), and
+    the file is as it was."""
+    client = await spawn(on_request=editor.handlers())
+    await within(client.initialize(capabilities=editor.capabilities))
+    session = (await within(client.new_session()))["sessionId"]
+    (workdir / "a.txt").write_text("a\n")
+    editor.decide = lambda params: {"hang": True}
+    await client.start_turn(session, tool("write", path="a.txt", content="b\n"))
+    await within(editor.asked.wait())
+    assert client.process.stdin is not None
+    client.process.stdin.close()
+    assert await within(client.process.wait(), 20) is not None
+    assert (workdir / "a.txt").read_text() == "a\n"
+
+
 async def until(condition: Any, step: float = 0.02) -> None:
     while not condition():
         await asyncio.sleep(step)

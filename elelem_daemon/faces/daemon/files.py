@@ -13,9 +13,10 @@ Everything else is the disk (LocalFiles). An answer is checked (`changes.verify`
 an accepted change the editor did not apply to a buffer (`applied: false`) is written
 to the disk here, if the disk still holds the text that was reviewed. A question is
 bounded: EDITOR_TIMEOUT seconds for a read or an unreviewed change
-(ELELEM_EDITOR_TIMEOUT), and a review by REVIEW_TIMEOUT (ELELEM_REVIEW_TIMEOUT; 0, the
-default: as long as the user takes). Either is withdrawn (`$/cancelRequest`) when it
-runs out or the turn is cancelled.
+(ELELEM_EDITOR_TIMEOUT, default 30), and a review by REVIEW_TIMEOUT
+(ELELEM_REVIEW_TIMEOUT, default 1800: half an hour for a person to decide; 0: no
+bound). Either is withdrawn (`$/cancelRequest`) when it runs out or the turn is
+cancelled, and the model reads that nothing was applied.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from ...hunks import split
 from .events import Events, Peer
 
 EDITOR_TIMEOUT = float(os.environ.get("ELELEM_EDITOR_TIMEOUT", "30"))
-REVIEW_TIMEOUT = float(os.environ.get("ELELEM_REVIEW_TIMEOUT", "0"))
+REVIEW_TIMEOUT = float(os.environ.get("ELELEM_REVIEW_TIMEOUT", "1800"))
 VERSION_CAP = 256  # characters of a string version
 
 

@@ -153,3 +153,24 @@ async def test_a_file_changed_since_the_read_is_never_shown(chat: Pty, tmp_path:
     assert "conflict: the file changed since you read it; read it again" in shown
     assert "Apply this hunk" not in shown
     assert path.read_text() == TEN + "x\n"
+
+
+async def test_a_file_changed_during_the_review_is_a_conflict(chat: Pty, tmp_path: Path) -> None:
+    """The hunks no longer apply: someone wrote the file while the user was answering."""
+    path = tmp_path / "project" / "a.txt"
+    chat.type(write(THREE))
+    await chat.expect("(1/3) Apply this hunk")
+    path.write_text("someone else\n")
+    chat.type("a\r")
+    shown = await chat.expect("done.")
+    assert "conflict: the file changed since you read it; read it again" in shown
+    assert path.read_text() == "someone else\n"
+
+
+async def test_the_input_ending_mid_review_applies_nothing(chat: Pty, tmp_path: Path) -> None:
+    chat.type(write(THREE))
+    await chat.expect("(1/3) Apply this hunk")
+    chat.type("\x04")  # Ctrl-D: the answer ends before any hunk was answered
+    shown = await chat.expect("done.")
+    assert "not applied: the change needed the user's review, and no one answered" in shown
+    assert (tmp_path / "project" / "a.txt").read_text() == TEN
