@@ -187,6 +187,41 @@ async def test_a_buffer_changed_since_the_read_is_a_conflict_before_any_review(
     assert editor.proposals == [] and buffer.text == "one!\n"
 
 
+async def test_a_conflict_comes_before_the_permission_question(
+    spawn, editor, env, workdir: Path
+) -> None:
+    """An editor that reads and applies but does not review, and `write ask`: the
+    permission hook checks the conflict before it asks, so nothing is shown."""
+    Path(env["XDG_CONFIG_HOME"], "elelem", "permissions").write_text("write ask\n")
+    asked: list[Any] = []
+    client = await spawn(
+        on_request=editor.handlers(), on_ask=lambda params: asked.append(params) or "allow"
+    )
+    await within(client.initialize(capabilities={"files": {"read": True, "apply": True}}))
+    session = (await within(client.new_session()))["sessionId"]
+    buffer = editor.open(workdir / "a.txt", "one\n")
+    read = editor.read
+
+    async def then_the_user_types(params: dict[str, Any]) -> Any:
+        answer = await read(params)
+        if len(editor.reads) == 1:
+            asyncio.get_running_loop().call_soon(editor.type, workdir / "a.txt", "one!\n")
+        return answer
+
+    client.on_request["files/read"] = then_the_user_types
+    script = tools(("read", {"path": "a.txt"}), ("write", {"path": "a.txt", "content": "two\n"}))
+    _, second = await results(client, session, script)
+    assert second["ok"] is False
+    assert second["error"] == "conflict: the file changed since you read it; read it again"
+    assert asked == [] and editor.proposals == [] and buffer.text == "one!\n"
+    # read again, the same write is asked about, then applied through the buffer
+    script = tools(("read", {"path": "a.txt"}), ("write", {"path": "a.txt", "content": "two\n"}))
+    _, second = await results(client, session, script)
+    assert second["ok"] is True and "review" not in second
+    assert [a["kind"] for a in asked] == ["permission"] and buffer.text == "two\n"
+    assert [p["review"] for p in editor.proposals] == [False]
+
+
 async def test_the_user_typing_during_the_review_is_a_conflict(reviewing, editor, workdir) -> None:
     client, session = reviewing
     buffer = editor.open(workdir / "a.txt", "one\n")
