@@ -9,6 +9,10 @@ NODE24_VERSION=24.22.3
 CODE_SERVER_VERSION=4.139.1
 CACHE="${ELELEM_E2E_CACHE:-$HOME/.cache/elelem-vscode-e2e}"
 mkdir -p "$CACHE"
+# One install at a time per cache: two runs at once (CI beside a worktree's suite) would
+# both delete and rebuild code-server under each other.
+exec 9>"$CACHE/.lock"
+flock 9
 
 log() { echo "install-e2e: $*" >&2; }
 
