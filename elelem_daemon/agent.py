@@ -40,7 +40,8 @@ OVERFLOW_HINT = (
 @dataclass(frozen=True)
 class TurnResult:
     """How a turn ended. `stop_reason`: `end_turn`, `error` (the provider failed: the
-    reply is `Error: ...`), `cancelled` or `max_turn_requests`. `usage`: the token
+    reply is `Error: ...`), `cancelled`, `max_tokens` (the provider said the reply was
+    cut off by its token limit) or `max_turn_requests`. `usage`: the token
     counts the providers reported, summed. For a cancelled turn `reply` is what was
     kept (`<text so far>[cancelled]`), and `kept` is false when the turn was cancelled
     before it started (nothing was recorded)."""
@@ -83,6 +84,7 @@ class _Round:
         self.said: list[str] = []
         self.calls: list[Call] = []
         self.kept: Message = {}
+        self.stop: str | None = None  # a `stop` event's reason (`max_tokens`)
 
 
 class Agent:
@@ -116,8 +118,12 @@ class Agent:
     def context(self) -> list[Message]:
         return self.transcript.context
 
-    async def turn(self, prompt: Content) -> TurnResult:
-        self.conversation.add("user", prompt)  # 2. record the prompt
+    async def turn(self, prompt: Content, keep: bool = True) -> TurnResult:
+        """One turn. With `keep` false it runs aside, on a copy of the conversation:
+        its prompt and reply are never kept (nor stored), whatever happens (/compact)."""
+        transcript = self.transcript if keep else self.transcript.aside()
+        conversation = transcript.conversation
+        conversation.add("user", prompt)  # 2. record the prompt
         scratch: list[Message] = []
         usage: dict[str, int] = {}
         stop = "end_turn"
@@ -126,10 +132,12 @@ class Agent:
             for rounds in range(1, self.max_rounds + 1):
                 self.output.waiting()
                 fetched = _Round()
-                content, failed = await self.fetch(scratch, fetched, usage)  # 3-4. call it
-                stop = "error" if failed else stop
+                content, failed = await self.fetch(scratch, fetched, usage, transcript)
+                stop = "error" if failed else stop  # 3-4. call it (above)
                 self.output.reply(content)  # 5. print the reply so far
                 if not fetched.calls:  # 6. stop, or run the tools and go again
+                    if fetched.stop == "max_tokens" and not failed:
+                        stop = "max_tokens"
                     break
                 if rounds == self.max_rounds:
                     stop = "max_turn_requests"
@@ -138,18 +146,22 @@ class Agent:
                 scratch += await self.process(content, fetched.calls, fetched.kept)
         except asyncio.CancelledError:
             self.last = TurnResult(f"{''.join(fetched.said)}{CANCELLED}", "cancelled", usage)
-            self.conversation.add("assistant", self.last.reply)
+            conversation.add("assistant", self.last.reply)
             raise TurnCancelled(self.last) from None
-        self.conversation.add("assistant", content)  # 7. record the reply
+        conversation.add("assistant", content)  # 7. record the reply
         self.last = TurnResult(content, stop, usage)
         return self.last
 
     async def fetch(
-        self, scratch: list[Message], fetched: _Round, usage: dict[str, int]
+        self,
+        scratch: list[Message],
+        fetched: _Round,
+        usage: dict[str, int],
+        transcript: Transcript | None = None,
     ) -> tuple[str, bool]:
         """One provider call: stream the events into `fetched`; return the text, and
         whether the provider failed (the text is then `Error: ...`)."""
-        messages = self.transcript.messages(scratch)
+        messages = (transcript or self.transcript).messages(scratch)
         try:
             stream = self.provider.fetch(messages, self.toolbox.definitions())
             async with aclosing(stream) as events:
@@ -180,6 +192,8 @@ class Agent:
                     usage[key] = usage.get(key, 0) + value
         elif kind == "keep":
             fetched.kept.update(event["data"])
+        elif kind == "stop":
+            fetched.stop = event.get("reason")
 
     async def process(self, content: str, calls: list[Call], kept: Message) -> list[Message]:
         """Run each call in order; the traffic lives only for this turn."""

@@ -67,8 +67,14 @@ def parser() -> argparse.ArgumentParser:
             cmd.add_argument(
                 "--pick", action="store_true", help="choose a stored session to continue"
             )
+            cmd.add_argument(
+                "input",
+                nargs="?",
+                choices=["-"],
+                help="`-`: read prompts line by line from stdin, even from a terminal",
+            )
         if name == "ask":
-            cmd.add_argument("prompt", nargs="+")
+            cmd.add_argument("prompt", nargs="*", help="the prompt (default: stdin)")
     stored = sub.add_parser("sessions", help="list stored sessions, most recent first")
     stored.add_argument("--here", action="store_true", help="only sessions in this folder")
     stored.add_argument("--json", action="store_true", help="one JSON object per line")
@@ -101,7 +107,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     from .log import setup
     from .store.store import Store
 
-    setup(getattr(options, "log_level", None), queued=options.command == "daemon")
+    level = getattr(options, "log_level", None)
+    if options.command in ("chat", "ask") and not (level or os.environ.get("ELELEM_LOG_LEVEL")):
+        from .config import state_dir
+
+        setup(to_file=state_dir() / "elelem.log")  # no log line in the middle of a reply
+    else:
+        setup(level, queued=options.command == "daemon")
     store = Store()  # the one of this process, whichever face runs
     if options.command == "sessions":
         from .faces.terminal.resume import stored_sessions

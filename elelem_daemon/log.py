@@ -1,4 +1,4 @@
-"""Logging: one stderr handler; level from ELELEM_LOG_LEVEL (default warning).
+"""Logging: one handler; level from ELELEM_LOG_LEVEL (default warning).
 
 In the editor faces (`setup(queued=True)`: `elelem daemon`, `--acp`) stderr is a pipe
 the client may never read, so writing to it must never block the event loop: log
@@ -8,7 +8,11 @@ into a queue of at most QUEUE_CAP characters that one writer thread empties. Whe
 is full (stderr not read), lines are dropped and counted, and the next line written
 says how many. At exit, what is queued gets up to FLUSH_WAIT seconds to leave.
 
-In the terminal stderr is the user's screen: it stays a plain synchronous stream.
+In the terminal stderr is the user's screen: it stays a plain synchronous stream, and
+the log goes to a file under the state folder instead (`to_file`, rotated at
+MAX_BYTES), so no log line lands in the middle of a rendered reply; `--log-level` or
+ELELEM_LOG_LEVEL brings it back to stderr. A file that cannot be opened falls back to
+stderr.
 """
 
 from __future__ import annotations
@@ -16,12 +20,16 @@ from __future__ import annotations
 import atexit
 import io
 import logging
+import logging.handlers
 import os
 import queue
 import sys
 import threading
 import time
+from pathlib import Path
 from typing import Any, TextIO
+
+MAX_BYTES = 1 << 20  # the terminal's log file is rotated at this size
 
 QUEUE_CAP = 4 * 1024 * 1024  # characters waiting to be written, at most
 PIECE_CAP = 65536  # characters of one write; past it the write is cut
@@ -117,11 +125,12 @@ class QueuedHandler(logging.Handler):
 _writer: LogWriter | None = None
 
 
-def setup(level: str | None = None, queued: bool = False) -> None:
+def setup(level: str | None = None, queued: bool = False, to_file: Path | None = None) -> None:
     global _writer
     name = (level or os.environ.get("ELELEM_LOG_LEVEL") or "warning").upper()
     name = {"WARN": "WARNING"}.get(name, name)
     handler: logging.Handler
+    shape = "elelem %(levelname)s %(name)s: %(message)s"
     if queued:
         if _writer is None:
             _writer = LogWriter(sys.__stderr__ or sys.stderr)
@@ -130,7 +139,16 @@ def setup(level: str | None = None, queued: bool = False) -> None:
         handler = QueuedHandler(_writer)
     else:
         handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("elelem %(levelname)s %(name)s: %(message)s"))
+    if to_file is not None:
+        try:
+            to_file.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            handler = logging.handlers.RotatingFileHandler(
+                to_file, maxBytes=MAX_BYTES, backupCount=1, encoding="utf-8", delay=True
+            )
+            shape = "%(asctime)s " + shape
+        except OSError:
+            pass
+    handler.setFormatter(logging.Formatter(shape))
     root = logging.getLogger("elelem_daemon")
     root.handlers[:] = [handler]
     root.setLevel(getattr(logging, name, logging.WARNING))

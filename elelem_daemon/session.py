@@ -133,11 +133,12 @@ class Session:
         """The last turn's result: its reply, stop reason and token counts."""
         return self.agent.last
 
-    async def turn(self, prompt: Content) -> TurnResult:
-        """One turn; what the agent read in the last one no longer counts (changes.Seen)."""
+    async def turn(self, prompt: Content, keep: bool = True) -> TurnResult:
+        """A turn; with `keep` false, one that leaves the conversation as it was. What
+        the agent read in the last turn no longer counts (changes.Seen)."""
         self.seen.new_turn()
         try:
-            return await self.agent.turn(prompt)
+            return await self.agent.turn(prompt, keep)
         finally:
             self.seen.new_turn()
 

@@ -100,6 +100,13 @@ class Tool:
         self._valid: Check | None = None
 
     @property
+    def shown_aliases(self) -> list[str]:
+        """The aliases a model may use, as a person reads them: without the forms with
+        a chat-template token (`write<|channel|>`, which some models emit by mistake);
+        those still resolve, they are only not shown."""
+        return [alias for alias in self.aliases if "<|" not in alias]
+
+    @property
     def schema(self) -> dict[str, Any]:
         return {"type": "object", "properties": self.params, "required": self.required}
 

@@ -70,6 +70,11 @@ class Transcript:
             *scratch,
         ]
 
+    def aside(self) -> Transcript:
+        """The same system prompt and a copy of the conversation, heard by no listener:
+        a turn on it changes nothing kept (nor stored)."""
+        return Transcript(self.system_prompt, Conversation(list(self.conversation)))
+
     @property
     def context(self) -> list[Message]:
         """What the model will see on the next turn."""

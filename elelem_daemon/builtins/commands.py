@@ -64,9 +64,20 @@ def tools_text(session: Any) -> str:
             need = ", required" if name in tool.required else ""
             about = f" - {spec['description']}" if spec.get("description") else ""
             lines.append(f"  - `{name}` ({spec.get('type', 'any')}{need}){about}")
-        if tool.aliases:
-            lines.append(f"  - aliases: {', '.join(tool.aliases)}")
+        if tool.shown_aliases:
+            lines.append(f"  - aliases: {', '.join(tool.shown_aliases)}")
     return "\n".join(lines)
+
+
+def marked(names: list[str], active: str | None) -> str:
+    """`a, b (active), c`: the list with the one in use marked."""
+    return ", ".join(f"{name} (active)" if name == active else name for name in names)
+
+
+def models_of(session: Any) -> list[str]:
+    """The models the provider says it has (`provider.models`, optional), as strings."""
+    models = getattr(session.provider, "models", None)
+    return [str(m) for m in models] if isinstance(models, list | tuple) else []
 
 
 def register(plugin: Plugin) -> None:
@@ -91,17 +102,19 @@ def register(plugin: Plugin) -> None:
     @plugin.command("provider", "Switch provider", lambda s: s.registry.provider_names())
     def provider(session: Any, args: str | None) -> None:
         if not args:
-            names = ", ".join(session.registry.provider_names())
+            names = marked(session.registry.provider_names(), session.provider_name)
             session.output.say(f"  → available: {names}")
             return
         session.switch(args)
         session.output.say(f"  → switched to {args}")
 
-    @plugin.command("model", "Show or switch the model")
+    @plugin.command("model", "Show or switch the model", lambda s: lambda: models_of(s))
     def model(session: Any, args: str | None) -> None:
         if args:
             session.switch(model=args)
         session.output.say(f"  → model: {session.model}")
+        if models := models_of(session):
+            session.output.say(f"  → available: {marked(models, session.model)}")
 
     @plugin.command("reload", "Reload plugins")
     def reload(session: Any, args: str | None) -> None:
@@ -110,13 +123,17 @@ def register(plugin: Plugin) -> None:
 
     @plugin.command("compact", "Compress context")
     async def compact(session: Any, args: str | None) -> None:
-        summary = await session.turn(COMPACT_PROMPT)
-        if summary.stop_reason != "end_turn":  # e.g. too long for the model to read
+        """Atomic: the summary turn runs aside (nothing of it is kept or stored), and
+        only a summary that ended normally replaces the history."""
+        summary = await session.turn(COMPACT_PROMPT, keep=False)
+        if summary.stop_reason != "end_turn":  # failed, cut off, or too long to read
             session.output.say("compact failed: the conversation is kept (/clear starts over)")
             return
+        count = len(session.conversation)
         session.conversation.clear()
         session.conversation.add("user", f"Context: {summary.reply}")
-        session.output.say("  → compacted")
+        plural = "" if count == 1 else "s"
+        session.output.say(f"  → compacted: {count} message{plural} became 1")
 
     @plugin.command("exit", "Exit elelem")
     def exit_(session: Any, args: str | None) -> None:

@@ -171,9 +171,11 @@ def policy_of(session: Any) -> Policy:
 
 
 def question(tool: str, args: dict[str, Any]) -> str:
+    """`Allow execute: COMMAND?`, the command (or path, or arguments) whole: padding must
+    not push what will really run out of sight (each face shows it whole, the terminal
+    with its control characters made visible)."""
     subject = args.get("command") or args.get("path") or json.dumps(args, ensure_ascii=False)
-    subject = str(subject)
-    return f"Allow {tool}: {subject if len(subject) <= 200 else subject[:199] + '…'}?"
+    return f"Allow {tool}: {subject}?"
 
 
 def register(plugin: Plugin) -> None:

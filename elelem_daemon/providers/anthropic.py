@@ -29,7 +29,7 @@ import httpx
 
 from .. import keys
 from ..errors import ProviderError
-from .calls import doing
+from .calls import CUT_OFF, doing
 from .http import Failure, HTTPProvider
 from .sse import sse_events
 
@@ -142,7 +142,8 @@ class AnthropicProvider(HTTPProvider):
             elif kind == "message_delta":
                 usage.update(counts(event.get("usage")))
                 if (event.get("delta") or {}).get("stop_reason") == "max_tokens":
-                    log.warning("anthropic: the reply hit max_tokens (ANTHROPIC_MAX_TOKENS)")
+                    log.info("anthropic: the reply hit max_tokens (ANTHROPIC_MAX_TOKENS)")
+                    yield dict(CUT_OFF)
             elif kind == "message_stop":
                 break
             elif kind == "error":

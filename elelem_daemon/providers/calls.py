@@ -1,9 +1,14 @@
-"""Tool calls as the providers hand them to the agent: the `doing` event."""
+"""Tool calls as the providers hand them to the agent: the `doing` event; and the
+`stop` event a provider yields when the model's reply was cut off by its token limit
+(Anthropic `stop_reason: max_tokens`, OpenAI `finish_reason: length`, Ollama
+`done_reason: length`), which makes the turn's stop reason `max_tokens`."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
+
+CUT_OFF: dict[str, Any] = {"type": "stop", "reason": "max_tokens"}
 
 
 def doing(call_id: str, name: str, arguments: Any) -> dict[str, Any]:

@@ -24,7 +24,7 @@ import httpx
 
 from ..conversation import images_in, text_of
 from ..errors import ProviderError
-from .calls import doing
+from .calls import CUT_OFF, doing
 from .http import HTTPProvider
 
 DEFAULT_MODEL = "gpt-oss:latest"
@@ -118,6 +118,8 @@ class OllamaProvider(HTTPProvider):
                 call_id = call.get("id") or f"call_{count}"
                 yield doing(str(call_id), str(function.get("name", "")), function.get("arguments"))
             if chunk.get("done"):
+                if chunk.get("done_reason") == "length":
+                    yield dict(CUT_OFF)
                 prompt, reply = chunk.get("prompt_eval_count"), chunk.get("eval_count")
                 if isinstance(prompt, int) or isinstance(reply, int):
                     yield {

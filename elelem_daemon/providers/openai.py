@@ -34,7 +34,7 @@ import httpx
 
 from .. import keys
 from ..errors import ProviderError
-from .calls import doing
+from .calls import CUT_OFF, doing
 from .http import RETRY_STATUS, Failure, HTTPProvider
 from .sse import sse_events
 
@@ -121,10 +121,11 @@ class OpenAIProvider(HTTPProvider):
                     raise stream_error(chunk)
                 if choice.get("finish_reason") and not finished:
                     finished = True
-                    if choice["finish_reason"] == "length":
-                        log.warning("openai: the reply hit the model's token limit")
                     for event in doings(calls):
                         yield event
+                    if choice["finish_reason"] == "length":
+                        log.info("openai: the reply hit the model's token limit")
+                        yield dict(CUT_OFF)
         else:
             if not finished:
                 raise ProviderError("openai: the stream ended before finish_reason or [DONE]")

@@ -12,7 +12,10 @@ A prompt that starts with `!` scripts it instead (for tests and benchmarks):
   `stub-2`, ...), each after the last one's result; then `done.`;
 - `!echo TEXT`: says TEXT and asks for no tool;
 - `!stream N [MS]`: says `tok0 `, `tok1 `, ... N deltas, MS milliseconds apart;
-- `!fail MESSAGE`: raises, so the turn ends with `Error: MESSAGE`.
+- `!fail MESSAGE`: raises, so the turn ends with `Error: MESSAGE`;
+- `!events [JSON, ...]`: yields each object of the list as an event, as given (any
+  text, control characters included: the hostile model of tests/faults), and sleeps
+  that many milliseconds for each number in it.
 
 It reads images only as the model `vision` (`vision` is then true, and a prompt
 carrying images is answered first with `saw N image(s): image/png 68 bytes, ...`);
@@ -68,6 +71,10 @@ class StubProvider:
         if verb == "!echo":
             yield {"type": "saying", "text": rest}
             return
+        if verb == "!events":
+            async for event in self._events(rest):
+                yield event
+            return
         if verb == "!stream":
             async for event in self._stream(*rest.split()):
                 yield event
@@ -88,6 +95,17 @@ class StubProvider:
                 "name": tools[0]["function"]["name"],
                 "arguments": {},
             }
+
+    @staticmethod
+    async def _events(script: str) -> AsyncIterator[dict[str, Any]]:
+        steps = json.loads(script)
+        if not isinstance(steps, list):
+            raise ValueError("!events takes a JSON list of events and numbers")
+        for step in steps:
+            if isinstance(step, dict):
+                yield step
+            elif isinstance(step, int | float):
+                await asyncio.sleep(step / 1000)
 
     @staticmethod
     async def _stream(count: str = "10", delay_ms: str = "0") -> AsyncIterator[dict[str, Any]]:

@@ -351,3 +351,26 @@ async def test_the_zed_settings_in_the_readme_start_a_working_agent(
         sid = (await conn.new_session(cwd=str(project), mcp_servers=[])).session_id
         assert (await prompt(conn, sid, text("!echo from zed"))).stop_reason == "end_turn"
     assert editor.said() == "from zed"
+
+
+async def test_a_reply_cut_off_by_the_token_limit_stops_with_max_tokens(
+    tmp_path: Path, project: Path
+) -> None:
+    from providers.replay import ReplayServer, Reply
+
+    server = ReplayServer()
+    recorded = Path(__file__).parent.parent / "providers" / "streams" / "openai_length.sse"
+    server.queue(Reply([recorded.read_bytes()], content_type="text/event-stream"))
+    env = {"OPENAI_BASE_URL": f"{server.url}/v1", "OPENAI_API_KEY": "none", "ELELEM_PROVIDER": ""}
+    editor = Editor()
+    try:
+        async with daemon(tmp_path, editor, args=["daemon", "--acp", "-p", "openai"], env=env) as (
+            conn,
+            _,
+        ):
+            sid = (await conn.new_session(cwd=str(project), mcp_servers=[])).session_id
+            answer = await prompt(conn, sid, text("hi"))
+    finally:
+        server.stop()
+    assert answer.stop_reason == "max_tokens"
+    assert editor.said() == "The README says: # Demo, a sm"

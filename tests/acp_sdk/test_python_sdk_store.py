@@ -162,3 +162,41 @@ async def test_an_open_session_is_locked_to_its_process(tmp_path: Path, project:
             assert locked.value.data["kind"] == "session_locked"
     async with daemon(tmp_path, Editor()) as (conn, _):  # released when the first one ended
         await conn.load_session(cwd=str(project), session_id=sid, mcp_servers=[])
+
+
+async def test_a_compact_whose_provider_is_dead_changes_nothing(
+    tmp_path: Path, project: Path
+) -> None:
+    """/compact sends the summary request to a dead server: the history and the stored
+    file stay as they were, byte for byte, and the error is said once."""
+    import socket
+
+    with socket.socket() as s:  # a port nothing listens on: connection refused
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    dead = {
+        "OPENAI_BASE_URL": f"http://127.0.0.1:{port}/v1",
+        "OPENAI_API_KEY": "none",
+        "ELELEM_RETRIES": "0",
+    }
+    editor = Editor()
+    async with daemon(tmp_path, editor, env=dead) as (conn, _):
+        sid = await new(conn, project)
+        await prompt(conn, sid, "!echo one")
+        await prompt(conn, sid, "!echo two")
+        await prompt(conn, sid, "/provider openai")
+        stored = next((tmp_path / "home").rglob(f"{sid}.jsonl"))
+        editor.updates.clear()
+        await prompt(conn, sid, "/context json")
+        context = editor.said()
+        before = stored.read_bytes()
+        editor.updates.clear()
+        answer = await prompt(conn, sid, "/compact")
+        said = editor.said()
+        editor.updates.clear()
+        await prompt(conn, sid, "/context json")
+        assert editor.said() == context
+    assert answer.stop_reason == "end_turn"
+    assert said.count("cannot connect to http://127.0.0.1:") == 1
+    assert "compact failed: the conversation is kept (/clear starts over)" in said
+    assert stored.read_bytes() == before

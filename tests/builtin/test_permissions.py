@@ -288,5 +288,5 @@ def test_the_terminal_repl_asks_and_runs_on_yes(isolated):
     assert "Allow write: ../out.txt? [allow/deny/always/never] y\n" in run.stdout
     assert (isolated / "out.txt").read_text() == "hi\n"
     assert "Allow execute: echo ran > marker? [allow/deny/always/never] no\n" in run.stdout
-    assert "! User denied permission: execute" in run.stdout
+    assert "  ✗ User denied permission: execute" in run.stdout
     assert not Path("marker").exists()

@@ -181,6 +181,31 @@ async def test_the_round_cap_ends_a_turn_and_says_so(output):
     assert len(provider.requests) == 3
 
 
+async def test_a_reply_cut_off_by_the_token_limit_says_so(output):
+    cut = {"type": "stop", "reason": "max_tokens"}
+    provider = Scripted(
+        [doing("1", "read", path="a"), cut],  # cut off in a round that goes on
+        [{"type": "saying", "text": "half a rep"}, cut],
+        [{"type": "saying", "text": "whole"}],
+    )
+    agent = Agent(provider, read_box(), output=output)
+    result = await agent.turn("go")
+    assert result == TurnResult("half a rep", "max_tokens")
+    assert agent.conversation.last == {"role": "assistant", "content": "half a rep"}
+    assert (await agent.turn("again")).stop_reason == "end_turn"
+
+
+async def test_a_turn_aside_keeps_nothing(output):
+    provider = Scripted([{"type": "saying", "text": "one"}], [{"type": "saying", "text": "two"}])
+    agent = Agent(provider, output=output)
+    await agent.turn("hi")
+    kept = list(agent.conversation)
+    assert (await agent.turn("summarise", keep=False)).reply == "two"
+    assert list(agent.conversation) == kept
+    sent = [m["content"] for m in provider.requests[1][0]]
+    assert sent[1:] == ["hi", "one", "summarise"]  # it read the whole history
+
+
 async def test_cancelling_keeps_the_prompt_and_the_partial_reply(output):
     started = asyncio.Event()
 

@@ -50,11 +50,17 @@ async def test_tools_lists_params_and_aliases(session):
     out = (await session.command("/tools")).output
     assert "- **read** - Read file" in out
     assert "  - `path` (string, required) - File path, relative to the working directory" in out
-    assert "  - aliases: bash, sh, exec, execute<|channel|>" in out
+    assert "  - aliases: bash, sh, exec\n" in out
+    assert "<|channel|>" not in out  # hidden: still an alias, not a name to show
+
+
+async def test_a_hidden_alias_still_resolves(session):
+    assert session.toolbox.resolve("execute<|channel|>").name == "execute"
+    assert session.toolbox.resolve("write<|channel|>").name == "write"
 
 
 async def test_provider_and_model(session):
-    available = "  → available: anthropic, ollama, openai, stub"
+    available = "  → available: anthropic, ollama, openai, stub (active)"
     assert (await session.command("/provider")).output == available
     assert (await session.command("/provider stub")).output == "  → switched to stub"
     assert (await session.command("/model")).output == "  → model: stub"
@@ -65,9 +71,17 @@ async def test_provider_and_model(session):
     assert session.provider_name == "stub"
 
 
+async def test_model_marks_the_active_one_among_the_providers_models(session):
+    session.provider.models = ["tiny", "stub", "big"]
+    assert (await session.command("/model")).output == (
+        "  → model: stub\n  → available: tiny, stub (active), big"
+    )
+    assert session.commands.completions_for("model", "t") == ["tiny"]
+
+
 async def test_compact_summarises_into_one_message(session):
     await session.turn("hi")
-    assert (await session.command("/compact")).output == "  → compacted"
+    assert (await session.command("/compact")).output == "  → compacted: 2 messages became 1"
     assert list(session.conversation) == [{"role": "user", "content": "Context: done."}]
 
 
@@ -83,8 +97,39 @@ async def test_a_failed_compact_keeps_the_conversation(session):
         "error: openai 400: context size exceeded",
         "compact failed: the conversation is kept (/clear starts over)",
     ]
-    assert session.conversation[0] == {"role": "user", "content": "hi"}
-    assert "Context:" not in json.dumps(list(session.conversation))
+    assert list(session.conversation) == [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": "done."},
+    ]  # the failed summary turn added nothing: no prompt, no `Error:` reply
+
+
+async def test_a_failed_compact_tells_no_listener(session):
+    """Nothing reaches the store: the summary turn runs aside, heard by no listener."""
+    from support.outputs import Scripted
+
+    from elelem_daemon.errors import ProviderError
+
+    await session.turn("hi")
+    heard = []
+    session.conversation.listeners.append(lambda event, message: heard.append(event))
+    session.agent.provider = Scripted(ProviderError("connection refused"))
+    await session.command("/compact")
+    assert heard == []
+    session.agent.provider = Scripted([{"type": "saying", "text": "sum"}])
+    assert (await session.command("/compact")).output == "  → compacted: 2 messages became 1"
+    assert heard == ["clear", "add"]  # a success: the history replaced, once
+
+
+async def test_a_cut_off_summary_does_not_replace_the_history(session):
+    from support.outputs import Scripted
+
+    await session.turn("hi")
+    session.agent.provider = Scripted(
+        [{"type": "saying", "text": "half a summ"}, {"type": "stop", "reason": "max_tokens"}]
+    )
+    out = (await session.command("/compact")).output
+    assert out == "compact failed: the conversation is kept (/clear starts over)"
+    assert len(session.conversation) == 2
 
 
 async def test_reload_rereads_plugin_files(session, workdir):

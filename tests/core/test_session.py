@@ -26,7 +26,7 @@ async def test_the_last_turn_is_kept_with_its_outcome(session):
 async def test_a_command_captures_what_it_says_and_nothing_else(session, output):
     session.provider = Scripted([{"type": "saying", "text": "a summary"}])
     result = await session.command("/compact")
-    assert result.output == "  → compacted"  # said by the command: captured
+    assert result.output == "  → compacted: 0 messages became 1"  # said by the command
     assert ("saying", "a summary") in output.calls  # the turn it ran streamed as usual
     assert all(kind != "say" for kind, _ in output.calls)
     session.output.say("after")

@@ -132,7 +132,7 @@ async def test_compact_runs_a_turn_whose_events_carry_the_commands_turn_id(
 ) -> None:
     await within(client.turn(session, "!echo hi"))
     result = await within(client.command(session, "/compact"))
-    assert result["output"] == "  → compacted"
+    assert result["output"] == "  → compacted: 2 messages became 1"
     events = [n for n in client.notifications if n["params"].get("turnId") == 2]
     assert events and events[0]["method"] == "event/thinking"
     context = await within(client.context(session))
@@ -159,3 +159,30 @@ async def test_complete_file_names_under_the_session_cwd(
     (workdir / "setup.cfg").write_text("")
     assert await within(client.complete(session, "read s")) == ["setup.cfg", "src/"]
     assert await within(client.complete(session, "see src/ma")) == ["src/main.py"]
+
+
+async def test_a_compact_whose_provider_is_dead_changes_nothing(
+    spawn, env: dict[str, str], tmp_path: Path
+) -> None:
+    """The summary request fails: the history is untouched, the error is shown, and
+    nothing is written to the stored session (byte for byte)."""
+    import socket
+
+    with socket.socket() as s:  # a port nothing listens on: connection refused
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    dead = {"OPENAI_BASE_URL": f"http://127.0.0.1:{port}/v1", "OPENAI_API_KEY": "none"}
+    client = await spawn(env={**env, **dead, "ELELEM_RETRIES": "0"})
+    await within(client.initialize())
+    session = (await within(client.new_session()))["sessionId"]
+    await within(client.turn(session, "!echo one"))
+    await within(client.turn(session, "!echo two"))
+    await within(client.command(session, "/provider openai"))
+    stored = next(Path(env["XDG_STATE_HOME"]).rglob(f"{session}.jsonl"))
+    before, context = stored.read_bytes(), await within(client.context(session))
+    result = await within(client.command(session, "/compact"), 30)
+    lines = result["output"].splitlines()
+    assert lines[0].startswith("error: openai: cannot connect to http://127.0.0.1:")
+    assert lines[1:] == ["compact failed: the conversation is kept (/clear starts over)"]
+    assert await within(client.context(session)) == context
+    assert stored.read_bytes() == before

@@ -79,3 +79,21 @@ async def test_daemon_turn_error_names_the_provider(server, tmp_path):
         result = await client.turn(session["sessionId"], "hi")
     assert result["reply"] == "Error: openai 404: The model `nope` does not exist"
     assert result["stopReason"] == "error"
+
+
+async def test_a_reply_cut_off_by_the_token_limit_says_max_tokens(server, tmp_path):
+    from elelem_daemon.jsonrpc.client import Client
+
+    from .conftest import stream
+
+    server.queue(stream("openai_length.sse"))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI", "ANTHROPIC"))}
+    env.update(OPENAI_BASE_URL=f"{server.url}/v1", OPENAI_API_KEY="none", ELELEM_PROVIDER="")
+    async with await Client.spawn("daemon", "-p", "openai", env=env, cwd=str(tmp_path)) as client:
+        await client.initialize()
+        session = await client.new_session(cwd=str(tmp_path))
+        result = await asyncio.wait_for(client.turn(session["sessionId"], "hi"), 30)
+    assert (result["reply"], result["stopReason"]) == (
+        "The README says: # Demo, a sm",
+        "max_tokens",
+    )

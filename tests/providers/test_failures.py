@@ -216,13 +216,17 @@ async def test_unknown_host_names_the_url(monkeypatch):
         ),
     ],
 )
-async def test_a_reply_cut_by_the_token_limit_is_logged(
+async def test_a_reply_cut_by_the_token_limit_is_reported_and_logged(
     name, body, warning, server, monkeypatch, caplog
 ):
+    import logging
+
+    caplog.set_level(logging.INFO, logger="elelem_daemon")
     provider = make(name, server.url, monkeypatch)
     server.queue(Reply([FIRST[name], body]))
     events = [e async for e in provider.fetch(PROMPT, [README_TOOL])]
     assert events[0] == {"type": "saying", "text": "Let me look."}
+    assert {"type": "stop", "reason": "max_tokens"} in events
     assert warning in caplog.text
 
 

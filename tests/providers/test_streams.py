@@ -110,3 +110,31 @@ async def test_openai_tool_calls_emitted_even_when_finish_reason_is_stop(provide
     server.queue(Reply([body]))
     events = await collect(provider)
     assert events == [{"type": "doing", "id": "c1", "name": "read", "arguments": {"path": "x"}}]
+
+
+CUT = {
+    "anthropic": "anthropic_max_tokens.sse",
+    "openai": "openai_length.sse",
+    "ollama": "ollama_length.ndjson",
+}
+
+
+@pytest.mark.parametrize("size", [None, 5])
+@pytest.mark.parametrize("provider", ALL, indirect=True)
+async def test_a_reply_cut_off_by_the_token_limit_says_so(provider, server, size):
+    """Anthropic `stop_reason: max_tokens`, OpenAI `finish_reason: length`, Ollama
+    `done_reason: length`: the same `stop` event."""
+    server.queue(stream(CUT[provider.name], size))
+    events = await collect(provider)
+    assert events == [
+        {"type": "saying", "text": "The README"},
+        {"type": "saying", "text": " says: # Demo, a sm"},
+        {"type": "stop", "reason": "max_tokens"},
+        {"type": "usage", "input_tokens": 530, "output_tokens": 8},
+    ]
+
+
+@pytest.mark.parametrize("provider", ALL, indirect=True)
+async def test_a_whole_reply_reports_no_stop(provider, server):
+    server.queue(stream(TEXT[provider.name]))
+    assert all(e["type"] != "stop" for e in await collect(provider))

@@ -241,3 +241,21 @@ async def test_ollama_without_think_setting_sends_none(server, monkeypatch, proj
     assert "think" not in body
     assert body["options"] == {"num_ctx": 8192}
     assert body["model"] == "gpt-oss:latest"
+
+
+@pytest.mark.parametrize(
+    "name, recorded",
+    [
+        ("anthropic", "anthropic_max_tokens.sse"),
+        ("openai", "openai_length.sse"),
+        ("ollama", "ollama_length.ndjson"),
+    ],
+)
+async def test_a_turn_cut_off_by_the_token_limit_ends_with_max_tokens(
+    name, recorded, server, monkeypatch, project
+):
+    session, _ = session_for(name, server, monkeypatch, project)
+    server.queue(stream(recorded))
+    result = await session.turn("show me the readme")
+    assert (result.reply, result.stop_reason) == ("The README says: # Demo, a sm", "max_tokens")
+    assert session.conversation.last == {"role": "assistant", "content": result.reply}

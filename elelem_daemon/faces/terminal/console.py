@@ -1,16 +1,37 @@
-"""The terminal's Output and Input: tool lines in colour, thinking dimmed, replies as
-Markdown; lines read from stdin with completion, questions asked on the same terminal."""
+"""The terminal's Output and Input.
+
+TerminalOutput draws a turn. On a terminal (rich, screen.py): a spinner with its
+elapsed time while the model has said nothing yet; thinking streamed dimmed; the reply
+rendered as Markdown while it streams (finished blocks printed for good, the open
+block redrawn); a tool call as a header `+ execute(bin/test)`, then the first lines of
+its output, folded, and ✓ or ✗ (toolcalls.py); an error once, `Error: ...`. Written to
+a pipe or a file it is plain lines, streamed as they come. Either way what the model
+or a file wrote is made visible first (visible.py): no escape sequence gets through.
+
+TerminalInput reads the REPL's lines and answers questions: with the line editor
+(editor.py) on a terminal, line by line otherwise (`-` or a pipe: scripts). A
+permission question takes one key (questions.py) and shows the whole command.
+"""
 
 from __future__ import annotations
 
-import asyncio
-import json
 import sys
-from typing import Any, TextIO
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
 
 from ...commands import Commands
 from ...io import NullInput, NullOutput
 from ...result import Result
+from .lines import LineReader
+from .toolcalls import folded, header
+from .visible import visible
+
+if TYPE_CHECKING:
+    from .editor import LineEditor
+    from .interrupt import Interrupts
+    from .markdown import Blocks
+    from .screen import Screen
 
 DIM = "\033[2;3m"
 CYAN = "\033[36m"
@@ -18,78 +39,244 @@ YELLOW = "\033[33m"
 RED = "\033[31m"
 GREEN = "\033[32m"
 RESET = "\033[0m"
+PREVIEW = 16384  # characters of an open block drawn as Markdown while it streams
 
 
 class TerminalOutput(NullOutput):
-    """The terminal: tool lines in colour, thinking dimmed, replies as Markdown.
-
-    `progress` takes everything but the replies, so `elelem ask` can keep stdout clean.
-    """
+    """The terminal (see the module docstring). `stream` takes the replies, `progress`
+    everything else and `errors` the errors, so `elelem ask` can keep stdout clean and
+    send its errors to stderr. `color` (default: whether `stream` is a terminal) draws
+    with rich; without it the lines are plain."""
 
     def __init__(
         self,
         stream: TextIO | None = None,
         progress: TextIO | None = None,
         color: bool | None = None,
+        errors: TextIO | None = None,
     ) -> None:
         self.stream = stream or sys.stdout
         self.progress = progress or self.stream
-        self.color = self.stream.isatty() if color is None else color
-        self._thinking = False
+        self.errors = errors or self.progress
+        self.color = _isatty(self.stream) if color is None else color
+        self.screen: Screen | None = None
+        if self.color:
+            from .screen import Screen
 
-    def _paint(self, code: str, text: str) -> str:
-        return f"{code}{text}{RESET}" if self.color else text
+            self.screen = Screen(self.stream)
+        self._thinking = ""  # thinking not yet printed (the open line)
+        self._thought = False  # thinking is being shown
+        self._reply = False  # a reply is streaming in this fetch
+        self._open: Blocks | None = None  # its blocks (on a terminal)
+        self._blocks = 0  # blocks of it printed
+        self._fetching = False  # between `waiting` and `reply`: the text streams
+        self._ended_line = False  # the plain reply's last delta ended its line
+        self._running: str | None = None  # the tool running, its spinner's label
 
-    def _line(self, text: str) -> None:
-        self._end_thinking()
-        print(text, file=self.progress, flush=True)
-
-    def _end_thinking(self) -> None:
-        if self._thinking:
-            self._thinking = False
-            print(file=self.progress, flush=True)
-
+    # -- the Output port ------------------------------------------------------------
     def say(self, text: str, kind: str = "plain") -> None:
         if not text or not text.strip():
             return
+        self._close()
+        self._blocks = 0
         if kind == "error":
-            self._line(self._paint(RED, f"error: {text}"))
+            self._error(f"Error: {text}")
         elif kind == "markdown":
-            self._markdown(text, self.progress)
+            self._markdown(text)
+        elif self.screen is not None:
+            self.screen.print(_styled(visible(text), "dim" if kind == "info" else ""))
         else:
-            self._line(text)
+            print(visible(text), file=self.progress, flush=True)
+
+    def waiting(self) -> None:
+        self._fetching = True
+        self._close()
+        if self.screen is not None:
+            self.screen.spin("waiting for the model")
 
     def thinking(self, text: str) -> None:
-        self._thinking = True
-        print(self._paint(DIM, text), end="", file=self.progress, flush=True)
+        if self._reply:
+            self._end_reply()
+        self._thought = True
+        if self.screen is None:
+            print(visible(text), end="", file=self.progress, flush=True)
+            return
+        self._thinking += text
+        done = self._thinking.rfind("\n") + 1
+        if done:
+            self.screen.print(_styled(visible(self._thinking[: done - 1]), "dim italic"))
+            self._thinking = self._thinking[done:]
+        self.screen.show(_styled(visible(self._thinking), "dim italic"))
+
+    def saying(self, text: str) -> None:
+        self._end_thinking()
+        if self.screen is None:
+            self._reply = self._reply or bool(text)
+            self._ended_line = text.endswith("\n") if text else self._ended_line
+            print(visible(text), end="", file=self.stream, flush=True)
+            return
+        if self._open is None:
+            from .markdown import Blocks
+
+            self._open = Blocks()
+        self._reply = True
+        finished = self._open.feed(text)
+        if finished:
+            self._print_block(finished)
+        self.screen.show(Preview(self._open) if self._open.open.strip() else None)
 
     def reply(self, text: str) -> None:
-        if text.strip():
-            self._markdown(text, self.stream)
+        """One fetch's whole text: it has streamed (a failure was said as an error),
+        so this ends it. Called alone (a resumed session redrawn), it renders it."""
+        fetching, self._fetching = self._fetching, False
+        self._close()
+        if not fetching and text.strip():
+            self._markdown(text)
 
     def doing(self, call: dict[str, Any]) -> None:
-        name = call["name"]
-        args = json.dumps(call.get("arguments", {}), ensure_ascii=False)
-        colour = YELLOW if name.endswith("?") else CYAN
-        self._line(f"+ {self._paint(colour, name)}({args})")
+        self._close()
+        line = header(call)
+        name, _, rest = line.partition("(")
+        if self.screen is None:
+            print(f"+ {line}", file=self.progress, flush=True)
+            return
+        from rich.text import Text
+
+        shown = Text("+ ")
+        shown.append(name, style="yellow" if name.endswith("?") else "cyan")
+        shown.append(f"({rest}")
+        self.screen.print(shown)
+        self._running = f"running {name}"
+        self.screen.spin(self._running)
 
     def result(self, call: dict[str, Any], result: Result) -> None:
-        if not result.ok:
-            self._line(self._paint(RED, f"  ! {result.error}"))
-
-    def _markdown(self, text: str, stream: TextIO) -> None:
-        self._end_thinking()
-        if not self.color:
-            print(text, file=stream, flush=True)
+        self._running = None
+        self._close()
+        lines, ok, note = folded(result)
+        mark = "✓" if ok else "✗"
+        if self.screen is None:
+            for line in lines:
+                print(f"  {line}", file=self.progress, flush=True)
+            print(f"  {mark} {note}".rstrip(), file=self.progress, flush=True)
             return
-        from rich.console import Console  # deferred: start-up time
-        from rich.markdown import Markdown
+        from rich.text import Text
 
-        Console(file=stream, force_terminal=True).print(Markdown(text))
+        for line in lines:
+            self.screen.print(Text(f"  {line}", style="dim"))
+        shown = Text(f"  {mark}", style="green" if ok else "red")
+        if note:
+            shown.append(f" {note}", style="red")
+        self.screen.print(shown)
+        self._blocks = 1  # the reply that follows starts after a blank line
+
+    # -- beyond the port: what the terminal's Input and REPL use -------------------
+    def pause(self) -> None:
+        """Print what is open and clear the live region (before a question)."""
+        self._close()
+
+    def resume(self) -> None:
+        """After a question: the running tool's spinner again."""
+        if self.screen is not None and self._running is not None:
+            self.screen.spin(self._running)
+
+    # -- drawing ----------------------------------------------------------------------
+    def _close(self) -> None:
+        self._end_thinking()
+        self._end_reply()
+        if self.screen is not None:
+            self.screen.stop()
+
+    def _end_thinking(self) -> None:
+        if not self._thought:
+            return
+        self._thought = False
+        if self.screen is None:
+            print(file=self.progress, flush=True)  # the next line starts on its own
+            return
+        if self._thinking:
+            self.screen.print(_styled(visible(self._thinking), "dim italic"))
+        self._thinking = ""
+        self.screen.show(None)
+
+    def _end_reply(self) -> None:
+        if not self._reply:
+            return
+        self._reply = False
+        if self.screen is None:
+            if not self._ended_line:
+                print(file=self.stream, flush=True)
+            return
+        rest, self._open = (self._open.open if self._open else ""), None
+        self.screen.show(None)
+        self._print_block(rest)
+        self._blocks = 0
+
+    def _print_block(self, block: str) -> None:
+        assert self.screen is not None
+        if not block.strip():
+            return
+        if self._blocks:
+            self.screen.print()
+        self._blocks += 1
+        self.screen.print(_markdown(block))
+
+    def _markdown(self, text: str) -> None:
+        if self.screen is None:
+            print(visible(text), file=self.progress, flush=True)
+            return
+        self.screen.print(_markdown(text))
+
+    def _error(self, text: str) -> None:
+        if self.screen is not None and self.errors is self.stream:
+            from rich.text import Text
+
+            self.screen.print(Text(visible(text), style="red"))
+            return
+        painted = f"{RED}{visible(text)}{RESET}" if _isatty(self.errors) else visible(text)
+        print(painted, file=self.errors, flush=True)
+
+
+class Preview:
+    """The open block of a streaming reply, rendered when it is drawn (at most once a
+    frame, not once a token); past PREVIEW characters, its tail as plain text."""
+
+    def __init__(self, blocks: Blocks) -> None:
+        self.blocks = blocks
+
+    def __rich_console__(self, console: Any, options: Any) -> Any:
+        text = self.blocks.open
+        if len(text) > PREVIEW:
+            yield _styled(visible(text[-PREVIEW:]), "")
+        else:
+            yield _markdown(text)
+
+
+def _styled(text: str, style: str) -> Any:
+    from rich.text import Text
+
+    return Text(text, style=style)
+
+
+def _markdown(text: str) -> Any:
+    """Markdown of model text: made visible first; links show their address."""
+    from rich.markdown import Markdown
+
+    from .screen import Trimmed
+
+    return Trimmed(Markdown(visible(text), hyperlinks=False))
+
+
+def _isatty(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
 
 
 def painted_diff(diff: str, color: bool) -> str:
-    """A unified diff with added lines green, removed red and hunk headers cyan."""
+    """A unified diff with added lines green, removed red and hunk headers cyan (made
+    visible: the diff shows what a file will hold)."""
+    diff = visible(diff)
     if not color:
         return diff
     lines = []
@@ -107,69 +294,101 @@ def painted_diff(diff: str, color: bool) -> str:
     return "\n".join(lines)
 
 
-def _tty() -> bool:
-    try:
-        return sys.stdout.isatty()
-    except (AttributeError, ValueError):
-        return False
-
-
 class TerminalInput(NullInput):
-    """The terminal: reads lines from stdin; asks questions on the same terminal. It
-    reviews changes hunk by hunk (`reviews`; review.py, for questions of kind `review`)."""
+    """The terminal: the REPL's lines, with the line editor on a terminal (else line by
+    line from `stream`); questions on the same terminal. `attach` gives it what the
+    line editor shows and where Ctrl-C goes, once the session exists. It reviews changes
+    hunk by hunk (`reviews`; review.py, for questions of kind `review`)."""
 
     reviews = True
 
-    def __init__(self, commands: Commands | None = None, stream: TextIO | None = None) -> None:
+    def __init__(
+        self,
+        commands: Commands | None = None,
+        stream: TextIO | None = None,
+        lines: bool = False,
+    ) -> None:
         super().__init__(commands=commands)
         self.stream = stream or sys.stdin
+        self.lines = lines or not (
+            self.stream is sys.stdin and _isatty(sys.stdin) and _isatty(sys.stdout)
+        )
+        self.reader = LineReader(self.stream)
+        self.output: TerminalOutput | None = None
+        self.interrupts: Interrupts | None = None
+        self.cwd: Path | None = None
+        self.history: Path | None = None
+        self.status: Callable[[], str] | None = None
+        self._editor: LineEditor | None = None
+
+    def attach(
+        self,
+        output: Any = None,
+        interrupts: Interrupts | None = None,
+        cwd: Path | None = None,
+        history: Path | None = None,
+        status: Callable[[], str] | None = None,
+    ) -> None:
+        self.output = output if isinstance(output, TerminalOutput) else None
+        self.interrupts = interrupts
+        self.cwd, self.history, self.status = cwd, history, status
+
+    @property
+    def editor(self) -> LineEditor:
+        if self._editor is None:
+            from .editor import LineEditor
+
+            self._editor = LineEditor(
+                self.commands or Commands(),
+                self.cwd,
+                self.history,
+                self.status,
+                self.interrupts,
+            )
+        return self._editor
 
     async def readline(self, prompt: str = "> ") -> str | None:
-        return await asyncio.to_thread(self._read, prompt)
+        if self.lines:
+            return await self._read_line(prompt)
+        return await self.editor.read(prompt)
 
     async def ask(
         self, prompt: str, options: list[str] | None = None, **details: Any
     ) -> str | None:
+        if self.output is not None:
+            self.output.pause()
+        from . import questions
+
         if details.get("kind") == "review":
             from .review import review
 
+            read = self._read_line if self.lines else questions.line_on_terminal
             show = lambda text: print(text, flush=True)  # noqa: E731
-            return await review(details.get("change") or {}, self.readline, show, _tty())
-        diff = (details.get("tool") or {}).get("diff")
-        if diff:
-            print(painted_diff(diff.rstrip("\n"), sys.stdout.isatty()), flush=True)
-        hint = f" [{'/'.join(options)}]" if options else ""
-        return await self.readline(f"{prompt}{hint} ")
+            change = details.get("change") or {}
+            answer = await review(change, read, show, _isatty(sys.stdout))
+        else:
+            diff = (details.get("tool") or {}).get("diff")
+            if diff:
+                print(painted_diff(diff.rstrip("\n"), _isatty(sys.stdout)), flush=True)
+            if self.lines:
+                answer = await questions.by_line(self._read_line, prompt, options, details)
+            else:
+                answer = await questions.on_terminal(prompt, options, details)
+        if answer is None and self.interrupts is not None and not self.lines:
+            self.interrupts.cancel_turn()  # Ctrl-C at a question: no answer, and stop
+        elif self.output is not None:
+            self.output.resume()
+        return answer
 
-    def _read(self, prompt: str) -> str | None:
-        if self.stream is sys.stdin and sys.stdin.isatty():
-            self._complete_with_readline()
-            try:
-                return input(prompt)
-            except EOFError:
-                return None
-        line = self.stream.readline()
-        if not line:
+    async def _read_line(self, prompt: str) -> str | None:
+        typed = _isatty(self.stream)  # a terminal echoes what is typed; a pipe does not
+        if typed:
+            print(visible(prompt), end="", flush=True)
+        line = await self.reader.readline()
+        if line is None:
+            if typed:
+                print(flush=True)
             return None
-        line = line.rstrip("\n")
-        print(f"{prompt}{line}", flush=True)  # piped input is not echoed: show what was read
+        if not typed:
+            print(f"{visible(prompt)}{visible(line)}", flush=True)  # show what was read
         return line
-
-    def _complete_with_readline(self) -> None:
-        """Tab completes commands, their arguments and file names (see Commands.complete)."""
-        try:
-            import readline
-        except ImportError:
-            return
-        commands = self.commands
-        if commands is None or readline.get_completer() is not None:
-            return
-
-        def completer(text: str, state: int) -> str | None:
-            line = readline.get_line_buffer()[: readline.get_endidx()]
-            matches = commands.complete(line)
-            return matches[state] if state < len(matches) else None
-
-        readline.set_completer_delims(" ")
-        readline.set_completer(completer)
-        readline.parse_and_bind("tab: complete")

@@ -10,9 +10,11 @@ as a coloured diff, then one answer:
     ?  help
 
 (With one file per change, `d` and `q` do the same, as in `git add -p` for one file.)
-Anything else shows the help and asks again. The answer is changes.py's: `accept`
-with the ids of the accepted hunks, `reject`, or None when the input ended before any
-hunk was answered (no one answered).
+Anything else shows the help and asks again. The path and the hunks are made visible
+(visible.py): a control character in the model's text is shown, never obeyed.
+The answer is changes.py's: `accept` with the ids of the accepted hunks, `reject`, or
+None when the input ended before any hunk was answered (no one answered: Ctrl-C or Ctrl-D on a terminal, which then cancels
+the turn, as at any question).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from .console import CYAN, RESET, painted_diff
+from .visible import visible
 
 KEYS = "y,n,a,d,q,?"
 HELP = """y - apply this hunk
@@ -38,7 +41,7 @@ async def review(
 ) -> str | None:
     """Ask about each hunk of `change` (`changes.Change.details()`); the answer."""
     hunks = [h for h in change.get("hunks") or [] if isinstance(h, dict)]
-    path = str(change.get("path", "?"))
+    path = visible(str(change.get("path", "?")))  # the model's text: made visible
     head = f"{'new file ' if change.get('created') else ''}{path}"
     show(f"{CYAN}{head}{RESET}" if color else head)
     if not hunks:  # an empty new file: nothing to cut, one question

@@ -36,8 +36,8 @@ def test_chat_runs_a_stub_turn_and_shows_the_context(tmp_path):
         "> hi",
         "considering the request",
         "let me check.",
-        "+ read({})",
-        "  ! object at root is missing required properties: path",
+        "+ read()",
+        "  ✗ object at root is missing required properties: path",
         "considering the request",
         "done.",
         "> ",
@@ -58,6 +58,26 @@ def test_ask_appends_piped_stdin_and_prints_only_the_reply():
     done = elelem("ask", "!echo", "summarise", stdin="file body")
     assert done.returncode == 0, done.stderr
     assert done.stdout == "summarise\n\n```\nfile body\n```\n"
+
+
+def test_ask_that_ends_in_an_error_exits_1_with_the_error_once_on_stderr():
+    done = elelem("ask", "!fail boom", env={"ELELEM_LOG_LEVEL": ""})  # the log: to its file
+    assert done.returncode == 1
+    assert done.stdout == ""
+    assert done.stderr.count("boom") == 1
+    assert "Error: boom\n" in done.stderr
+
+
+def test_ask_takes_its_prompt_from_stdin_alone():
+    done = elelem("ask", stdin="!echo from the pipe\n")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "from the pipe\n"
+
+
+def test_ask_without_any_prompt_says_so():
+    done = elelem("ask", stdin="")
+    assert done.returncode == 1
+    assert "elelem: ask: no prompt" in done.stderr
 
 
 def test_ask_with_no_reply_fails():
@@ -99,3 +119,38 @@ def test_a_broken_project_plugin_costs_one_line(tmp_path):
     assert done.returncode == 0
     assert f"elelem: failed to load plugin {plugins / 'bad.py'}: " in done.stderr
     assert "done." in done.stdout
+
+
+def test_the_terminal_logs_to_a_file_unless_a_level_is_given(isolated_home):
+    quiet = elelem("ask", "!fail boom", env={"ELELEM_LOG_LEVEL": ""})
+    log = isolated_home / ".local" / "state" / "elelem" / "elelem.log"
+    assert "agent: boom" in log.read_text() and "WARNING" not in quiet.stderr
+    loud = elelem("ask", "--log-level", "warning", "!fail boom")
+    assert "elelem WARNING elelem_daemon.agent: agent: boom" in loud.stderr
+
+
+def imported(*args, stdin=""):
+    """The top-level packages `python -X importtime -m elelem_daemon ARGS` imported."""
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "elelem_daemon", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "ELELEM_PROVIDER": "stub"},
+    )
+    rows = [line.split("|")[-1] for line in done.stderr.splitlines() if "import time:" in line]
+    return {row.strip().split(".")[0] for row in rows}
+
+
+def test_the_editor_faces_do_not_pay_for_the_terminal_s_libraries():
+    for args in (["daemon"], ["daemon", "--acp"]):
+        modules = imported(*args)
+        assert "elelem_daemon" in modules
+        assert not modules & {"rich", "prompt_toolkit", "pygments", "markdown_it"}, args
+
+
+def test_a_piped_ask_does_not_load_the_line_editor_or_rich():
+    modules = imported("ask", "!echo hi")
+    assert "elelem_daemon" in modules
+    assert not modules & {"rich", "prompt_toolkit"}

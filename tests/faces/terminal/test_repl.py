@@ -9,3 +9,26 @@ async def test_repl_skips_empty_lines_and_dispatches(session, output):
     assert ("say", ("  → context cleared", "plain")) in output.calls
     assert [m["content"] for m in session.conversation] == ["hi", "done."]
     assert session.input._answers == ["never"]  # /exit ended the loop: the terminal's to do
+
+
+async def test_ctrl_c_ends_the_turn_but_a_cancel_of_the_repl_goes_on_up(session):
+    import asyncio
+
+    from elelem_daemon.faces.terminal.repl import turn
+    from elelem_daemon.live import Live
+
+    live = Live(session)
+    running = asyncio.ensure_future(turn(live, "!stream 1000 10"))
+    await asyncio.sleep(0.1)
+    live.cancel()  # what Ctrl-C does
+    assert (await running).stop_reason == "cancelled"
+    outer = asyncio.ensure_future(turn(live, "!stream 1000 10"))
+    await asyncio.sleep(0.1)
+    outer.cancel()  # the face itself is stopped (a signal handler, say)
+    try:
+        await outer
+    except asyncio.CancelledError:
+        pass
+    assert outer.cancelled()
+    assert session.conversation.last["content"].endswith("[cancelled]")
+    assert not live.busy

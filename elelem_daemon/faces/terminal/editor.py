@@ -1,0 +1,146 @@
+"""LineEditor: the REPL's prompt on a terminal, built on prompt_toolkit.
+
+- History per project (history.py), Up/Down and Ctrl-R to search it.
+- Tab completes with the core's one completer, `Commands.complete`: slash commands
+  and their arguments on the first line, file paths (and `@` mentions) anywhere;
+  the menu opens by itself while a slash command is typed.
+- Multi-line input: Alt-Enter (Esc then Enter) adds a line, and so does Enter after a
+  trailing `\\`.
+- The bottom status line says provider · model · tokens of the last turn · context,
+  and the mode once there are modes (`status_text`).
+- Ctrl-C clears the line; a second one within a second leaves (interrupt.py). Ctrl-D
+  on an empty line leaves. Leaving, `read` returns None.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from prompt_toolkit import PromptSession
+from prompt_toolkit.completion import CompleteEvent, Completer, Completion
+from prompt_toolkit.document import Document
+from prompt_toolkit.filters import Condition
+from prompt_toolkit.formatted_text import FormattedText
+from prompt_toolkit.history import History, InMemoryHistory
+from prompt_toolkit.key_binding import KeyBindings
+
+from ...commands import Commands
+from .history import ProjectHistory
+from .interrupt import WINDOW, Interrupts
+from .visible import visible_line
+
+if TYPE_CHECKING:
+    from ...session import Session
+
+AGAIN_TO_LEAVE = "Ctrl-C again to leave"
+
+
+class CommandCompleter(Completer):
+    """prompt_toolkit's view of `Commands.complete` (the one completer)."""
+
+    def __init__(self, commands: Commands, cwd: Path | None = None) -> None:
+        self.commands = commands
+        self.cwd = cwd
+
+    def get_completions(
+        self, document: Document, complete_event: CompleteEvent
+    ) -> Iterable[Completion]:
+        line = document.current_line_before_cursor
+        if document.cursor_position_row > 0:
+            line = " " + line  # a later line of the prompt holds no command
+        if line.startswith("/"):
+            name, space, partial = line[1:].partition(" ")
+            word = partial if space else line
+        else:
+            word = line.rsplit(" ", 1)[-1]
+        for candidate in self.commands.complete(line, self.cwd):
+            yield Completion(candidate, start_position=-len(word))
+
+
+def status_text(session: Session, mode: str | None = None) -> str:
+    """`provider · model · 530 in, 9 out · 4 messages` (then the mode, when set)."""
+    parts = [session.provider_name, str(session.model or "default")]
+    last = session.last_turn
+    if last is not None and last.usage:
+        usage = last.usage
+        parts.append(f"{usage.get('input_tokens', 0)} in, {usage.get('output_tokens', 0)} out")
+    count = len(session.conversation)
+    parts.append(f"{count} message{'' if count == 1 else 's'}")
+    if mode:
+        parts.append(mode)
+    return " · ".join(visible_line(part) for part in parts)
+
+
+class LineEditor:
+    def __init__(
+        self,
+        commands: Commands,
+        cwd: Path | None = None,
+        history: Path | None = None,
+        status: Callable[[], str] | None = None,
+        interrupts: Interrupts | None = None,
+    ) -> None:
+        self.interrupts = interrupts or Interrupts()
+        self.status = status
+        kept: History = ProjectHistory(history) if history is not None else InMemoryHistory()
+        self.session: PromptSession[str] = PromptSession(
+            history=kept,
+            completer=CommandCompleter(commands, cwd),
+            complete_while_typing=Condition(self._typing_a_command),
+            key_bindings=self._bindings(),
+            bottom_toolbar=self._toolbar,
+            prompt_continuation=lambda width, line, wrap: "." * (width - 1) + " ",
+            enable_history_search=False,
+            search_ignore_case=True,
+        )
+
+    async def read(self, prompt: str = "> ") -> str | None:
+        try:
+            return await self.session.prompt_async(
+                FormattedText([("bold", prompt)]), handle_sigint=False
+            )
+        except (EOFError, KeyboardInterrupt):
+            print(flush=True)  # the shell's prompt starts on a line of its own
+            return None
+
+    def _typing_a_command(self) -> bool:
+        text = self.session.default_buffer.text
+        return text.startswith("/") and " " not in text
+
+    def _toolbar(self) -> Any:
+        if self.interrupts.hinting():
+            return FormattedText([("bold", f" {AGAIN_TO_LEAVE} ")])
+        return f" {self.status()} " if self.status is not None else None
+
+    def _bindings(self) -> KeyBindings:
+        bindings = KeyBindings()
+
+        @bindings.add("c-c")
+        def _interrupt(event: Any) -> None:
+            if self.interrupts.pressed_at_prompt():
+                event.app.exit(exception=EOFError())
+                return
+            event.current_buffer.reset()
+            event.app.invalidate()
+            loop = event.app.loop
+            if loop is not None:  # the hint goes once the second has passed
+                loop.call_later(WINDOW + 0.05, event.app.invalidate)
+
+        @bindings.add("escape", "enter")
+        def _newline(event: Any) -> None:
+            event.current_buffer.insert_text("\n")
+
+        @bindings.add("enter", filter=Condition(self._continued))
+        def _continue(event: Any) -> None:
+            buffer = event.current_buffer
+            buffer.delete_before_cursor(1)
+            buffer.insert_text("\n")
+
+        return bindings
+
+    def _continued(self) -> bool:
+        """Enter after a trailing backslash continues the prompt on a new line."""
+        buffer = self.session.default_buffer
+        return buffer.document.is_cursor_at_the_end and buffer.text.endswith("\\")
