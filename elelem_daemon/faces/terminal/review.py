@@ -13,8 +13,8 @@ as a coloured diff, then one answer:
 Anything else shows the help and asks again. The path and the hunks are made visible
 (visible.py): a control character in the model's text is shown, never obeyed.
 The answer is changes.py's: `accept` with the ids of the accepted hunks, `reject`, or
-None when the input ended before any hunk was answered (no one answered: Ctrl-C or Ctrl-D on a terminal, which then cancels
-the turn, as at any question).
+None when the input ended before any hunk was answered (no one answered: Ctrl-C or
+Ctrl-D on a terminal, which then cancels the turn, as at any question).
 """
 
 from __future__ import annotations
