@@ -108,7 +108,8 @@ async def test_a_real_turn_streams_and_calls_a_tool(llama, workspace):
             turn = await client.start_turn(session["sessionId"], "Read the file README.md")
             events = [(e["method"], e["params"]) async for e in turn.events()]
             result = await turn.result()
-    assert result["stopReason"] == "end_turn", result
+    # 96 tokens a request: SmolLM2's answer may be cut, and then the turn says so
+    assert result["stopReason"] in ("end_turn", "max_tokens"), result
     doing = [p for m, p in events if m == "event/doing"]
     results = [p for m, p in events if m == "event/result"]
     assert len(doing) == 1, doing  # one call: the template asks for one at a time
@@ -121,6 +122,21 @@ async def test_a_real_turn_streams_and_calls_a_tool(llama, workspace):
     assert "".join(after) == result["reply"] and result["reply"].strip()
     assert not result["reply"].startswith("Error:")
     assert result["usage"]["input_tokens"] > 0 and result["usage"]["output_tokens"] > 0
+
+
+async def test_a_reply_cut_by_the_token_limit_says_max_tokens(llama, workspace):
+    """llama.cpp's own `finish_reason: "length"`: two tokens cannot finish a count to 20."""
+    from elelem_daemon.jsonrpc.client import Client
+
+    env = daemon_env(llama, OPENAI_TOOL_CHOICE="none", OPENAI_MAX_TOKENS="2")
+    async with await Client.spawn("daemon", env=env, cwd=str(workspace)) as client:
+        await client.initialize()
+        session = await client.new_session(cwd=str(workspace))
+        prompt = "Count from 1 to 20, one number a line."
+        result = await asyncio.wait_for(client.turn(session["sessionId"], prompt), TURN)
+    assert result["stopReason"] == "max_tokens", result
+    assert result["usage"]["output_tokens"] == 2, result
+    assert result["reply"].strip() and not result["reply"].startswith("Error:")
 
 
 async def test_cancel_reaches_the_server(llama, workspace):
@@ -174,5 +190,5 @@ async def test_a_context_overflow_is_clear_and_the_session_recovers(llama, works
         assert len(await client.context(sid)) > 2
         assert "context cleared" in json.dumps(await client.command(sid, "/clear"))
         again = await asyncio.wait_for(client.turn(sid, "Say hello."), TURN)
-    assert again["stopReason"] == "end_turn", again
+    assert again["stopReason"] in ("end_turn", "max_tokens"), again  # 24 tokens may cut it
     assert again["reply"].strip() and not again["reply"].startswith("Error:")
