@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .filesystem import Snapshot, digest_of
+from .filesystem import FileState, digest_of
 from .filesystem import snapshot as snapshot_of
 from .hunks import Hunk, apply, split, unified, where
 from .io import ask
@@ -66,7 +66,7 @@ class Change:
 
     path: Path
     shown: str
-    base: Snapshot
+    base: FileState
     new: str
     hunks: list[Hunk]
 
@@ -188,7 +188,7 @@ class Seen:
     def saw(self, path: Path) -> bool:
         return path in self._digests
 
-    def changed(self, path: Path, now: Snapshot) -> bool:
+    def changed(self, path: Path, now: FileState) -> bool:
         """Whether the agent saw this path in this turn and it holds something else now."""
         return path in self._digests and self._digests[path] != now.digest
 
@@ -203,7 +203,7 @@ def reviewer(session: Any) -> str | None:
     return None
 
 
-async def snapshot(session: SessionView, path: Path, errors: str = "strict") -> Snapshot:
+async def snapshot(session: SessionView, path: Path, errors: str = "strict") -> FileState:
     return await snapshot_of(session.files, path, errors)
 
 
@@ -217,7 +217,7 @@ async def check_fresh(session: SessionView, path: Path) -> None:
 
 
 async def land(
-    session: SessionView, path: Path, shown: str, base: Snapshot, new: str, review: bool
+    session: SessionView, path: Path, shown: str, base: FileState, new: str, review: bool
 ) -> dict[str, Any]:
     """Land `new` over `base` as the rules above say; the tool result the model reads."""
     seen: Seen = session.seen

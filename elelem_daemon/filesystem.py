@@ -123,7 +123,7 @@ def digest_of(data: str | bytes) -> str:
 
 
 @dataclass(frozen=True)
-class Snapshot:
+class FileState:
     """A file as the session sees it now: its text (None: no such file), its version
     (the editor's document version, or `sha256:<digest>`; None: no file), the digest
     of its text, and whether an editor's buffer served it."""
@@ -134,12 +134,12 @@ class Snapshot:
     editor: bool = False
 
     @classmethod
-    def of(cls, text: str, version: int | str | None = None, editor: bool = False) -> Snapshot:
+    def of(cls, text: str, version: int | str | None = None, editor: bool = False) -> FileState:
         digest = digest_of(text)
         return cls(text, f"sha256:{digest}" if version is None else version, digest, editor)
 
     @classmethod
-    def absent(cls) -> Snapshot:
+    def absent(cls) -> FileState:
         return cls(None, None, None)
 
 
@@ -215,15 +215,15 @@ async def excerpt(files: Any, path: Path, offset: int, limit: int, cap: int) -> 
     return excerpt_of_text(await files.read_text(path, errors="replace"), offset, limit, cap)
 
 
-async def snapshot(files: Any, path: Path, errors: str = "strict") -> Snapshot:
+async def snapshot(files: Any, path: Path, errors: str = "strict") -> FileState:
     """`files.snapshot(path)`, also for a replacement that has only `read_text`."""
     taker = getattr(files, "snapshot", None)
     if taker is not None:
         return await taker(path, errors)
     try:
-        return Snapshot.of(await files.read_text(path, errors))
+        return FileState.of(await files.read_text(path, errors))
     except FileNotFoundError:
-        return Snapshot.absent()
+        return FileState.absent()
 
 
 class Files(Protocol):
@@ -244,16 +244,16 @@ class LocalFiles:
         """Whether a subclass serves the text (e.g. an editor's buffers), not the disk."""
         return type(self).read_text is not LocalFiles.read_text
 
-    async def snapshot(self, path: Path, errors: str = "strict") -> Snapshot:
-        """The whole text now, its version and digest; `Snapshot.absent()` when there
+    async def snapshot(self, path: Path, errors: str = "strict") -> FileState:
+        """The whole text now, its version and digest; `FileState.absent()` when there
         is no such file."""
         try:
             if self._replaced():
-                return Snapshot.of(await self.read_text(path, errors), editor=True)
+                return FileState.of(await self.read_text(path, errors), editor=True)
             data = await asyncio.to_thread(self._bytes, path)
         except FileNotFoundError:
-            return Snapshot.absent()
-        return Snapshot(data.decode("utf-8", errors), f"sha256:{digest_of(data)}", digest_of(data))
+            return FileState.absent()
+        return FileState(data.decode("utf-8", errors), f"sha256:{digest_of(data)}", digest_of(data))
 
     async def propose(self, change: Change, review: bool = False) -> Outcome:
         """Land the change now (no review here): refused as a conflict when the file no

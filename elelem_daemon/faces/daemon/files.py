@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ...changes import UNKNOWN, BadAnswer, Change, Outcome, verify
-from ...filesystem import FILE_CAP, Excerpt, LocalFiles, Snapshot, excerpt_of_text
+from ...filesystem import FILE_CAP, Excerpt, FileState, LocalFiles, excerpt_of_text
 from ...hunks import split
 from .events import Events, Peer
 
@@ -60,14 +60,14 @@ class DaemonFiles(LocalFiles):
             ) from None
 
     # -- reading --------------------------------------------------------------------
-    async def snapshot(self, path: Path, errors: str = "strict") -> Snapshot:
+    async def snapshot(self, path: Path, errors: str = "strict") -> FileState:
         if self.capabilities.get("read"):
             shown = await self._read(path)
             if shown is not None:
                 return shown
         return await self.disk.snapshot(path, errors)
 
-    async def _read(self, path: Path) -> Snapshot | None:
+    async def _read(self, path: Path) -> FileState | None:
         """The editor's document, or None when it does not have it open."""
         params = {"sessionId": self.events.session_id, "path": str(path)}
         try:
@@ -81,7 +81,7 @@ class DaemonFiles(LocalFiles):
         problem = _read_problem(answer)
         if problem:
             raise OSError(f"the editor's answer to files/read for {path} is not valid: {problem}")
-        return Snapshot.of(answer["text"], answer["version"], editor=True)
+        return FileState.of(answer["text"], answer["version"], editor=True)
 
     async def read_text(self, path: Path, errors: str = "strict") -> str:
         shown = await self.snapshot(path, errors)
