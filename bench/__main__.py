@@ -14,7 +14,7 @@ import traceback
 from datetime import UTC, datetime
 
 from .context import HERE, Context
-from .figures import FIGURES
+from .figures import EXTRA, FIGURES
 from .table import Row, markdown, render
 
 README = HERE / "README.md"
@@ -40,6 +40,11 @@ def parser() -> argparse.ArgumentParser:
         default=sys.executable,
         help="the interpreter whose `elelem daemon` is measured (default: this one)",
     )
+    cli.add_argument(
+        "--peers",
+        action="store_true",
+        help="also measure codex app-server, codex-acp, claude-code-acp (npm, network; not CI)",
+    )
     cli.add_argument("--strict", action="store_true", help="exit 2 when a target does not hold")
     return cli
 
@@ -59,7 +64,7 @@ async def measure(ctx: Context, names: list[str]) -> tuple[list[Row], bool]:
         print(f"bench: {name}…", file=sys.stderr, flush=True)
         start = time.perf_counter()
         try:
-            rows += await FIGURES[name](ctx)
+            rows += await {**FIGURES, **EXTRA}[name](ctx)
         except Exception:
             traceback.print_exc()
             crashed = True
@@ -81,7 +86,9 @@ def record(table: str) -> None:
 def main(argv: list[str] | None = None) -> int:
     options = parser().parse_args(argv)
     names = [n.strip() for n in options.only.split(",") if n.strip()] or list(FIGURES)
-    unknown = [n for n in names if n not in FIGURES]
+    if options.peers and "peers" not in names:
+        names.append("peers")
+    unknown = [n for n in names if n not in FIGURES and n not in EXTRA]
     if unknown:
         print(
             f"bench: unknown figure(s): {', '.join(unknown)}. Known: {', '.join(FIGURES)}",

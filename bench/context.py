@@ -75,6 +75,11 @@ class Context:
         conn.env = env  # type: ignore[attr-defined]
         return conn
 
+    async def acp(self) -> Conn:
+        """`elelem daemon --acp`, the ACP face (NDJSON) of the same interpreter."""
+        argv = [*self.daemon_argv(), "--acp"]
+        return await Conn.spawn(argv, framing="ndjson", env=self.env(), cwd=str(self.home))
+
     async def echo(self) -> Conn:
         argv = [self.python, str(SERVERS / "echo.py")]
         return await Conn.spawn(argv, env=self.env(), cwd=str(self.home))
@@ -89,6 +94,13 @@ async def initialize(conn: Conn, **capabilities: Any) -> Any:
         "initialize",
         {"processId": os.getpid(), "clientInfo": {"name": "bench"}, "capabilities": capabilities},
     )
+
+
+async def settled(conn: Conn) -> None:
+    """Wait until the daemon face has loaded pygls (faces/daemon/early.py answers the first
+    `session/new` without it; the first other request waits for it), so that a figure
+    about streaming or cancelling does not time the import."""
+    await conn.request("session/list", {})
 
 
 async def open_session(conn: Conn, cwd: Path, **params: Any) -> str:

@@ -41,6 +41,7 @@ class Conn:
         self.on_request: Callable[[str, Any], Any] = lambda method, params: None
         self._next = 0
         self._pending: dict[int, asyncio.Future[Any]] = {}
+        self._need = 0  # bytes the frame being read needs, from the buffer's start
         self._reader = asyncio.create_task(self._read())
 
     @classmethod
@@ -95,27 +96,33 @@ class Conn:
     async def _read(self) -> None:
         stdout = self.proc.stdout
         assert stdout is not None
-        buffer = b""
-        parse = self._lines if self.framing == "ndjson" else self._frames
+        buffer = bytearray()  # appended to in place: a 60 MB answer is not copied per read
+        lines = self.framing == "ndjson"
+        parse = self._lines if lines else self._frames
         try:
             while True:
                 chunk = await stdout.read(READ_SIZE)
                 if not chunk:
                     break
                 self.stamp = time.perf_counter()
-                buffer = parse(buffer + chunk if buffer else chunk)
+                buffer += chunk
+                if (b"\n" not in chunk) if lines else len(buffer) < self._need:
+                    continue  # the message in progress is not whole yet
+                del buffer[: parse(buffer)]
         finally:
             died = ServerDied(f"server exited ({self.tail()})")
             for future in self._pending.values():
                 if not future.done():
                     future.set_exception(died)
 
-    def _frames(self, data: bytes) -> bytes:
+    def _frames(self, data: bytearray) -> int:
+        """Dispatch the whole frames in data; the bytes used (`_need`: for the next one)."""
         at, size = 0, len(data)
+        self._need = 0
         while True:
             end = data.find(b"\r\n\r\n", at)
             if end < 0:
-                return data[at:]
+                return at
             length = -1
             for line in data[at:end].split(b"\r\n"):
                 name, _, value = line.partition(b":")
@@ -124,16 +131,18 @@ class Conn:
             if length < 0:
                 raise ValueError(f"frame without Content-Length: {data[at:end]!r}")
             if end + 4 + length > size:
-                return data[at:]
+                self._need = end + 4 + length - at
+                return at
             self._dispatch(json.loads(data[end + 4 : end + 4 + length]))
             at = end + 4 + length
 
-    def _lines(self, data: bytes) -> bytes:
-        *lines, rest = data.split(b"\n")
-        for line in lines:
+    def _lines(self, data: bytearray) -> int:
+        """Dispatch the whole lines in data; the bytes used."""
+        last = data.rfind(b"\n") + 1
+        for line in data[:last].split(b"\n"):
             if line.strip():
                 self._dispatch(json.loads(line))
-        return rest
+        return last
 
     def _dispatch(self, message: dict[str, Any]) -> None:
         if "method" not in message:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .paths import complete_word
+from .context.paths import complete_word
 
 CommandHandler = Callable[[str | None], Any]
 Completions = Iterable[str] | Callable[[], Iterable[str]] | None

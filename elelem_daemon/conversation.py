@@ -2,8 +2,16 @@
 
 `Message` is a chat message (`{role, content, ...}`), the one meaning of the word here.
 
-Listeners hear every change as it happens: `listener("add", message)` and
-`listener("clear", None)`. The session store uses this to write each kept message.
+Listeners hear every change as it happens: `listener("add", message)`,
+`listener("clear", None)`, `listener("turn", {"turn", "at"})` (a turn begins: its
+`Mark`) and `listener("rewind", {"turn"})`. The session store uses this to write each
+kept message, each turn's start and each rewind.
+
+Turns are marked where they begin (`begin_turn`), with a number that only grows, so a
+conversation can go back to what it was just before a turn (`rewind`), dropping that
+turn and the later ones: the conversation's half of undo (docs/checkpoints.md). A
+`/clear` since that turn is undone too: the history a clear emptied is kept while a
+turn's mark still points into it, and forgotten otherwise.
 
 A message's `content` is a string, or, for a user message that carries images, a list
 of parts: `{"type": "text", "text"}` and `{"type": "image", "mimeType", "data"}` (data
@@ -14,7 +22,9 @@ that cannot see images.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 Message = dict[str, Any]
@@ -68,11 +78,25 @@ def images_in(content: Any) -> list[Part]:
     return [p for p in content if isinstance(p, dict) and p.get("type") == "image"]
 
 
+@dataclass(frozen=True)
+class Mark:
+    """Where turn `turn` began: `at` (unix seconds), after `epoch` clears and `index`
+    messages kept since the last one."""
+
+    turn: int
+    at: float
+    epoch: int
+    index: int
+
+
 class Conversation:
     ROLES = ("user", "assistant", "tool")
 
     def __init__(self, messages: list[Message] | None = None) -> None:
         self._messages: list[Message] = []
+        self._past: list[list[Message]] = []  # what each clear emptied, while a mark needs it
+        self.marks: dict[int, Mark] = {}  # the turns still in the conversation, by number
+        self.last_turn = 0  # the highest turn number begun: the next one is higher
         self.listeners: list[Listener] = []
         for message in messages or []:
             self.add(message["role"], message["content"])
@@ -90,8 +114,56 @@ class Conversation:
         return self._messages[-1] if self._messages else None
 
     def clear(self) -> None:
-        self._messages.clear()
+        epoch = len(self._past)
+        needed = any(mark.epoch == epoch for mark in self.marks.values())
+        self._past.append(self._messages if needed else [])
+        self._messages = []
         self._tell("clear", None)
+
+    # -- turns --------------------------------------------------------------------
+    def begin_turn(self, turn: int, at: float | None = None) -> Mark:
+        """Mark where turn `turn` begins (before its prompt is kept). Numbers only grow."""
+        if isinstance(turn, bool) or not isinstance(turn, int) or turn <= self.last_turn:
+            raise ValueError(f"turn {turn!r} does not follow turn {self.last_turn}")
+        mark = Mark(turn, time.time() if at is None else at, len(self._past), len(self._messages))
+        self.marks[turn] = mark
+        self.last_turn = turn
+        self._tell("turn", {"turn": turn, "at": mark.at})
+        return mark
+
+    def rewind(self, turn: int) -> list[int]:
+        """Go back to just before turn `turn`: it and every later turn are dropped (a
+        clear since then is undone). Returns the turns dropped; KeyError if `turn` is
+        not in the conversation."""
+        mark = self.marks[turn]
+        if mark.epoch == len(self._past):
+            del self._messages[mark.index :]
+        else:
+            self._messages = self._past[mark.epoch][: mark.index]
+            del self._past[mark.epoch :]
+        dropped = sorted(t for t in self.marks if t >= turn)
+        for gone in dropped:
+            del self.marks[gone]
+        self._tell("rewind", {"turn": turn})
+        return dropped
+
+    def prompt_of(self, turn: int) -> Message | None:
+        """The user message a turn began with, if it is still kept."""
+        mark = self.marks.get(turn)
+        if mark is None:
+            return None
+        messages = self._messages if mark.epoch == len(self._past) else self._past[mark.epoch]
+        if mark.index < len(messages) and messages[mark.index]["role"] == "user":
+            return messages[mark.index]
+        return None
+
+    def adopt(self, other: Conversation) -> None:
+        """Take another conversation's messages, marks and cleared history (a stored
+        session read back), telling the listeners nothing."""
+        self._messages = list(other._messages)
+        self._past = [list(part) for part in other._past]
+        self.marks = dict(other.marks)
+        self.last_turn = max(self.last_turn, other.last_turn)
 
     def _tell(self, event: str, message: Message | None) -> None:
         for listener in list(self.listeners):

@@ -11,6 +11,13 @@
     │                           or oversized file, an image for a provider without vision);
     │                           raised before anything is kept or sent
     ├── ShuttingDown            (daemon) a request after `shutdown`
+    ├── UnknownTurn             a rewind names a turn the session's conversation does not hold
+    ├── NoCheckpoint            a rewind of files, where no checkpoint can restore that turn
+    │                           (checkpoints off, pruned, or its checkpoint failed)
+    ├── OutsideChanges          a rewind would overwrite files changed outside the agent
+    │                           since (the user's own edits): `data` holds the plan; resend
+    │                           with `force` once the user agreed
+    ├── CheckpointFailed        the checkpoint engine could not restore (timeout, git, disk)
     └── ProviderError           a provider's HTTP/API failure; ends the turn as `Error: ...`
         └── providers.http.Failure   one failed HTTP exchange, and whether to retry it
 
@@ -76,3 +83,29 @@ class AttachmentError(ElelemError):
 
 class ShuttingDown(ElelemError):
     kind = "shutting_down"
+
+
+class UnknownTurn(ElelemError):
+    """`data`: `turnId`."""
+
+    kind = "unknown_turn"
+
+
+class NoCheckpoint(ElelemError):
+    """`data`: `turnId`, `reason` (`disabled`, `missing`, `failed`)."""
+
+    kind = "no_checkpoint"
+
+
+class OutsideChanges(ElelemError):
+    """`data`: `turnId`, `files` (the plan: restored, created, deleted, outside,
+    unsaved, ...)."""
+
+    kind = "outside_changes"
+
+
+class CheckpointFailed(ElelemError):
+    """`data`: `turnId`, `reason` (the engine's kind: `timeout`, `git_failed`, `busy`,
+    `io_error`, ...)."""
+
+    kind = "checkpoint_failed"

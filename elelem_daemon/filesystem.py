@@ -1,9 +1,10 @@
 """Files: where the file tools read and write. A face may put the editor in its place.
 
-`session.files` is a `LocalFiles` unless a face replaces it, e.g. the ACP face with
-the editor's buffers (`fs/read_text_file`, `fs/write_text_file`), so the tools see
-unsaved changes and their edits land in the editor's undo history. `Files` is what
-every replacement has.
+`session.files` is a `LocalFiles` unless a face replaces it with an `EditorFiles`
+(below): the editor's buffers, through the face's own requests (`fs/read_text_file`
+and `fs/write_text_file` in both editor faces, the daemon face's `files/read` and
+`files/propose`), so the tools and attachments see unsaved changes and edits land in
+the editor's undo history. `Files` is what every replacement has.
 
 What is read is bounded, whatever the file:
 - `excerpt(files, path, offset, limit, cap)` (the `read` tool) reads only the lines
@@ -38,6 +39,7 @@ import os
 import stat
 import threading
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
@@ -247,9 +249,16 @@ class LocalFiles:
     async def snapshot(self, path: Path, errors: str = "strict") -> FileState:
         """The whole text now, its version and digest; `FileState.absent()` when there
         is no such file."""
+        if not self._replaced():
+            return await self.disk_snapshot(path, errors)
         try:
-            if self._replaced():
-                return FileState.of(await self.read_text(path, errors), editor=True)
+            return FileState.of(await self.read_text(path, errors), editor=True)
+        except FileNotFoundError:
+            return FileState.absent()
+
+    async def disk_snapshot(self, path: Path, errors: str = "strict") -> FileState:
+        """`snapshot` from the disk itself."""
+        try:
             data = await asyncio.to_thread(self._bytes, path)
         except FileNotFoundError:
             return FileState.absent()
@@ -291,8 +300,12 @@ class LocalFiles:
     async def read_lines(self, path: Path, offset: int, limit: int, cap: int) -> Excerpt:
         """Lines offset.. of the file, at most limit lines and cap bytes (see `cut`), and
         the whole file's digest when it is at most FILE_CAP bytes."""
-        if self._replaced():  # e.g. an editor's buffers
+        if self._replaced():  # a subclass's own text
             return excerpt_of_text(await self.read_text(path, errors="replace"), offset, limit, cap)
+        return await self.disk_lines(path, offset, limit, cap)
+
+    async def disk_lines(self, path: Path, offset: int, limit: int, cap: int) -> Excerpt:
+        """`read_lines` from the disk itself, in blocks, hashing the whole file too."""
         stop, deadline = threading.Event(), time.monotonic() + TIME_LIMIT
 
         def check() -> None:
@@ -331,3 +344,73 @@ class LocalFiles:
 
         await asyncio.to_thread(work)
         return len(data)
+
+
+EditorRead = Callable[[Path], Awaitable["str | FileState | None"]]
+EditorWrite = Callable[[Path, str], Awaitable[None]]
+
+
+class EditorFiles(LocalFiles):
+    """`session.files` served by the editor, in whichever face: the one seam every
+    editor read goes through (ACP's and the daemon face's `fs/read_text_file`, the
+    daemon face's `files/read`). `read(path)` is the face's request to its client: the
+    editor's text of the file (an unsaved buffer included), or a `FileState` when the
+    editor also names its document version, or None when the editor has none for it
+    (the disk is read then); it raises FileNotFoundError or OSError to fail the read.
+    `write(path, text)` sends the whole new text (the edit lands in the editor's undo
+    history). A direction without its function stays on the local disk.
+
+    What the editor sends is held to the disk's rules: a text past FILE_CAP characters
+    is refused, and a `read` cuts its lines from the text as it cuts a file's. A
+    snapshot says `editor` only when the editor served it."""
+
+    def __init__(self, read: EditorRead | None = None, write: EditorWrite | None = None) -> None:
+        self.read = read
+        self.write = write
+
+    async def editor_state(self, path: Path) -> FileState | None:
+        """The editor's text of the file, its version and digest, or None."""
+        if self.read is None:
+            return None
+        shown = await self.read(path)
+        if shown is None:
+            return None
+        text = shown if isinstance(shown, str) else shown.text
+        if text is None:
+            return None
+        if len(text) > FILE_CAP:
+            raise OSError(
+                f"the editor's text of {path} is {len(text)} characters; whole-file reads "
+                f"take at most {FILE_CAP} (ELELEM_FILE_CAP)"
+            )
+        if isinstance(shown, str):
+            return FileState.of(text, editor=True)
+        return FileState.of(text, shown.version, editor=True)
+
+    async def editor_text(self, path: Path) -> str | None:
+        shown = await self.editor_state(path)
+        return None if shown is None else shown.text
+
+    async def snapshot(self, path: Path, errors: str = "strict") -> FileState:
+        try:
+            shown = await self.editor_state(path)
+        except FileNotFoundError:
+            return FileState.absent()
+        return shown if shown is not None else await self.disk_snapshot(path, errors)
+
+    async def read_text(self, path: Path, errors: str = "strict") -> str:
+        text = await self.editor_text(path)
+        return text if text is not None else await super().read_text(path, errors)
+
+    async def read_lines(self, path: Path, offset: int, limit: int, cap: int) -> Excerpt:
+        text = await self.editor_text(path)
+        if text is None:
+            return await self.disk_lines(path, offset, limit, cap)
+        return excerpt_of_text(text, offset, limit, cap)
+
+    async def write_text(self, path: Path, text: str) -> int:
+        if self.write is None:
+            return await super().write_text(path, text)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        await self.write(path, text)
+        return len(text.encode("utf-8", "surrogatepass"))

@@ -14,7 +14,7 @@ task start and end through `started` / `ended`.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from .agent import NOT_STARTED, TurnResult, outcome
@@ -33,7 +33,12 @@ class Live:
     def __init__(self, session: Session) -> None:
         self.session = session
         self.task: asyncio.Task[Any] | None = None
-        self.turns = 0  # the turns and commands started, which number them
+
+    @property
+    def turns(self) -> int:
+        """The number of the last turn or command: the session's count, which goes on
+        across restarts (a loaded session continues its numbers)."""
+        return self.session.turns
 
     @property
     def id(self) -> str:
@@ -56,7 +61,7 @@ class Live:
 
     def _start(self, work: Callable[[], Awaitable[T]]) -> asyncio.Task[T]:
         self.ensure_idle()
-        self.turns += 1
+        self.session.open_number()  # the turn this task runs takes it
         self.started()
         task = asyncio.ensure_future(work())
         self.task = task
@@ -64,11 +69,15 @@ class Live:
 
     def _end(self) -> None:
         self.task = None
+        self.session.close_number()
         self.ended()
 
-    async def turn(self, prompt: Content) -> TurnResult:
-        """Run one turn as the session's running task; its result, cancelled or not."""
-        task = self._start(lambda: outcome(self.session.turn(prompt)))
+    async def turn(self, prompt: Content, attachments: Sequence[Any] = ()) -> TurnResult:
+        """Run one turn as the session's running task; its result, cancelled or not.
+        Its attachments are expanded inside that task (two turns never expand at
+        once); one that is refused (AttachmentError) started no turn: the session
+        gives its number back."""
+        task = self._start(lambda: outcome(self.session.turn(prompt, attachments)))
         try:
             result = await task
         except asyncio.CancelledError:
@@ -92,6 +101,17 @@ class Live:
         finally:
             self._end()
 
+    async def hold(self, work: Callable[[], Awaitable[T]]) -> T:
+        """Run `work` as the session's one task without numbering it (a rewind): no turn
+        or command starts in the session meanwhile."""
+        self.ensure_idle()
+        task = asyncio.ensure_future(work())
+        self.task = task
+        try:
+            return await task
+        finally:
+            self.task = None
+
     def cancel(self) -> None:
         """Cancel the running turn or command, if any."""
         if self.task is not None:
@@ -104,10 +124,11 @@ class Live:
             task.cancel()
             await asyncio.wait([task], timeout=grace)
 
-    async def close(self) -> None:
-        """Stop the running task, then release the session (its stored file, provider)."""
+    async def close(self, timeout: float | None = None) -> None:
+        """Stop the running task, then release the session (its stored file, provider,
+        MCP servers; `timeout`: Session.close's bound)."""
         await self.stop()
-        await self.session.close()
+        await self.session.close(timeout)
 
 
 L = TypeVar("L", bound=Live)

@@ -29,6 +29,7 @@ BUILTINS = (
     "elelem_daemon.builtins.interview",
     "elelem_daemon.builtins.commands",
     "elelem_daemon.builtins.permissions",
+    "elelem_daemon.builtins.checkpoints",  # after the permission policy: a denied call takes none
     "elelem_daemon.builtins.mcp",
 )
 ENTRY_POINT_GROUP = "elelem.plugins"

@@ -8,11 +8,14 @@ session. Structural types (`typing.Protocol`): anything with these members fits.
     SessionView   the session as tools, commands, setup blocks, hooks and the store
                   see it (docs/plugins.md, "The session"); `Session` is the one
                   implementation
+    Checkpointer  a session's file history, at `session.checkpoints`: what `rewind.py`
+                  asks of it (the built-in plugin `builtins/checkpoints.py` fills it;
+                  the core never learns about git)
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -48,6 +51,9 @@ class SessionView(Protocol):
     seen: Seen
     input: Input
     commands: Commands
+    turns: int
+    turn_id: int | None
+    checkpoints: Checkpointer | None
 
     @property
     def provider(self) -> Provider: ...
@@ -67,10 +73,41 @@ class SessionView(Protocol):
     @property
     def last_turn(self) -> TurnResult | None: ...
 
-    async def turn(self, prompt: Content, keep: bool = True) -> TurnResult: ...
+    async def turn(
+        self, prompt: Content, attachments: Sequence[Any] = (), keep: bool = True
+    ) -> TurnResult: ...
 
     def switch(self, provider_name: str | None = None, model: str | None = None) -> None: ...
 
     def reload(self) -> None: ...
 
     def exit(self) -> None: ...
+
+
+class Checkpointer(Protocol):
+    """The working tree's history for one session (docs/checkpoints.md). Every method
+    raises ElelemErrors the faces answer as they are (rewind.py names them)."""
+
+    @property
+    def enabled(self) -> bool:
+        """Checkpoints are taken (not `ELELEM_CHECKPOINTS=0`)."""
+        ...
+
+    def running(self) -> str | None:
+        """The id of another session of this folder whose turn runs now (in this process
+        or another elelem process), or None."""
+        ...
+
+    async def restore(self, turn: int, dry_run: bool, force: bool) -> dict[str, Any]:
+        """Put the tree back as it was before `turn`: `{restored, created, deleted,
+        dirsCreated, dirsRemoved, outside, unsaved, uncovered, kind}`. Without `force`,
+        files changed outside the agent since stop it (OutsideChanges, with the plan)."""
+        ...
+
+    async def forget(self, since: int) -> None:
+        """Drop the checkpoints of `since` and later turns (a conversation rewind)."""
+        ...
+
+    async def listed(self) -> dict[int, dict[str, Any]]:
+        """The session's checkpoints by turn: `{kind, at, ended, files, filesTotal}`."""
+        ...

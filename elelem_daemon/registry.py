@@ -37,6 +37,7 @@ Setup = Callable[["Session"], Any]
 KNOWN_PACKAGES: dict[str, str] = {}
 PACKAGE_NAME = re.compile(r"[a-z][a-z0-9_-]{0,63}")
 RESERVED = frozenset({"daemon"})  # elelem_daemon is this package, not a provider
+EVENTS = ("turn_start", "turn_end", "close", "delete")  # what `plugin.on` can hook
 
 
 @dataclass
@@ -57,6 +58,7 @@ class Registry:
     input_factory: Callable[..., Any] | None = None
     output_factory: Callable[..., Any] | None = None
     origins: list[Origin] = field(default_factory=list)
+    hooks: dict[str, list[Callable[..., Any]]] = field(default_factory=dict)  # `delete`
 
     def child(self) -> Registry:
         return Registry(parent=self)
@@ -74,6 +76,11 @@ class Registry:
     def all_providers(self) -> dict[str, ProviderFactory]:
         inherited = self.parent.all_providers() if self.parent else {}
         return {**inherited, **self.providers}
+
+    def all_hooks(self, event: str) -> list[Callable[..., Any]]:
+        """The registry-level hooks of `event` (`delete`), the parent's first."""
+        inherited = self.parent.all_hooks(event) if self.parent else []
+        return inherited + self.hooks.get(event, [])
 
     def all_origins(self) -> list[Origin]:
         return (self.parent.all_origins() if self.parent else []) + self.origins
@@ -132,8 +139,8 @@ class Plugin:
     """What a plugin's `register(plugin)` receives: the one door for every extension.
 
     `provider`, `setup`, `input` and `output` register directly. `tool`, `command`,
-    `before` and `after` are shorthands that register a setup block; their handlers
-    receive the session first.
+    `before`, `after` and `on` are shorthands that register a setup block; their
+    handlers receive the session first (but `on("delete")`: no session is open).
     """
 
     def __init__(self, registry: Registry, origin: Origin) -> None:
@@ -212,6 +219,27 @@ class Plugin:
     def after(self, tool: str = "*") -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         """Decorate `hook(session, args, result, ...)`, run after the tool (or every tool)."""
         return self._hook("after", tool)
+
+    def on(self, event: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+        """Decorate a hook of a session's life (EVENTS): `turn_start` `hook(session,
+        turn_id)` before a turn, `turn_end` `hook(session, turn_id, result)` after it
+        (even failed or cancelled), `close` `hook(session)`, and `delete`
+        `hook(session_id, cwd)` once a stored session is deleted."""
+        if event not in EVENTS:
+            raise ValueError(f"unknown event {event!r}: one of {', '.join(EVENTS)}")
+
+        def decorate(hook: Callable[..., Any]) -> Callable[..., Any]:
+            if event == "delete":
+                self.registry.hooks.setdefault(event, []).append(hook)
+                return hook
+
+            def add(session: Session) -> None:
+                session.hooks[event].append(_bind(hook, session))
+
+            self.setup(add, f"{self.origin.name}:on:{event}:{hook.__name__}")
+            return hook
+
+        return decorate
 
     def _hook(self, when: str, tool: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         def decorate(hook: Callable[..., Any]) -> Callable[..., Any]:

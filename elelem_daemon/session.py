@@ -4,14 +4,25 @@ Every face opens its sessions with `start` (a new one) or `resume` (a stored one
 continued), and runs them with `turn` and `command`. A command's printed lines come
 back in its `CommandResult`; `/exit` never ends anything by itself: the result says
 `exit`, and the face's client decides (the terminal stops, an editor keeps it open).
+
+Turns and commands are numbered in one count that goes on across restarts (a stored
+session continues from its last turn: `Conversation.last_turn`), so a turn's number
+names it for good: checkpoints and `session/rewind` use it. A face that runs a task
+opens its number first (`Live`: `open_number`), and the turn that task runs takes it;
+a turn run directly (the terminal) numbers itself. Around each turn the plugins'
+`turn_start` and `turn_end` hooks run (`plugin.on`), the end ones even when the turn
+failed or was cancelled; `close` hooks run when the session closes. `delete` is how a
+face deletes a stored session: the plugins' `delete` hooks forget what they kept of it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import inspect
 import logging
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,10 +31,11 @@ from .agent import Agent, TurnResult
 from .changes import Seen
 from .commands import Commands
 from .conversation import Content, Conversation, Message
+from .errors import AttachmentError, UnknownSession
 from .filesystem import Files, LocalFiles
 from .io import Input, NullInput, NullOutput, Output
 from .ports import Provider, SessionView
-from .registry import Registry
+from .registry import EVENTS, Registry
 from .result import Result
 from .toolbox import Toolbox
 
@@ -34,6 +46,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 MakeIo = Callable[[Registry, Commands], tuple[Input, Output]]
 CLOSE_WAIT = 5.0  # seconds a closing session waits for its providers to close
+SESSION_EVENTS = tuple(e for e in EVENTS if e != "delete")  # what a session runs (plugin.on)
 
 
 @dataclass(frozen=True)
@@ -100,6 +113,14 @@ class Session:
         self.seen = Seen()  # what the agent read this turn (changes.py: conflicts)
         self.recorder: Recorder | None = None  # set when the session is stored
         self.permissions: Any = None  # the permission policy's (builtins/permissions.py)
+        self.checkpoints: Any = None  # ports.Checkpointer (builtins/checkpoints.py), or None
+        self.hooks: dict[str, list[Callable[..., Any]]] = {e: [] for e in SESSION_EVENTS}
+        self.turns = 0  # the last number a turn or command got (see the module's docstring)
+        self.turn_id: int | None = None  # the number of the turn running now
+        self._opened: int | None = None  # a number a face opened that no turn took yet
+        # what close() also ends, each awaited (bounded) and cancelled when late: an MCP
+        # manager's aclose (mcp/manager.py), a plugin's own
+        self.closers: list[Callable[[], Awaitable[Any]]] = []
         self._exit = False
         self._closing: set[asyncio.Task[None]] = set()
 
@@ -133,14 +154,70 @@ class Session:
         """The last turn's result: its reply, stop reason and token counts."""
         return self.agent.last
 
-    async def turn(self, prompt: Content, keep: bool = True) -> TurnResult:
-        """A turn; with `keep` false, one that leaves the conversation as it was. What
-        the agent read in the last turn no longer counts (changes.Seen)."""
+    async def turn(
+        self, prompt: Content, attachments: Sequence[Any] = (), keep: bool = True
+    ) -> TurnResult:
+        """One turn: the one entry every face uses, numbered and marked in the
+        conversation. A text prompt is expanded first (context/expansion.py): its `@`
+        mentions and the `attachments` a client sent become the user message the model
+        reads and the conversation keeps; a bad one raises AttachmentError before
+        anything is kept or sent, and the number a face opened for it is given back. A
+        prompt already in parts (a list) goes as it is. The plugins' `turn_start` hooks
+        run before it, their `turn_end` hooks after it, whatever happened. With `keep`
+        false it leaves the conversation as it was (/compact): numbered, and its hooks
+        run (its tools' changes are checkpointed), but not marked: no rewind names it.
+        What the agent read in the last turn no longer counts (changes.Seen)."""
         self.seen.new_turn()
         try:
+            if isinstance(prompt, str):
+                from .context.expansion import for_session
+
+                prompt = await for_session(self, prompt, attachments)
+            elif attachments:
+                raise AttachmentError(
+                    "attachments go with a text prompt, not one already in parts",
+                    reason="invalid",
+                )
+        except AttachmentError:
+            if self._opened is not None and self._opened == self.turns:
+                self.turns -= 1  # nothing was kept or sent: no turn took place
+            self._opened = None
+            raise
+        number = self._opened if self._opened is not None else self.open_number()
+        self._opened = None
+        if keep:
+            self.conversation.begin_turn(number)
+        self.turn_id = number
+        try:
+            await self.run_hooks("turn_start", number)
             return await self.agent.turn(prompt, keep)
         finally:
-            self.seen.new_turn()
+            try:
+                await self.run_hooks("turn_end", number, self.agent.last)
+            finally:
+                self.turn_id = None
+                self.seen.new_turn()
+
+    def open_number(self) -> int:
+        """The next number of the count of turns and commands; the next turn takes it."""
+        self.turns = max(self.turns, self.conversation.last_turn) + 1
+        self._opened = self.turns
+        return self.turns
+
+    def close_number(self) -> None:
+        """The task that opened a number is over (a command that ran no turn)."""
+        self._opened = None
+
+    async def run_hooks(self, event: str, *args: Any) -> None:
+        """Run the hooks of `event` in order; one that fails costs a log line, never
+        the turn."""
+        for hook in list(self.hooks.get(event, [])):
+            try:
+                value = hook(*args)
+                if inspect.isawaitable(value):
+                    await value
+            except Exception as exc:
+                log.warning("%s hook failed: %s", event, exc, exc_info=True)
 
     # -- the session's own verbs ----------------------------------------------
     async def command(self, line: str) -> CommandResult:
@@ -173,26 +250,41 @@ class Session:
         """Ask to end the session (`/exit`): the running command's result says so."""
         self._exit = True
 
-    async def close(self) -> None:
-        """Release what the session holds open: its stored file and lock, its provider."""
+    async def close(self, timeout: float | None = None) -> None:
+        """Release what the session holds open: its stored file and lock, its provider,
+        whatever its plugins hold (their `close` hooks, bounded) and what its `closers`
+        end (its MCP servers). Bounded: a closer not done within `timeout` seconds
+        (CLOSE_WAIT by default) is cancelled (an MCP manager then kills its servers)."""
         if self.recorder is not None:
             self.recorder.close()
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(CLOSE_WAIT):
+                await self.run_hooks("close")
         self._release(self.provider)
-        if self._closing:  # bounded: a provider that hangs on close costs CLOSE_WAIT
-            _, late = await asyncio.wait(list(self._closing), timeout=CLOSE_WAIT)
+        closers, self.closers = self.closers, []
+        for closer in closers:
+            self._background(closer, "closing")
+        if self._closing:
+            _, late = await asyncio.wait(
+                list(self._closing), timeout=CLOSE_WAIT if timeout is None else timeout
+            )
             for task in late:
                 task.cancel()
+            if late:  # let them see the cancel (a last resort kill runs then)
+                await asyncio.wait(late, timeout=0.2)
 
     def _release(self, provider: Provider) -> None:
         """Close a provider this session no longer uses (an HTTP provider's client)."""
         close = getattr(provider, "aclose", None)
-        if close is None:
-            return
+        if close is not None:
+            self._background(close, "provider: closing")
+
+    def _background(self, close: Callable[[], Any], what: str) -> None:
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:  # no loop to close it on (a plain script): left to the GC
             return
-        task = loop.create_task(_quietly(close))
+        task = loop.create_task(_quietly(close, what))
         self._closing.add(task)
         task.add_done_callback(self._closing.discard)
 
@@ -204,6 +296,8 @@ class Session:
             self.registry = project_registry(self.registry.parent, self.cwd, self.project)
         self.toolbox.clear()
         self.commands.clear()
+        for hooks in self.hooks.values():
+            hooks.clear()
         self.apply_setups()
 
     def apply_setups(self) -> None:
@@ -217,11 +311,11 @@ if TYPE_CHECKING:
         return session  # mypy checks that Session has all that plugins may use
 
 
-async def _quietly(close: Callable[[], Any]) -> None:
+async def _quietly(close: Callable[[], Any], what: str) -> None:
     try:
         await close()
     except Exception as exc:  # a provider that fails to close costs a log line
-        log.warning("provider: closing failed: %s", exc)
+        log.warning("%s failed: %s", what, exc)
 
 
 def start(
@@ -287,3 +381,29 @@ def resume(
         log.warning("store: %s no longer exists; using %s", where, Path.cwd())
         where = Path.cwd()
     return start(registry, provider, model, where, store=store, stored=stored, **options)
+
+
+async def delete(
+    registry: Registry, store: Store, session_id: str, cwd: Path | str | None = None
+) -> None:
+    """Delete a stored session (not one another process has open: SessionLocked), then
+    let every plugin forget what it kept of it (the checkpoints: its `delete` hooks).
+    `cwd` is its folder when the caller knows it; else the stored one."""
+    where = cwd
+    if where is None:
+        with contextlib.suppress(UnknownSession):  # unreadable: deleted all the same
+            where = store.head(session_id).cwd
+    store.delete(session_id)
+    if where:
+        await forget(registry, session_id, where)
+
+
+async def forget(registry: Registry, session_id: str, cwd: Path | str) -> None:
+    """Run the `delete` hooks for a session that is gone (or was never stored)."""
+    for hook in registry.all_hooks("delete"):
+        try:
+            value = hook(session_id, Path(cwd))
+            if inspect.isawaitable(value):
+                await value
+        except Exception as exc:
+            log.warning("delete hook failed: %s", exc, exc_info=True)

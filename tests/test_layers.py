@@ -54,16 +54,16 @@ EVERY = {
 # builds on the core and the edges it needs, and never on another face.
 LAYERS: dict[str, set[str]] = {
     "core": {"store"},
-    "builtins": {"core", "mcp"},  # builtins/mcp.py: the MCP servers' tools, as a plugin
+    "builtins": {"core", "mcp", "checkpoints"},  # mcp.py, checkpoints.py: engines as plugins
     "providers": {"core"},
     "store": {"core"},
-    "checkpoints": {"core"},  # not wired into a session yet: wiring it means choosing its row
+    "checkpoints": {"core"},  # imported by builtins/checkpoints.py alone
     "mcp": {"core"},  # MCP servers: the SDK, processes, tools; reached through builtins/mcp.py
     "jsonrpc": {"core"},
     "faces": set(),
     "terminal": {"core", "store"},
-    "daemon": {"core", "store", "jsonrpc"},
-    "acp": {"core", "store", "jsonrpc"},
+    "daemon": {"core", "store", "jsonrpc", "mcp"},  # mcp: the client's mcpServers
+    "acp": {"core", "store", "jsonrpc", "mcp"},
     "surface": EVERY,
     "launcher": EVERY,
 }

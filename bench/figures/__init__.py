@@ -17,7 +17,11 @@ from . import (
     mcp_ready,
     memory,
     peer,
+    peers,
+    provider,
+    store,
     throughput,
+    tools,
 )
 
 Figure = Callable[[Context], Awaitable[list[Row]]]
@@ -26,6 +30,7 @@ FIGURES: dict[str, Figure] = {
     "coldstart": coldstart.run,
     "throughput": throughput.run,
     "latency": latency.run,
+    "provider": provider.run,
     "dispatch": dispatch.run,
     "conversation": conversation.run,
     "memory": memory.run,
@@ -34,4 +39,9 @@ FIGURES: dict[str, Figure] = {
     "checkpoints": checkpoints.run,
     "complete": complete.run,
     "mcp": mcp_ready.run,
+    "store": store.run,
+    "tools": tools.run,
 }
+
+# Run only when asked (`--peers`): they install npm packages (network) into a cache.
+EXTRA: dict[str, Figure] = {"peers": peers.run}

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import time
 
-from ..context import Context, initialize, open_session
+from ..context import Context, initialize, open_session, settled
 from ..table import Row, median, percentile
 from ..wire import Conn
 
@@ -66,6 +66,7 @@ async def run(ctx: Context) -> list[Row]:
     try:
         await initialize(conn)
         session = await open_session(conn, ctx.home)
+        await settled(conn)
         streaming = [
             await cancel_ms(conn, session, STREAM, "event/saying", 20) for _ in range(runs_stream)
         ]

@@ -5,11 +5,14 @@ so both sides see the same machine load. Median of the runs, after one warm-up e
 
 A second, informative row goes one step further: until the answer to the first real
 request (`session/new` for the daemon, any request for the echo server), which is when
-a user can start typing.
+a user can start typing. The ready-session row (issue 22) runs the same steps against
+the ACP face of the same checkout (`elelem daemon --acp`, NDJSON): the two faces share
+the core, so the ratio is what the daemon face's own transport costs.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -20,6 +23,8 @@ from ..table import Row, median
 from ..wire import Conn
 
 TARGET = 2.5
+READY_TARGET = 1.2  # the daemon face's ready session, × the ACP face's
+ASK_TARGET = 1.3  # `elelem ask`, whole, × the ACP face's spawn → session
 Step = Callable[[Conn], Awaitable[Any]]
 
 
@@ -49,6 +54,16 @@ def daemon(ctx: Context) -> Server:
         return await conn.request("session/new", {"cwd": str(ctx.home)})
 
     return Server(ctx.daemon, initialize, new)
+
+
+def acp(ctx: Context) -> Server:
+    async def init(conn: Conn) -> Any:
+        return await conn.request("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
+
+    async def new(conn: Conn) -> Any:
+        return await conn.request("session/new", {"cwd": str(ctx.home), "mcpServers": []})
+
+    return Server(ctx.acp, init, new)
 
 
 def echo(ctx: Context) -> Server:
@@ -90,4 +105,64 @@ async def run(ctx: Context) -> list[Row]:
             note=note,
         ),
         Row("cold start to a session (→ session/new)", ready, "ms", bare_ready, note=note),
+        *await ready_session(ctx),
+    ]
+
+
+async def ask_ms(ctx: Context) -> float:
+    """Milliseconds from spawning `elelem ask '!echo hi'` (stub provider, no terminal) to
+    its exit, its reply read."""
+    argv = [*ctx.daemon_argv()[:-1], "ask", "!echo hi"]
+    start = time.perf_counter()
+    process = await asyncio.create_subprocess_exec(
+        *argv,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+        env=ctx.env(),
+        cwd=str(ctx.home),
+    )
+    out, _ = await process.communicate()
+    elapsed = (time.perf_counter() - start) * 1000
+    if process.returncode != 0 or out.strip() != b"hi":
+        raise RuntimeError(f"elelem ask: exit {process.returncode}, {out[:200]!r}")
+    return elapsed
+
+
+async def ready_session(ctx: Context) -> list[Row]:
+    """Spawn → the first `session/new` answer: the daemon face against the ACP face; and
+    `elelem ask`, whole, against the ACP face's session."""
+    (_, ready), (acp_init, acp_ready), runs = await side_by_side(ctx, daemon(ctx), acp(ctx))
+    ask_runs, acp_server = ctx.n(15, 3), acp(ctx)
+    await ask_ms(ctx)
+    asks, sessions = [], []
+    for _ in range(ask_runs):
+        asks.append(await ask_ms(ctx))
+        sessions.append((await start_ms(acp_server))[1])
+    ask, session = median(asks), median(sessions)
+    return [
+        Row(
+            "ready session, daemon face (spawn → session/new)",
+            ready,
+            "ms",
+            acp_ready,
+            target=f"≤ {READY_TARGET}× ACP face",
+            ok=ready / acp_ready <= READY_TARGET,
+            note=f"median of {runs}; baseline: `elelem daemon --acp`, the same steps",
+        ),
+        Row(
+            "`elelem ask` (stub), spawn → exit",
+            ask,
+            "ms",
+            session,
+            target=f"≤ {ASK_TARGET}× ACP face's session",
+            ok=ask / session <= ASK_TARGET,
+            note=f"median of {ask_runs}; one `!echo` turn; baseline: ACP face → session/new",
+        ),
+        Row(
+            "ready session, ACP face: spawn → initialize",
+            acp_init,
+            "ms",
+            note=f"median of {runs} (informative)",
+        ),
     ]

@@ -28,8 +28,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from elelem_daemon import paths
 from elelem_daemon.commands import Commands
+from elelem_daemon.context import paths
 
 from ..context import Context
 from ..table import Row, median, percentile

@@ -1,6 +1,7 @@
 """Memory: RSS of the daemon idle, after 100 open sessions, after a 10,000-message session.
 
-The baseline is the bare echo server's RSS (a Python process that imported asyncio).
+The baseline is the bare echo server's RSS (a Python process that imported asyncio);
+a second row compares the idle daemon with the ACP face after the same first session.
 The long session is built from `!echo` turns: each adds a user and an assistant message.
 """
 
@@ -12,6 +13,7 @@ from ..context import Context, initialize, open_session
 from ..table import Row
 
 IDLE_MB, SESSIONS_MB = 60.0, 30.0
+ACP_RATIO = 1.2  # the idle daemon face, × the idle ACP face (issue 22)
 
 
 async def settled_mb(conn) -> float:  # noqa: ANN001 - a wire.Conn
@@ -27,10 +29,18 @@ async def run(ctx: Context) -> list[Row]:
         bare = await settled_mb(echo)
     finally:
         await echo.close()
+    acp = await ctx.acp()
+    try:
+        await acp.request("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
+        await acp.request("session/new", {"cwd": str(ctx.home), "mcpServers": []})
+        acp_idle = await settled_mb(acp)
+    finally:
+        await acp.close()
     conn = await ctx.daemon()
     try:
         await initialize(conn)
-        await conn.request("session/list", {})  # a first request: everything is loaded
+        await open_session(conn, ctx.home)  # the same first session as the ACP face's
+        await conn.request("session/list", {})  # a first other request: pygls is loaded
         idle = await settled_mb(conn)
         for _ in range(sessions):
             await open_session(conn, ctx.home)
@@ -50,6 +60,15 @@ async def run(ctx: Context) -> list[Row]:
             target=f"≤ {IDLE_MB:g} MB",
             ok=idle <= IDLE_MB,
             note="baseline: bare echo server",
+        ),
+        Row(
+            "memory, idle after a session, × ACP face",
+            idle,
+            "MB",
+            acp_idle,
+            target=f"≤ {ACP_RATIO:g}× ACP face",
+            ok=idle <= ACP_RATIO * acp_idle,
+            note="after initialize, session/new, session/list (pygls loaded); baseline: ACP face",
         ),
         Row(
             f"memory, +{sessions} open sessions",

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import time
 
-from ..context import Context, initialize, open_session
+from ..context import Context, initialize, open_session, settled
 from ..table import Row, median
 from ..wire import Conn
 
@@ -51,6 +51,7 @@ async def daemon_stream(ctx: Context, count: int, coalesce_ms: int = 0) -> tuple
     try:
         await initialize(conn, **({"events": {"coalesceMs": coalesce_ms}} if coalesce_ms else {}))
         session = await open_session(conn, ctx.home)
+        await settled(conn)
         conn.on_notify["event/saying"] = on_saying
         start = time.perf_counter()
         result = await conn.request(

@@ -6,8 +6,9 @@ turn (`restore`), `forget` and the background upkeep prune (`retention`). Each c
 holds the folder's lock (`lock`), is bounded by `ELELEM_CHECKPOINTS_TIMEOUT` as a
 whole, and answers data (`outcome`): a checkpoint that fails never fails the turn.
 
-Where git cannot be used (missing, too old, the home folder or `/`, or after a git
-checkpoint of this folder ran out of time) a turn gets the copy fallback: the file
+Where git cannot be used (missing, too old, the home folder, `/` or a system folder
+(`/proc`, `/sys`, `/dev`, `/run`), or after a git checkpoint of this folder ran out
+of time) a turn gets the copy fallback: the file
 tools' `before_write` calls keep what they touch. A turn whose git checkpoint failed
 gets it too.
 """
@@ -27,6 +28,7 @@ from .git import GitError, find_git
 from .lock import held
 from .outcome import Checkpoint, Restored, Saved
 from .refs import END, START, UNDO, bad_ids, ref, turn_of
+from .running import Running
 from .settings import Settings
 from .shadow import Shadow, folder_of
 
@@ -36,6 +38,7 @@ GC_EVERY = 50  # checkpoints between two `git gc`
 PRUNE_EVERY = 20
 GC_TIMEOUT = 600.0
 OFF = "checkpoints are off (ELELEM_CHECKPOINTS=0)"
+SYSTEM = tuple(Path(p) for p in ("/proc", "/sys", "/dev", "/run"))  # no git snapshot of these
 
 
 def failure(exc: Exception, limit: float = 0.0) -> tuple[str, str]:
@@ -58,6 +61,7 @@ class Checkpoints:
         self.cwd = Path(cwd).resolve()
         self.folder = folder_of(self.settings.root, self.cwd)
         self.copies = Copies(self.folder, self.cwd, self.settings.max_file)
+        self.turns = Running(self.folder.with_suffix(".turns"), self.settings.enabled)
         self._shadow: Shadow | None = None
         self._looked = False
         self._off: str | None = None  # why git checkpoints stopped in this process
@@ -74,6 +78,8 @@ class Checkpoints:
             return self._off
         if self.cwd == Path(self.cwd.anchor) or self.cwd == Path.home().resolve():
             return f"checkpoints are not taken of {self.cwd} (the root or the home folder)"
+        if any(self.cwd.is_relative_to(system) for system in SYSTEM):
+            return f"checkpoints are not taken of {self.cwd} (a system folder)"
         if not self.cwd.is_dir():
             return f"{self.cwd} is not a folder"
         return None
@@ -170,7 +176,56 @@ class Checkpoints:
             log.warning("checkpoint copy of %s failed: %s", path, failure(exc)[1])
             return False
 
+    # -- which turns run ----------------------------------------------------------
+    def started(self, session: str, turn: int) -> None:
+        """A turn of `session` runs in this folder from now (restores are refused)."""
+        self.turns.started(session, turn)
+
+    def ended(self, session: str, turn: int) -> None:
+        self.turns.ended(session, turn)
+
+    def running(self, besides: str | None = None) -> str | None:
+        """A session (not `besides`) whose turn runs in this folder: its id, or "" for
+        one of another elelem process; None when none does."""
+        return self.turns.running(besides)
+
     # -- looking back -------------------------------------------------------------
+    def pruned(self, session: str) -> int:
+        """The newest turn of the session whose checkpoint retention pruned (0: none):
+        a restore to it or an older turn cannot be trusted (retention.note_pruned)."""
+        if bad_ids(session, 0):
+            return 0
+        return retention.pruned_turn(self.folder, session)
+
+    async def changes(self, session: str) -> dict[int, list[str]]:
+        """The files each ended turn of the session changed, from its checkpoint to its
+        end (a git checkpoint), or the files its tools kept (a copy)."""
+        if not self.settings.enabled or bad_ids(session, 0):
+            return {}
+        found: dict[int, list[str]] = {}
+        with contextlib.suppress(OSError):
+            for turn in await asyncio.to_thread(self.copies.turns, session):
+                record = self.copies.load(session, turn) or {}
+                found[turn] = sorted(record.get("files") or {})
+        shadow = await self._existing()
+        if shadow is None:
+            return found
+        try:
+            refs = await shadow.refs(f"{START}/{session}/", f"{END}/{session}/")
+            starts: dict[int, str] = {}
+            ends: dict[int, str] = {}
+            for name, commit, _ in refs:
+                if found_turn := turn_of(name):
+                    (ends if name.startswith(END + "/") else starts)[found_turn[1]] = commit
+            spans = [(starts[t], ends[t]) for t in starts if t in ends]
+            each = await shadow.changed_each(spans)
+        except GitError:
+            return found
+        for turn in starts:
+            if turn in ends:
+                found[turn] = sorted(each.get(ends[turn], []))
+        return found
+
     async def list(self, session: str) -> list[Checkpoint]:
         """The session's checkpoints, oldest first."""
         if bad_ids(session, 0):
@@ -191,11 +246,20 @@ class Checkpoints:
             if name.startswith(START + "/") and (found_turn := turn_of(name)):
                 turn = found_turn[1]
                 found[turn] = Checkpoint(session, turn, when, "git", found_turn in ended_turns)
+        for name, _, when in refs:  # an end with no start: its checkpoint went (a broken ref)
+            if name.startswith(END + "/") and (found_turn := turn_of(name)):
+                if found_turn[1] not in found:
+                    found[found_turn[1]] = Checkpoint(session, found_turn[1], when, "lost", True)
         return [found[t] for t in sorted(found)]
 
-    async def restore(self, session: str, turn: int, dry_run: bool = False) -> Restored:
+    async def restore(
+        self, session: str, turn: int, dry_run: bool = False, force: bool = True
+    ) -> Restored:
         """Put the folder back as it was before `turn` (later turns' changes go too).
-        With `dry_run`, only say what would change. The face refuses while a turn runs."""
+        With `dry_run`, only say what would change. Without `force`, files changed
+        outside the agent since (`outside`, `unsaved`) stop it before anything is
+        written: the answer is the plan, `ok` false, kind `outside_changes`. The face
+        refuses while a turn runs (`running`)."""
         began = time.perf_counter()
         if not self.settings.enabled:
             return Restored(False, dry_run, "disabled", error=OFF)
@@ -203,7 +267,7 @@ class Checkpoints:
             return Restored(False, dry_run, "refused", error=problem)
         try:
             async with asyncio.timeout(self.settings.timeout):
-                done = await self._restore(session, turn, dry_run)
+                done = await self._restore(session, turn, dry_run, force)
         except Exception as exc:
             error_kind, error = failure(exc, self.settings.timeout)
             log.warning("restore of %s failed: %s", self.cwd, error)
@@ -213,16 +277,25 @@ class Checkpoints:
         done.ms = ms(began)
         return done
 
-    async def _restore(self, session: str, turn: int, dry_run: bool) -> Restored:
+    async def _restore(self, session: str, turn: int, dry_run: bool, force: bool) -> Restored:
         await self._stop_upkeep()  # no prune under a restore
         shadow = await self._existing()  # allowed even where snapshots stopped
         if shadow is not None:
             async with held(shadow.lock_file, self.settings.timeout):
                 await shadow.ensure()
-                done = await restore.from_git(shadow, session, turn, dry_run)
+                done = await restore.from_git(shadow, session, turn, dry_run, force)
             if done.kind != "unknown_checkpoint":
                 return done
-        return await asyncio.to_thread(self.copies.restore, session, turn, dry_run)
+        copies = self.copies
+        if not (dry_run or force):
+            async with held(self.folder.with_suffix(".lock"), self.settings.timeout):
+                plan = await asyncio.to_thread(copies.restore, session, turn, True)
+                if not plan.ok:
+                    return plan
+                if plan.outside or plan.unsaved:
+                    return restore.refused(plan)
+                return await asyncio.to_thread(copies.restore, session, turn, False)
+        return await asyncio.to_thread(copies.restore, session, turn, dry_run)
 
     # -- forgetting ---------------------------------------------------------------
     async def forget(self, session: str, since: int | None = None) -> int:
@@ -233,10 +306,13 @@ class Checkpoints:
         await self._stop_upkeep()
         try:
             gone = await asyncio.to_thread(self.copies.forget, session, since)
+            if since is None:
+                await asyncio.to_thread(retention.forget_pruned, self.folder, session)
             shadow = await self._existing()
             if shadow is None:
                 return gone
             async with held(shadow.lock_file, self.settings.timeout):
+                await shadow.ensure()  # a gc just killed may have left its lock files
                 prefixes = (f"{kind}/{session}/" for kind in (START, END, UNDO))
                 refs = await shadow.refs(*prefixes)
                 names = [
@@ -263,8 +339,10 @@ class Checkpoints:
         a cancelled gc is asked for again after the next checkpoint)."""
         s = self.settings
         if prune:
-            with contextlib.suppress(OSError):
-                await asyncio.to_thread(self.copies.prune, s.keep, s.days)
+            with contextlib.suppress(OSError, GitError):
+                async with held(self.folder.with_suffix(".lock"), s.timeout):
+                    dropped = await asyncio.to_thread(self.copies.prune, s.keep, s.days)
+                    await asyncio.to_thread(retention.note_pruned, self.folder, dropped)
         shadow = self._shadow
         if shadow is None or not (shadow.dir / "HEAD").is_file():
             return
@@ -273,6 +351,8 @@ class Checkpoints:
                 if prune:
                     gone = retention.expired(await shadow.refs(START, END, UNDO), s.keep, s.days)
                     await shadow.delete_refs(gone)
+                    turns = [t for r in gone if r.startswith(START + "/") and (t := turn_of(r))]
+                    await asyncio.to_thread(retention.note_pruned, self.folder, turns)
                     gc = gc or bool(gone)
                 if gc:
                     self._gc_wanted = True
@@ -285,8 +365,9 @@ class Checkpoints:
         task, self._upkeep = self._upkeep, None
         if task and not task.done():
             task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+            # wait, not `await task`: the gc's own CancelledError ends here, and a cancel
+            # of the caller (a turn being cancelled) goes on up, never swallowed
+            await asyncio.wait([task])
 
     async def close(self) -> None:
         await self._stop_upkeep()

@@ -34,6 +34,7 @@ from .shadow import private
 CHUNK = 1 << 20
 BLOB = re.compile(r"[0-9a-f]{64}")
 MAX_PATHS = 10_000  # per turn
+MAX_RECORD = 16 << 20  # bytes of one turn's record read at most
 
 
 class Copies:
@@ -47,7 +48,11 @@ class Copies:
 
     def load(self, session: str, turn: int) -> dict[str, Any] | None:
         try:
-            data = json.loads(self.record_path(session, turn).read_text())
+            fd = os.open(
+                self.record_path(session, turn), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
+            )
+            with os.fdopen(fd, "rb") as file:  # a planted symlink is no record
+                data = json.loads(file.read(MAX_RECORD))
         except (OSError, ValueError):
             return None
         return data if isinstance(data, dict) and isinstance(data.get("files"), dict) else None
@@ -57,7 +62,10 @@ class Copies:
         path = self.record_path(session, turn)
         path.parent.mkdir(parents=True, exist_ok=True)
         temp = path.with_suffix(".tmp")
-        temp.write_text(json.dumps(record, ensure_ascii=False))
+        temp.unlink(missing_ok=True)  # never written through a planted symlink
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        with os.fdopen(os.open(temp, flags, 0o600), "w") as file:
+            file.write(json.dumps(record, ensure_ascii=False))
         os.replace(temp, path)
 
     def begin(self, session: str, turn: int) -> None:
@@ -239,10 +247,11 @@ class Copies:
                 gone += 1
         return gone
 
-    def prune(self, keep: int, days: float, now: float | None = None) -> int:
-        """Drop the turns beyond each session's last `keep`, or older than `days`."""
+    def prune(self, keep: int, days: float, now: float | None = None) -> list[tuple[str, int]]:
+        """Drop the turns beyond each session's last `keep`, or older than `days`;
+        returns them."""
         now = time.time() if now is None else now
-        gone = 0
+        gone: list[tuple[str, int]] = []
         for folder in (self.folder / "turns").glob("*") if (self.folder / "turns").is_dir() else []:
             turns = self.turns(folder.name)
             for turn in turns:
@@ -250,7 +259,7 @@ class Copies:
                 old = now - float(record.get("at") or 0) > days * 86_400
                 if old or turn not in turns[-keep:]:
                     self.record_path(folder.name, turn).unlink(missing_ok=True)
-                    gone += 1
+                    gone.append((folder.name, turn))
         if gone:
             self.sweep()
         return gone

@@ -182,8 +182,9 @@ class Git:
         except OSError as exc:
             raise GitError(f"cannot run git: {exc}") from None
         limit = timeout or self.timeout
-        try:
-            out, err = await asyncio.wait_for(talk(proc, stdin), limit)
+        try:  # asyncio.timeout, not wait_for: 3.11's wait_for can lose a cancel
+            async with asyncio.timeout(limit):  # that comes as git ends
+                out, err = await talk(proc, stdin)
         except TimeoutError:
             await kill(proc)
             raise GitError(f"git {args[0]} took longer than {limit:g} s", "timeout") from None
@@ -224,8 +225,10 @@ async def talk(proc: asyncio.subprocess.Process, stdin: bytes | None) -> tuple[b
 
 
 async def kill(proc: asyncio.subprocess.Process) -> None:
-    """Kill git's whole process group and reap it (shielded from a second cancel)."""
+    """Kill git's whole process group and reap it (a second cancel stops the wait,
+    not the kill)."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
-    with contextlib.suppress(BaseException):
-        await asyncio.wait_for(asyncio.shield(proc.wait()), KILL_WAIT)
+    with contextlib.suppress(TimeoutError, ProcessLookupError, ChildProcessError):
+        async with asyncio.timeout(KILL_WAIT):  # a cancel meanwhile goes on up
+            await asyncio.shield(proc.wait())

@@ -34,8 +34,9 @@ def local(path: Path) -> asyncio.Lock:
 async def held(path: Path, timeout: float) -> AsyncIterator[None]:
     """Hold the lock file `path` (created if needed); GitError `busy` after `timeout`."""
     deadline = time.monotonic() + timeout
-    try:
-        await asyncio.wait_for(local(path).acquire(), timeout)
+    try:  # asyncio.timeout, not wait_for: 3.11's wait_for can lose a cancel
+        async with asyncio.timeout(timeout):
+            await local(path).acquire()
     except TimeoutError:
         raise GitError(
             f"checkpoints of this folder stayed busy for {timeout:g} s", "busy"

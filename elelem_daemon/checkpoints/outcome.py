@@ -3,7 +3,8 @@
 Nothing here raises at a turn: a checkpoint that could not be taken is a `Saved` with
 `ok: false`, a restore that could not be done a `Restored` with `ok: false`, each
 with a `kind` for clients (`disabled`, `unavailable`, `unknown_checkpoint`, `busy`,
-`timeout`, `git_failed`, `too_much_output`, `io_error`, `refused`) and an `error` line.
+`timeout`, `git_failed`, `too_much_output`, `io_error`, `refused`, `tampered`,
+`outside_changes`) and an `error` line.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ class Checkpoint:
     session: str
     turn: int
     at: float  # unix seconds
-    kind: str  # git | copy
+    kind: str  # git | copy | lost (its end is kept, its start ref is gone or broken)
     ended: bool
 
     def to_dict(self) -> dict[str, Any]:

@@ -1,5 +1,7 @@
 """Restore: putting the working tree back as a git checkpoint holds it.
 
+0. The checkpoint's commit must name its own session, turn and phase (its manifest):
+   a ref moved, or replaced by a symlink to another turn's, is refused (`tampered`);
 1. A snapshot of the tree as it is now (so the restore can be undone:
    `refs/elelem-undo/<session>/<turn>`, and so nothing of the user's is lost);
 2. `diff-tree` from the checkpoint to now: a file added since is deleted, one deleted
@@ -8,7 +10,9 @@
 3. what changed outside the agent: the paths that differ between the end of one of
    the session's turns and the start of the next (or now), among those touched;
 4. unless it is a dry run, `read-tree -u --reset` (git writes the files, never
-   through a symlink), then the empty folders and the permission bits.
+   through a symlink), then the empty folders and the permission bits. Without
+   `force`, files changed outside the agent (or unsaved) stop it before this step:
+   the answer is then the plan, with kind `outside_changes`.
 
 The lock is held by the caller.
 """
@@ -27,10 +31,17 @@ from .refs import END, START, UNDO, ref, turn_of
 from .shadow import Shadow
 
 
-async def from_git(shadow: Shadow, session: str, turn: int, dry_run: bool) -> Restored:
+async def from_git(
+    shadow: Shadow, session: str, turn: int, dry_run: bool, force: bool = True
+) -> Restored:
     target = await shadow.resolve(ref(START, session, turn))
     if target is None:
         return Restored(False, dry_run, "unknown_checkpoint")
+    wanted, meta = await shadow.manifest_of(target)
+    named = (meta.get("session"), meta.get("turn"), meta.get("phase"))
+    if named != (session, turn, "start"):  # a ref moved or replaced (a symlink to another)
+        error = f"the checkpoint of turn {turn} names another one {named!r}: not restored"
+        return Restored(False, dry_run, "tampered", error=error)
     now = await shadow.snapshot(
         f"elelem before a restore to turn {turn}",
         session=session,
@@ -39,7 +50,6 @@ async def from_git(shadow: Shadow, session: str, turn: int, dry_run: bool) -> Re
         at=time.time(),
     )
     await shadow.set_refs({"HEAD": now.commit})
-    wanted, _ = await shadow.manifest_of(target)
     done = Restored(True, dry_run, "git")
     for status, path in await shadow.diff(target, now.commit):
         {"A": done.deleted, "D": done.created}.get(status, done.restored).append(path)
@@ -63,12 +73,22 @@ async def from_git(shadow: Shadow, session: str, turn: int, dry_run: bool) -> Re
     ]  # fmt: skip
     if dry_run:
         return done
+    if not force and (done.outside or done.unsaved):
+        return refused(done)
     await shadow.set_refs({ref(UNDO, session, turn): now.commit})
     done.undo = now.commit
     before = await asyncio.to_thread(current_modes, shadow.cwd, done.restored)
     await shadow.checkout(target)
     await asyncio.to_thread(settle, shadow.cwd, done, wanted, before, shadow.mask)
     return done
+
+
+def refused(plan: Restored) -> Restored:
+    """The plan of a restore that stopped short: files changed outside the agent."""
+    plan.ok, plan.kind, plan.dry_run = False, "outside_changes", True
+    shown = ", ".join((plan.outside + plan.unsaved)[:20])
+    plan.error = f"files changed outside the agent since that turn: {shown}"
+    return plan
 
 
 async def outside(shadow: Shadow, session: str, turn: int, now: str) -> set[str]:

@@ -10,6 +10,7 @@ around every call.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import os
 import re
@@ -34,6 +35,16 @@ CONFIG = """[core]
 ATTRIBUTES = "* -text -eol -filter -ident -working-tree-encoding -diff -merge\n"
 OID = re.compile(rb"[0-9a-f]{40}|[0-9a-f]{64}")
 LOCKS = ("index.lock", "HEAD.lock", "packed-refs.lock", "refs/heads/main.lock")
+
+
+def stale_ref_locks(refs: Path) -> None:
+    """Remove the `<ref>.lock` files a killed git (a gc's pack-refs, an update-ref) left:
+    git refuses to touch those refs while they exist."""
+    for folder, _, files in os.walk(refs):
+        for name in files:
+            if name.endswith(".lock"):
+                with contextlib.suppress(OSError):
+                    os.unlink(os.path.join(folder, name))
 
 
 def folder_of(root: Path, cwd: Path) -> Path:
@@ -82,6 +93,7 @@ class Shadow:
             raise GitError(f"{self.dir} holds the checkpoints of another folder: {named[:1]}")
         for name in LOCKS:  # we hold the flock: no git of ours is running here
             (self.dir / name).unlink(missing_ok=True)
+        await asyncio.to_thread(stale_ref_locks, self.dir / "refs")
         os.utime(self.dir / "cwd")  # when this folder was last used, for pruning
 
     async def sync_excludes(self, nested: list[str]) -> None:
@@ -178,6 +190,31 @@ class Shadow:
                 paths.add(os.fsdecode(item))
                 expect_status = True
         return paths
+
+    async def changed_each(self, spans: list[tuple[str, str]]) -> dict[str, list[str]]:
+        """For each (old, new) pair, the paths that differ, keyed by `new`; one git call."""
+        if not spans:
+            return {}
+        lines = "".join(f"{new} {old}\n" for old, new in spans)
+        out = await self.git(
+            "diff-tree", "--stdin", "-r", "-z", "--no-renames", "--no-ext-diff",
+            "--no-textconv", "--name-status", stdin=lines.encode(),
+        )  # fmt: skip
+        found: dict[str, list[str]] = {new: [] for _, new in spans}
+        current, expect_status = None, True
+        for item in out.split(b"\0"):
+            if not item:
+                continue
+            if expect_status and OID.fullmatch(item):
+                current = item.decode()
+                continue
+            if expect_status:
+                expect_status = False
+            else:
+                if current in found:
+                    found[current].append(os.fsdecode(item))
+                expect_status = True
+        return found
 
     async def present(self, commit: str, paths: list[str]) -> set[str]:
         """Which of `paths` the commit's tree holds."""

@@ -8,9 +8,10 @@ protocol.md over its stdin/stdout. Scripts and the end-to-end tests use it.
 
 Questions the daemon asks (`input/ask`) go to `on_ask(params) -> str | None`; without
 one the client does not declare the capability. Any other request from the daemon
-(`files/read`, `files/propose`) goes to `on_request[method](params)`, whose return
-value is the result (an RpcError it raises is the error answered); the capabilities
-that go with them are the client's to declare (`initialize(capabilities=...)`).
+(`fs/read_text_file`, `files/read`, `files/propose`) goes to `handlers[method](params)`
+(`on_request` fills it), whose return value is the result (an RpcError it raises is
+the error answered); the capabilities that go with them are the client's to declare
+(`initialize(fs=..., files=...)`).
 stderr is inherited unless told otherwise, never left in an undrained pipe.
 """
 
@@ -82,12 +83,15 @@ class Client:
         assert process.stdin is not None and process.stdout is not None
         self.process = process
         self.on_ask = on_ask
-        self.on_request: dict[str, Handler] = dict(on_request or {})
         self.trace: list[tuple[str, RpcMessage]] | None = None  # a list: every message kept
         self.notifications: list[RpcMessage] = []  # every notification, in order
         self.errors: asyncio.Queue[RpcError] = asyncio.Queue()  # error responses without id
         self.bad_frames: list[str] = []  # what on the daemon's stdout was not a message
         self.on_notification: Callable[[RpcMessage], Any] | None = None
+        # other requests from the daemon (`fs/read_text_file`, `files/read`,
+        # `files/propose`): method -> handler(params), whose value is the result; an
+        # RpcError it raises is the error response
+        self.handlers: dict[str, Handler] = dict(on_request or {})
         self._ids = itertools.count(1)
         self._pending: dict[Any, asyncio.Future[Any]] = {}
         self._turns: dict[Any, Turn] = {}
@@ -175,36 +179,44 @@ class Client:
         self,
         process_id: int | None = None,
         client_info: RpcMessage | None = None,
-        capabilities: RpcMessage | None = None,
+        **capabilities: Any,
     ) -> RpcMessage:
-        """`capabilities` are sent as given, with `input.ask` (whether `on_ask` is set)."""
+        """Declares `input.ask` when `on_ask` was given; `capabilities` go beside it
+        (`editorState=True`)."""
         params: RpcMessage = {
             "clientInfo": client_info or {"name": "elelem_daemon.client"},
-            "capabilities": {"input": {"ask": self.on_ask is not None}, **(capabilities or {})},
+            "capabilities": {"input": {"ask": self.on_ask is not None}, **capabilities},
         }
         if process_id is not None:
             params["processId"] = process_id
         return await self.request("initialize", params)
 
     async def new_session(self, **params: Any) -> RpcMessage:
-        """`cwd`, `provider`, `model`, `trusted`: all optional."""
+        """`cwd`, `provider`, `model`, `trusted`, `mcpServers`: all optional."""
         return await self.request("session/new", params)
 
-    async def start_turn(self, session_id: str, text: str) -> Turn:
+    async def start_turn(
+        self, session_id: str, text: str, attachments: list[RpcMessage] | None = None
+    ) -> Turn:
         """Send `session/turn`; iterate `turn.events()`, then `await turn`."""
-        msg_id, future, message = self._start(
-            "session/turn", {"sessionId": session_id, "text": text}
-        )
+        params: RpcMessage = {"sessionId": session_id, "text": text}
+        if attachments is not None:
+            params["attachments"] = attachments
+        msg_id, future, message = self._start("session/turn", params)
         turn = Turn(self, session_id, msg_id, future)
         self._turns[msg_id] = self._listeners[session_id] = turn
         await self.send(message)
         return turn
 
     async def turn(
-        self, session_id: str, text: str, on_event: Callable[[RpcMessage], Any] | None = None
+        self,
+        session_id: str,
+        text: str,
+        on_event: Callable[[RpcMessage], Any] | None = None,
+        attachments: list[RpcMessage] | None = None,
     ) -> RpcMessage:
         """Run one turn; `on_event(notification)` sees each event as it comes."""
-        turn = await self.start_turn(session_id, text)
+        turn = await self.start_turn(session_id, text, attachments)
         async for event in turn.events():
             if on_event is not None and inspect.isawaitable(done := on_event(event)):
                 await done
@@ -212,6 +224,12 @@ class Client:
 
     async def command(self, session_id: str, line: str) -> RpcMessage:
         return await self.request("session/command", {"sessionId": session_id, "line": line})
+
+    async def editor_state(self, session_id: str | None = None, **state: Any) -> None:
+        """`editor/state` (a notification): `activeFile`, `selection`, `visibleRanges`,
+        `diagnostics`; to every open session without `session_id`."""
+        params = {**state, **({"sessionId": session_id} if session_id else {})}
+        await self.notify("editor/state", params)
 
     async def complete(self, session_id: str, text: str) -> list[str]:
         result = await self.request("session/complete", {"sessionId": session_id, "text": text})
@@ -321,9 +339,9 @@ class Client:
         msg_id = message["id"]
         reply: RpcMessage = {"jsonrpc": "2.0", "id": msg_id}
         try:
-            handler = self.on_request.get(message["method"])
+            handler = self.handlers.get(message["method"])
             if handler is not None:
-                result = handler(message.get("params"))
+                result = handler(message.get("params") or {})
                 reply["result"] = await result if inspect.isawaitable(result) else result
             elif message["method"] != "input/ask" or self.on_ask is None:
                 reply["error"] = {"code": -32601, "message": f"no handler: {message['method']}"}
@@ -332,10 +350,11 @@ class Client:
                 if inspect.isawaitable(answer):
                     answer = await answer
                 reply["result"] = None if answer is None else {"text": answer}
+        except RpcError as exc:
+            reply.pop("result", None)
+            reply["error"] = exc.to_dict()
         except asyncio.CancelledError:
             return  # the daemon withdrew the question
-        except RpcError as exc:
-            reply["error"] = exc.to_dict()
         finally:
             self._asks.pop(msg_id, None)
         await self.send(reply)

@@ -10,7 +10,8 @@ kind) and `data: {kind, ...error.data}`. No face picks a code for an ElelemError
     -32600   shutting_down         ShuttingDown: a request after `shutdown` (daemon)
     -32601   method_not_found      (protocol)
     -32602   invalid_params        InvalidParams, UnknownProvider, UnknownSession,
-             (its kind)            AttachmentError (invalid_attachment: not wired in yet)
+             (its kind)            AttachmentError (invalid_attachment),
+                                   UnknownTurn (unknown_turn: a rewind's turnId)
     -32603   internal_error        (protocol) a bug or a plugin's exception
     -32800   request_cancelled     (protocol) cancelled where no result applies
     -32000   (its kind)            any other ElelemError (ProviderError, ...)
@@ -18,6 +19,9 @@ kind) and `data: {kind, ...error.data}`. No face picks a code for an ElelemError
     -32002   unknown_session       NoStoredSession: no stored session has that id
                                    (ACP's "resource not found")
     -32003   session_locked        SessionLocked: another elelem process has it open
+    -32004   outside_changes       OutsideChanges: a rewind would overwrite the user's own
+                                   edits; `data.files` is the plan, resend with `force`
+    -32005   no_checkpoint         NoCheckpoint: no checkpoint can restore that turn's files
 
 -32002 is ACP's "resource not found", and it means that in both faces. ACP reads
 -32000 as "authentication required": for ACP that is what a provider without its key
@@ -32,12 +36,15 @@ from ..errors import (
     AttachmentError,
     ElelemError,
     InvalidParams,
+    NoCheckpoint,
     NoStoredSession,
+    OutsideChanges,
     SessionBusy,
     SessionLocked,
     ShuttingDown,
     UnknownProvider,
     UnknownSession,
+    UnknownTurn,
 )
 
 PARSE_ERROR = -32700
@@ -50,6 +57,8 @@ OTHER = -32000
 SESSION_BUSY = -32001
 RESOURCE_NOT_FOUND = -32002
 SESSION_LOCKED = -32003
+OUTSIDE_CHANGES = -32004
+NO_CHECKPOINT = -32005
 
 CODES: dict[type[ElelemError], int] = {
     InvalidParams: INVALID_PARAMS,
@@ -60,6 +69,9 @@ CODES: dict[type[ElelemError], int] = {
     SessionBusy: SESSION_BUSY,
     SessionLocked: SESSION_LOCKED,
     ShuttingDown: INVALID_REQUEST,
+    UnknownTurn: INVALID_PARAMS,
+    NoCheckpoint: NO_CHECKPOINT,
+    OutsideChanges: OUTSIDE_CHANGES,
 }
 KINDS = {  # code -> data.kind, for the protocol's own errors (a message, not an ElelemError)
     PARSE_ERROR: "parse_error",

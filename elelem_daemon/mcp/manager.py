@@ -13,7 +13,8 @@ background (the session is usable at once) and keeps the session in step with th
   server offers resources.
 Listeners (`listeners.append(fn)`, `fn(manager)`) hear of every change: a face sends
 its tools or commands update from there. `status()` is what `/mcp` and a face's
-session/new show. `aclose()` stops every server (their process groups die);
+session/new show. `aclose()` stops every server (their process groups die); the
+session's `close()` calls it (`manager_of` puts it among the session's `closers`);
 `kill()` is the synchronous last resort. Cancelling a turn needs nothing here: the
 cancelled call sends the server `notifications/cancelled` itself.
 """
@@ -268,11 +269,18 @@ class McpManager:
 
     # -- the end -----------------------------------------------------------------
     async def aclose(self) -> None:
+        """Stop every server (stdin closed, then its process group signalled). Cancelled
+        (a session's bounded close ran out), it kills what is left at once."""
         servers, self.servers = list(self.servers.values()), {}
         for server in servers:
             self._unregister(server.name)
         self._sync_resource_tool()
-        await asyncio.gather(*(server.aclose() for server in servers), *self._stopping)
+        try:
+            await asyncio.gather(*(server.aclose() for server in servers), *self._stopping)
+        except asyncio.CancelledError:
+            for server in servers:
+                server.kill()
+            raise
 
     def kill(self) -> None:
         for server in self.servers.values():
@@ -289,4 +297,7 @@ def manager_of(session: Any) -> McpManager:
     manager = getattr(session, "mcp", None)
     if not isinstance(manager, McpManager):
         manager = session.mcp = McpManager(session)
+        closers = getattr(session, "closers", None)
+        if isinstance(closers, list):  # Session.close stops the servers
+            closers.append(manager.aclose)
     return manager

@@ -2,9 +2,10 @@
 
 Every kept message is written to the session's file in the Store as it is added (the
 prompt when a turn starts, the reply when it ends, `<partial>[cancelled]` when it is
-cancelled), so a crash loses at most the turn in flight. A restored session whose
-last kept message is a prompt with no reply (the process died mid-turn) gets the
-reply `[interrupted]`, so the history still alternates and the model knows.
+cancelled), so a crash loses at most the turn in flight; so is where each turn begins
+(its number, before its prompt) and each rewind of the conversation. A restored
+session whose last kept message is a prompt with no reply (the process died mid-turn)
+gets the reply `[interrupted]`, so the history still alternates and the model knows.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import TYPE_CHECKING
 from ..conversation import Message
 from ..errors import ElelemError
 from . import records
-from .records import Stored
+from .records import Record, Stored
 from .store import Store, Writer
 
 if TYPE_CHECKING:
@@ -32,31 +33,46 @@ class Recorder:
         self.started = stored is not None
         self.meta = (stored.provider, stored.model) if stored else None
         self.broken = False
+        self.pending: Record | None = None  # a turn's start, written with what follows it
 
     def on(self, event: str, message: Message | None) -> None:
-        """A Conversation listener: write the change (never raises into the turn)."""
-        if self.broken or (not self.started and event != "add"):
+        """A Conversation listener: write the change (never raises into the turn). A
+        turn's start is written with its prompt, in one write and one fsync."""
+        if self.broken:
+            return
+        if event == "turn" and message is not None:
+            self.pending = records.turn(message["turn"], message["at"])
+            return
+        if not self.started and event != "add":
             return
         try:
+            lines = []
             if not self.started:
                 self.meta = (self.session.provider_name, self.session.model)
-                self.writer.append(records.header(self.session, message or {}))
+                lines.append(records.header(self.session, message or {}))
                 self.started = True
-            self._meta()
+            lines += self._meta()
+            if self.pending is not None:
+                lines.append(self.pending)
+                self.pending = None
             if event == "add" and message is not None:
-                self.writer.append(records.message(message))
+                lines.append(records.message(message))
             elif event == "clear":
-                self.writer.append(records.cleared())
+                lines.append(records.cleared())
+            elif event == "rewind" and message is not None:
+                lines.append(records.rewound(message["turn"]))
+            self.writer.append(*lines)
         except (OSError, ElelemError) as exc:
             self.broken = True
             log.warning("store: %s", exc)
             self.session.output.say(f"this session is no longer saved: {exc}", "error")
 
-    def _meta(self) -> None:
+    def _meta(self) -> list[Record]:
         current = (self.session.provider_name, self.session.model)
-        if current != self.meta:
-            self.meta = current
-            self.writer.append(records.meta(*current))
+        if current == self.meta:
+            return []
+        self.meta = current
+        return [records.meta(*current)]
 
     def close(self) -> None:
         """Stop recording (a late message must not recreate a deleted file); unlock."""
@@ -82,8 +98,8 @@ def record(session: Session, store: Store | None, stored: Stored | None = None) 
         recorder = Recorder(session, writer, stored)
     if stored is not None:
         session.id = stored.id
-        for message in stored.messages:
-            session.conversation.add(message["role"], message["content"])
+        session.conversation.adopt(stored.conversation)  # its messages, and its turns
+        session.turns = max(session.turns, session.conversation.last_turn)  # numbers go on
     if recorder is not None:
         session.conversation.listeners.append(recorder.on)
         session.recorder = recorder

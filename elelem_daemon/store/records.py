@@ -2,15 +2,24 @@
 
 One JSON object per line, each with a `type`:
 
-    {"type": "session", "version": 1, "id", "cwd", "provider", "model", "created", "title"}
+    {"type": "session", "version": 2, "id", "cwd", "provider", "model", "created", "title"}
     {"type": "message", "role", "content", "at"}     a kept message, as it was added (content:
                                                      a string, or text and image parts)
     {"type": "clear", "at"}                          /clear or /compact emptied the history
     {"type": "meta", "provider", "model", "at"}      the provider or model changed
+    {"type": "turn", "turn", "at"}                   turn number `turn` begins here (before
+                                                     its prompt): its checkpoint's name
+    {"type": "rewind", "turn", "at"}                 the conversation went back to just
+                                                     before that turn, dropping it and the
+                                                     later ones (a clear since is undone)
 
 The first line is the metadata. A half-written last line (the process died mid-write)
-is ignored on read; a corrupt line in the middle is skipped with a warning. `Stored`
-is a file read back: its metadata and kept messages.
+is ignored on read; a corrupt line in the middle is skipped with a warning, and so is a
+record of a type this version does not know. Reading folds the records into a
+`Conversation` (`begin_turn`, `add`, `clear`, `rewind`), the same one a session keeps,
+so a reloaded session has its turns' numbers and can rewind them. Version 1 files (no
+`turn` records) load as they are, with no turns to rewind; their next turn is 1.
+`Stored` is a file read back: its metadata, kept messages and that conversation.
 """
 
 from __future__ import annotations
@@ -22,7 +31,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..conversation import Message, is_content, text_of
+from ..conversation import Conversation, Message, is_content, text_of
 
 if TYPE_CHECKING:
     from ..ports import SessionView
@@ -30,7 +39,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 Record = dict[str, Any]
 
-VERSION = 1
+VERSION = 2  # 2: turn and rewind records
 TITLE_LENGTH = 80
 ROLES = ("user", "assistant", "tool")
 
@@ -72,6 +81,27 @@ def meta(provider: str, model: str | None) -> Record:
     return {"type": "meta", "provider": provider, "model": model, "at": now()}
 
 
+def turn(number: int, at: float) -> Record:
+    return {"type": "turn", "turn": number, "at": stamp(at)}
+
+
+def rewound(number: int) -> Record:
+    return {"type": "rewind", "turn": number, "at": now()}
+
+
+def stamp(at: float) -> str:
+    """Unix seconds as the file writes times (ISO 8601, UTC, milliseconds)."""
+    when = datetime.fromtimestamp(at, UTC).isoformat(timespec="milliseconds")
+    return when.replace("+00:00", "Z")
+
+
+def seconds(text: Any) -> float | None:
+    try:
+        return datetime.fromisoformat(str(text)).timestamp()
+    except ValueError:
+        return None
+
+
 def encode(record: Record) -> bytes:
     """One line of the file."""
     return (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
@@ -91,6 +121,7 @@ class Stored:
     updated: str
     path: Path
     messages: list[Message] = field(default_factory=list)
+    conversation: Conversation = field(default_factory=Conversation)  # with its turns
 
     def summary(self) -> dict[str, Any]:
         """The `session/list` entry."""
@@ -146,16 +177,31 @@ def replay(records: list[Record], path: Path, updated: str) -> Stored:
         updated,
         path,
     )
+    kept = stored.conversation
     for record in records[1:]:
         kind = record.get("type")
         if kind == "message" and record.get("role") in ROLES:
             content = record.get("content", "")
-            stored.messages.append(
-                {"role": record["role"], "content": content if is_content(content) else ""}
-            )
+            kept.add(record["role"], content if is_content(content) else "")
         elif kind == "clear":
-            stored.messages.clear()
+            kept.clear()
         elif kind == "meta":
             stored.provider = str(record.get("provider") or stored.provider)
             stored.model = record.get("model", stored.model)
+        elif kind in ("turn", "rewind"):
+            fold_turn(kept, record, path)
+    stored.messages = list(kept)
     return stored
+
+
+def fold_turn(kept: Conversation, record: Record, path: Path) -> None:
+    """A `turn` or `rewind` record; one that does not fit (a hand-edited file) is
+    skipped with a warning."""
+    number = record.get("turn")
+    try:
+        if record["type"] == "turn":
+            kept.begin_turn(number, seconds(record.get("at")))  # type: ignore[arg-type]
+        else:
+            kept.rewind(number)  # type: ignore[arg-type]
+    except (ValueError, KeyError, TypeError):
+        log.warning("store: %s: a %s record of turn %r skipped", path, record["type"], number)

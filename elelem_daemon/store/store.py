@@ -70,6 +70,16 @@ class Store:
             raise ValueError("no complete metadata line")
         return records.head_of(first, path, _mtime(path))
 
+    def head(self, session_id: str) -> Stored:
+        """A stored session's metadata alone (NoStoredSession when there is none)."""
+        path = self.path(session_id)
+        try:
+            return self._head(path)
+        except FileNotFoundError:
+            raise NoStoredSession(f"no stored session {session_id!r}") from None
+        except (OSError, ValueError) as exc:
+            raise NoStoredSession(f"stored session {session_id!r} is unreadable: {exc}") from None
+
     def load(self, session_id: str) -> Stored:
         path = self.path(session_id)
         try:
@@ -112,7 +122,7 @@ class Store:
 
 
 class Writer:
-    """Appends records to one session file: one write, flush and fsync per record."""
+    """Appends records to one session file: one write, flush and fsync per call."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -154,10 +164,13 @@ class Writer:
         os.ftruncate(self._fd, keep)
         os.fsync(self._fd)
 
-    def append(self, record: Record) -> None:
+    def append(self, *lines: Record) -> None:
+        """Write the records in one write, then fsync once."""
+        if not lines:
+            return
         self.open()
         assert self._fd is not None
-        view = memoryview(records.encode(record))
+        view = memoryview(b"".join(records.encode(record) for record in lines))
         while view:
             written = os.write(self._fd, view)
             view = view[written:]

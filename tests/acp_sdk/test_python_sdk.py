@@ -22,6 +22,9 @@ def project(tmp_path: Path) -> Path:
     return folder
 
 
+PNG64 = "iVBORw0KGgoAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=="  # a PNG's first bytes
+
+
 def text(value: str):
     return acp.text_block(value)
 
@@ -38,7 +41,9 @@ async def test_initialize_negotiates_version_1_and_reports_capabilities(tmp_path
     assert answer.protocol_version == 1  # not ours: we answer with the latest we speak
     caps = answer.agent_capabilities
     assert caps.prompt_capabilities.embedded_context is True
-    assert caps.prompt_capabilities.image is False
+    assert caps.prompt_capabilities.image is True  # to providers with vision (else refused)
+    assert caps.prompt_capabilities.audio is False
+    assert (caps.mcp_capabilities.http, caps.mcp_capabilities.sse) == (True, True)
     assert answer.agent_info.name == "elelem"
     assert answer.auth_methods == []
 
@@ -249,9 +254,44 @@ async def test_slash_commands_run_through_prompt(tmp_path: Path, project: Path) 
         assert (await prompt(conn, sid, text("!echo alive"))).stop_reason == "end_turn"
 
 
-async def test_embedded_resources_become_file_context(tmp_path: Path, project: Path) -> None:
+async def test_undo_and_rewind_are_slash_commands_that_confirm(
+    tmp_path: Path, project: Path
+) -> None:
+    editor = Editor()
+    write = '!tool write {"path": "made.txt", "content": "x"}'
+    async with daemon(tmp_path, editor) as (conn, _):
+        sid = (await conn.new_session(cwd=str(project), mcp_servers=[])).session_id
+        await editor.until(lambda: "available_commands_update" in editor.kinds())
+        names = [c.name for c in editor.of("available_commands_update")[0].available_commands]
+        assert {"undo", "rewind"} <= set(names)
+        await prompt(conn, sid, text(write))
+        assert (project / "made.txt").exists()
+        editor.updates.clear()
+        await prompt(conn, sid, text("/rewind"))
+        assert "goes back to before turn N" in editor.said() and write in editor.said()
+        editor.answers = ["no", "yes"]
+        editor.updates.clear()
+        await prompt(conn, sid, text("/undo"))
+        assert "not rewound" in editor.said() and (project / "made.txt").exists()
+        asked = editor.permissions[0]
+        assert [(o.option_id, o.kind) for o in asked["options"]] == [
+            ("yes", "allow_once"),
+            ("no", "reject_once"),
+        ]
+        assert "made.txt" in asked["toolCall"].content[0].content.text
+        editor.updates.clear()
+        answer = await prompt(conn, sid, text("/undo"))
+        assert answer.stop_reason == "end_turn" and "rewound to before turn 1" in editor.said()
+        assert not (project / "made.txt").exists()
+        editor.updates.clear()
+        await prompt(conn, sid, text("/rewind 99"))
+        assert "no turn 99" in editor.said()
+
+
+async def test_embedded_resources_become_attachment_blocks(tmp_path: Path, project: Path) -> None:
     editor = Editor()
     uri = (project / "src" / "main.py").as_uri()
+    (project / "README.md").write_text("# read me\n")
     async with daemon(tmp_path, editor) as (conn, _):
         sid = (await conn.new_session(cwd=str(project), mcp_servers=[])).session_id
         attached = acp.embedded_text_resource(uri, "print('hi')\n", mime_type="text/x-python")
@@ -261,14 +301,16 @@ async def test_embedded_resources_become_file_context(tmp_path: Path, project: P
             text("!echo look"),
             acp.resource_block(attached),
             acp.resource_link_block("README.md", (project / "README.md").as_uri()),
+            acp.resource_link_block("docs", "https://example.com/docs"),
         )
         editor.updates.clear()
         await prompt(conn, sid, text("/context json"))
     messages = json.loads(editor.said().strip().strip("`"))
     user = [m for m in messages if m["role"] == "user"][0]["content"]
-    assert (
-        user
-        == "!echo look\n\nFile: src/main.py\n```\nprint('hi')\n\n```\n\n[@README.md](README.md)"
+    assert user == (
+        "!echo look\n\n[@docs](https://example.com/docs)\n\n"
+        '<attachment type="file" path="src/main.py">\nprint(\'hi\')\n</attachment>\n\n'
+        '<attachment type="file" path="README.md">\n# read me\n</attachment>'
     )
 
 
@@ -298,21 +340,20 @@ async def test_bad_requests_get_clear_errors(tmp_path: Path, project: Path) -> N
             await conn.new_session(cwd="relative/path", mcp_servers=[])
         assert "absolute" in str(relative.value)
         sid = (await conn.new_session(cwd=str(project), mcp_servers=[])).session_id
-        with pytest.raises(acp.RequestError) as image:
-            await conn.prompt(session_id=sid, prompt=[acp.image_block("AAAA", "image/png")])
-        assert "image content is not supported" in str(image.value)
+        with pytest.raises(acp.RequestError) as image:  # the stub model has no vision
+            await conn.prompt(session_id=sid, prompt=[acp.image_block(PNG64, "image/png")])
+        assert image.value.code == -32602 and image.value.data["kind"] == "invalid_attachment"
+        assert "does not accept images" in str(image.value)
+        with pytest.raises(acp.RequestError) as audio:
+            await conn.prompt(session_id=sid, prompt=[acp.audio_block("AAAA", "audio/wav")])
+        assert "audio content is not supported" in str(audio.value)
 
 
-async def test_mcp_servers_are_accepted_and_reported_unsupported(
-    tmp_path: Path, project: Path
-) -> None:
-    from acp.schema import McpServerStdio
-
+async def test_session_new_reports_plugins_and_mcp_servers(tmp_path: Path, project: Path) -> None:
     editor = Editor()
-    server = McpServerStdio(name="files", command="/bin/true", args=[], env=[])
     async with daemon(tmp_path, editor) as (conn, _):
-        session = await conn.new_session(cwd=str(project), mcp_servers=[server])
-        assert session.field_meta["elelem"]["unsupported"] == {"mcpServers": ["files"]}
+        session = await conn.new_session(cwd=str(project), mcp_servers=[])
+        assert session.field_meta["elelem"]["mcp"] == {"servers": [], "problems": []}
         plugins = {p["name"]: p for p in session.field_meta["elelem"]["plugins"]}
         assert plugins["files"] == {
             "name": "files",

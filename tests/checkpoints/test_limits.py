@@ -105,6 +105,26 @@ async def test_a_cancelled_checkpoint_kills_git(
     assert await gone([int(p) for p in slow_git.read_text().split()])
 
 
+async def test_a_cancel_is_never_lost_in_a_checkpoint(project: Path, settings: Settings) -> None:
+    """A turn cancelled while its checkpoint is taken must end there: a lost cancel
+    would let its tools run (once, a cancel while `begin` stopped a gc was swallowed)."""
+    checkpoints = Checkpoints(project, settings)
+    for turn, delay in enumerate([None, 0, 0.001, 0.005, 0.02, 0.05], start=1):
+        (project / "f.txt").write_text(str(turn))
+        task = asyncio.ensure_future(checkpoints.begin("s", turn))
+        if delay is None:  # the first checkpoint: it starts a gc in the background
+            assert (await task).ok and checkpoints._upkeep is not None
+            continue
+        await asyncio.sleep(delay)
+        if not task.cancel():  # it was over already
+            continue
+        try:
+            saved = await task
+        except asyncio.CancelledError:
+            continue
+        raise AssertionError(f"turn {turn}: a cancelled checkpoint answered {saved}")
+
+
 async def test_checkpoints_can_be_turned_off(
     project: Path, state: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -128,6 +148,12 @@ async def test_the_home_folder_gets_copies_only(
     checkpoints = Checkpoints(home, settings)
     saved = await checkpoints.begin("s", 1)
     assert saved.ok and saved.kind == "copy" and "home folder" in (saved.error or "")
+
+
+@pytest.mark.parametrize("folder", ["/proc", "/proc/self", "/sys", "/dev"])
+async def test_system_folders_get_copies_only(folder: str, settings: Settings) -> None:
+    saved = await Checkpoints(folder, settings).begin("s", 1)  # no git walks /proc
+    assert saved.ok and saved.kind == "copy" and "a system folder" in (saved.error or "")
 
 
 def test_bad_settings_keep_their_defaults_and_are_named() -> None:

@@ -114,3 +114,18 @@ async def test_copies_are_pruned_too(
     assert len(list((checkpoints.copies.folder / "blobs").glob("*"))) == 2  # "2\n", "3\n"
     assert await checkpoints.forget("s") == 2
     assert await checkpoints.list("s") == []
+
+
+async def test_lock_files_a_killed_gc_left_do_not_stop_a_forget(
+    project: Path, settings: Settings
+) -> None:
+    checkpoints = Checkpoints(project, settings)
+    for turn in (1, 2):
+        (project / "f").write_text(f"{turn}\n")
+        assert (await checkpoints.begin("a", turn)).ok
+    await checkpoints._stop_upkeep()
+    for stale in ("packed-refs.lock", "refs/elelem/a/1.lock", "refs/elelem-end/a/2.lock"):
+        (checkpoints.folder / stale).parent.mkdir(parents=True, exist_ok=True)
+        (checkpoints.folder / stale).write_text("")  # as a SIGKILLed git leaves them
+    assert await checkpoints.forget("a", since=1) == 2
+    assert not [r for r in refs(checkpoints) if "/a/" in r]

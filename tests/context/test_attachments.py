@@ -9,8 +9,7 @@ from typing import Any
 
 import pytest
 
-from elelem_daemon import attachments as shapes
-from elelem_daemon import expansion
+from elelem_daemon.context import attachments as shapes
 from elelem_daemon.errors import AttachmentError
 from elelem_daemon.plugins import core_registry
 from elelem_daemon.session import start
@@ -38,8 +37,7 @@ def session(project: Path):
 async def turn(session: Any, text: str, attachments: list[Any]) -> Any:
     """Expand, run the turn; return the user message the provider received (and check
     it is what the conversation kept)."""
-    content = await expansion.for_session(session, text, attachments)
-    await session.turn(content)
+    await session.turn(text, attachments)  # the one entry: Session.turn expands
     received = session.provider.sent[-1][-1]
     assert received["role"] == "user"
     assert session.conversation[-2] == {"role": "user", "content": received["content"]}
@@ -49,7 +47,7 @@ async def turn(session: Any, text: str, attachments: list[Any]) -> Any:
 async def refused(session: Any, attachments: list[Any], text: str = "look") -> AttachmentError:
     kept, sent = len(session.conversation), len(session.provider.sent)
     with pytest.raises(AttachmentError) as caught:
-        await expansion.for_session(session, text, attachments)
+        await session.turn(text, attachments)
     assert (len(session.conversation), len(session.provider.sent)) == (kept, sent)
     return caught.value
 
@@ -247,7 +245,12 @@ async def test_a_file_past_the_whole_file_cap_is_refused(session, project, monke
     monkeypatch.setattr(shapes, "FILE_CAP", 1000)
     (project / "huge.log").write_text("x\n" * 600)
     error = await refused(session, [{"type": "file", "path": "huge.log"}])
-    assert error.data == {"reason": "too_large", "type": "file", "index": 0}
+    assert error.data == {
+        "reason": "too_large",
+        "type": "file",
+        "index": 0,
+        "field": "attachments[0]",
+    }
     assert str(error) == (
         "attachments[0] (file): huge.log is 1200 bytes; a file past 1000 (ELELEM_FILE_CAP) "
         "is not attached"

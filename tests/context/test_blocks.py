@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from elelem_daemon import blocks
+from elelem_daemon.context import blocks
 
 
 def test_a_block_is_tagged_with_its_attributes_in_a_fixed_order() -> None:

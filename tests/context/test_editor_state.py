@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from elelem_daemon.editor_state import HEADER, MAX_PROBLEMS, STATE_CAP, EditorState
+from elelem_daemon.context.editor_state import HEADER, MAX_PROBLEMS, STATE_CAP, EditorState
 from elelem_daemon.errors import AttachmentError
 from elelem_daemon.plugins import core_registry
 from elelem_daemon.session import start

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from elelem_daemon import attachments as shapes
-from elelem_daemon import expansion
 from elelem_daemon.builtins.commands import context_text
+from elelem_daemon.context import attachments as shapes
+from elelem_daemon.context import expansion
 from elelem_daemon.conversation import text_of
 from elelem_daemon.errors import AttachmentError
 from elelem_daemon.plugins import core_registry
@@ -102,7 +102,12 @@ async def test_an_image_past_the_cap_is_refused_before_decoding(session, monkeyp
     monkeypatch.setattr(shapes, "IMAGE_CAP", 60)
     with pytest.raises(AttachmentError) as caught:
         await expansion.for_session(session, "x", [IMAGE])
-    assert caught.value.data == {"reason": "too_large", "type": "image", "index": 0}
+    assert caught.value.data == {
+        "reason": "too_large",
+        "type": "image",
+        "index": 0,
+        "field": "attachments[0]",
+    }
     assert "more than 60 bytes" in str(caught.value)
 
 
@@ -111,7 +116,7 @@ async def test_too_many_image_bytes_in_one_message_are_refused(session, monkeypa
     await expansion.for_session(session, "x", [IMAGE])
     with pytest.raises(AttachmentError) as caught:
         await expansion.for_session(session, "x", [IMAGE, IMAGE])
-    assert caught.value.data == {"reason": "too_large", "type": "image"}
+    assert caught.value.data == {"reason": "too_large", "type": "image", "field": "attachments"}
     assert str(caught.value) == "the images come to 136 bytes; at most 100 in one message"
 
 
@@ -133,7 +138,12 @@ async def test_a_provider_without_vision_refuses_before_anything_is_sent(session
     session.provider = StubProvider()
     with pytest.raises(AttachmentError) as caught:
         await expansion.for_session(session, "x", [IMAGE])
-    assert caught.value.data == {"reason": "vision", "type": "image", "index": 0}
+    assert caught.value.data == {
+        "reason": "vision",
+        "type": "image",
+        "index": 0,
+        "field": "attachments[0]",
+    }
     assert str(caught.value) == (
         "attachments[0] (image): the stub provider (model stub) does not accept images: switch "
         "to one that does (anthropic, openai, or ollama with a vision model), or leave the "
@@ -158,12 +168,17 @@ async def test_an_image_file_mentioned_needs_vision_too(session, tmp_path: Path)
     session.provider = StubProvider()
     with pytest.raises(AttachmentError) as caught:
         await expansion.for_session(session, "see @shot.png", [])
-    assert caught.value.data == {"reason": "vision", "type": "file", "mention": "@shot.png"}
+    assert caught.value.data == {
+        "reason": "vision",
+        "type": "file",
+        "mention": "@shot.png",
+        "field": "text",
+    }
 
 
 async def test_the_stub_sees_images_as_the_vision_model(session) -> None:
     session.provider = StubProvider("vision")
-    result = await session.turn(await expansion.for_session(session, "!echo hi", [IMAGE]))
+    result = await session.turn("!echo hi", [IMAGE])
     assert result.reply == "saw 1 image(s): image/png 68 bytes. hi\n\n[image: image/png, 68 bytes]"
 
 
@@ -221,10 +236,11 @@ async def test_a_message_with_images_is_stored_and_restored(tmp_path: Path) -> N
     store = Store(tmp_path / "sessions")
     registry = core_registry(entry_points=False)
     first = start(registry, "stub", "vision", cwd=tmp_path, store=store, plugin_files=False)
-    await first.turn(await expansion.for_session(first, "look", [IMAGE]))
+    await first.turn("look", [IMAGE])
     await first.close()
-    line = (store.root / f"{first.id}.jsonl").read_text().splitlines()[1]
-    assert json.loads(line)["content"] == [{"type": "text", "text": "look"}, IMAGE]
+    lines = [json.loads(x) for x in (store.root / f"{first.id}.jsonl").read_text().splitlines()]
+    assert [r["type"] for r in lines[1:3]] == ["turn", "message"]  # the turn begins, its prompt
+    assert lines[2]["content"] == [{"type": "text", "text": "look"}, IMAGE]
     stored = store.load(first.id)
     assert stored.title == "look"
     again = resume(registry, store, stored, plugin_files=False)
@@ -250,7 +266,7 @@ def test_a_stored_content_of_another_shape_is_read_as_empty(tmp_path: Path) -> N
 
 
 async def test_context_previews_an_image_and_elides_its_data(session) -> None:
-    await session.turn(await expansion.for_session(session, "what is this?", [IMAGE]))
+    await session.turn("what is this?", [IMAGE])
     listing = context_text(session, None)
     assert "  2. user: what is this?..." in listing.splitlines()
     shown = json.loads(context_text(session, "json"))

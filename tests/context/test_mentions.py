@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from elelem_daemon import expansion
+from elelem_daemon.context import expansion
+from elelem_daemon.context.mentions import MAX_MENTIONS, Mention, find
 from elelem_daemon.errors import AttachmentError
-from elelem_daemon.mentions import MAX_MENTIONS, Mention, find
 
 from .fakes import Buffers
 
@@ -99,7 +99,7 @@ def test_line_ranges(cwd: Path) -> None:
 def test_a_bad_range_on_an_existing_file_is_an_error(cwd: Path, word: str) -> None:
     with pytest.raises(AttachmentError) as caught:
         find(f"see {word}", cwd)
-    assert caught.value.data == {"reason": "invalid", "mention": word}
+    assert caught.value.data == {"reason": "invalid", "mention": word, "field": "text"}
 
 
 def test_a_colon_number_on_a_missing_file_is_text(cwd: Path) -> None:
@@ -167,7 +167,12 @@ async def test_a_mentioned_binary_file_refuses_the_message(cwd: Path) -> None:
     (cwd / "a.out").write_bytes(b"\x7fELF\x00")
     with pytest.raises(AttachmentError) as caught:
         await expansion.expand("run @a.out", [], cwd=cwd, files=Buffers({}))
-    assert caught.value.data == {"reason": "binary", "type": "file", "mention": "@a.out"}
+    assert caught.value.data == {
+        "reason": "binary",
+        "type": "file",
+        "mention": "@a.out",
+        "field": "text",
+    }
     assert str(caught.value) == "@a.out (file): a.out is a binary file, not text"
 
 
@@ -206,7 +211,7 @@ def test_a_long_tail_of_punctuation_or_ranges_is_bounded(cwd: Path) -> None:
 
 
 def test_only_so_many_at_words_are_looked_up(cwd: Path, monkeypatch) -> None:
-    import elelem_daemon.mentions as mentions
+    import elelem_daemon.context.mentions as mentions
 
     looked: list[str] = []
     real = mentions.resolve

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from elelem_daemon import listing as sources
-from elelem_daemon import paths
 from elelem_daemon.commands import Commands
-from elelem_daemon.listing import Listing
-from elelem_daemon.paths import PathIndex
+from elelem_daemon.context import listing as sources
+from elelem_daemon.context import paths
+from elelem_daemon.context.listing import Listing
+from elelem_daemon.context.paths import PathIndex
 
 
 def git(cwd: Path, *args: str) -> None:

@@ -55,3 +55,28 @@ def test_transcript_renders_the_system_prompt_fresh_every_time(tmp_path):
 def test_custom_template_replaces_the_default(tmp_path):
     assert SystemPrompt("Be brief.", tmp_path).render() == "Be brief."
     assert SystemPrompt(lambda cwd: f"in {cwd.name}", tmp_path).render() == f"in {tmp_path.name}"
+
+
+def test_turn_marks_only_grow_and_a_rewind_cuts_back_to_one() -> None:
+    heard: list[tuple[str, object]] = []
+    kept = Conversation()
+    kept.listeners.append(lambda event, message: heard.append((event, message)))
+    kept.begin_turn(1, at=10.0)
+    kept.add("user", "one")
+    kept.add("assistant", "1")
+    for bad in (1, 0, -1, True, "2", None):
+        with pytest.raises(ValueError):
+            kept.begin_turn(bad)  # type: ignore[arg-type]
+    kept.begin_turn(3)
+    kept.add("user", "three")
+    kept.clear()
+    kept.begin_turn(4)
+    kept.add("user", "four")
+    assert kept.prompt_of(3) == {"role": "user", "content": "three"}
+    assert kept.rewind(3) == [3, 4]  # the clear since turn 3 is undone too
+    assert [m["content"] for m in kept] == ["one", "1"]
+    with pytest.raises(KeyError):
+        kept.rewind(3)  # dropped: not held any more
+    kept.begin_turn(5)  # numbers never come back
+    assert sorted(kept.marks) == [1, 5] and kept.last_turn == 5
+    assert ("rewind", {"turn": 3}) in heard and ("turn", {"turn": 1, "at": 10.0}) in heard

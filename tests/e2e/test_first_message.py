@@ -1,7 +1,11 @@
-"""The first message: a good `initialize` is answered before pygls loads (stdio.greet);
-anything else is the protocol's, with the same answers as at any other time."""
+"""The first messages: a good `initialize` and `session/new` are answered before pygls
+loads (faces/daemon/early.py); anything else is the protocol's, and every answer is the
+same as at any other time."""
 
 from __future__ import annotations
+
+import asyncio
+import signal
 
 import pytest
 
@@ -43,3 +47,47 @@ async def test_a_first_initialize_notification_is_not_answered(spawn) -> None:
     await client.notify("initialize", {})
     assert await within(client.list_sessions()) == []
     assert client.errors.empty()
+
+
+async def test_an_early_session_new_fails_as_a_later_one_does(spawn, workdir) -> None:
+    client = await spawn()
+    await within(client.initialize())
+    missing = str(workdir / "missing")
+    with pytest.raises(RpcError) as early:  # before pygls: early.py answers it
+        await within(client.new_session(cwd=missing))
+    assert await within(client.list_sessions()) == []  # the protocol's from here on
+    with pytest.raises(RpcError) as late:
+        await within(client.new_session(cwd=missing))
+    assert (early.value.code, early.value.kind) == (-32602, "invalid_params")
+    assert early.value.to_dict() == late.value.to_dict()
+    assert (await within(client.new_session()))["sessionId"]
+
+
+async def test_an_early_session_new_without_an_id_is_ignored(spawn) -> None:
+    client = await spawn()
+    await within(client.initialize())
+    await client.notify("session/new", {})  # a request sent as a notification: no answer
+    await client.notify("initialized", {})
+    assert await within(client.list_sessions()) == []
+    assert client.errors.empty()
+
+
+async def test_a_turn_sent_with_the_first_session_waits_for_the_protocol(spawn) -> None:
+    client = await spawn()
+    await within(client.initialize())
+    new = asyncio.ensure_future(client.new_session())
+    turn = await client.start_turn("not-yet", "!echo hi")  # while session/new is handled
+    with pytest.raises(RpcError) as unknown:
+        await within(turn.result())
+    assert unknown.value.kind == "unknown_session"
+    session = (await within(new))["sessionId"]
+    assert (await within(client.turn(session, "!echo hi")))["reply"] == "hi"
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+async def test_a_signal_before_pygls_loaded_ends_with_128_plus_n(spawn, signum) -> None:
+    client = await spawn()
+    await within(client.initialize())
+    await within(client.new_session())  # answered early: pygls is only now loading
+    client.process.send_signal(signum)
+    assert await within(client.process.wait(), 5) == 128 + signum

@@ -31,7 +31,7 @@ def editor() -> ReviewingEditor:
 @pytest.fixture
 async def reviewing(spawn: Any, editor: ReviewingEditor) -> tuple[Client, str]:
     client = await spawn(on_request=editor.handlers(), on_ask=lambda params: "deny")
-    await within(client.initialize(capabilities=editor.capabilities))
+    await within(client.initialize(**editor.capabilities))
     return client, (await within(client.new_session()))["sessionId"]
 
 
@@ -175,7 +175,7 @@ async def test_a_buffer_changed_since_the_read_is_a_conflict_before_any_review(
             asyncio.get_running_loop().call_soon(editor.type, workdir / "a.txt", "one!\n")
         return answer
 
-    client.on_request["files/read"] = then_the_user_types
+    client.handlers["files/read"] = then_the_user_types
     script = tools(("read", {"path": "a.txt"}), ("write", {"path": "a.txt", "content": "two\n"}))
     first, second = await results(client, session, script)
     assert first["content"] == "one\n"
@@ -197,7 +197,7 @@ async def test_a_conflict_comes_before_the_permission_question(
     client = await spawn(
         on_request=editor.handlers(), on_ask=lambda params: asked.append(params) or "allow"
     )
-    await within(client.initialize(capabilities={"files": {"read": True, "apply": True}}))
+    await within(client.initialize(files={"read": True, "apply": True}))
     session = (await within(client.new_session()))["sessionId"]
     buffer = editor.open(workdir / "a.txt", "one\n")
     read = editor.read
@@ -208,7 +208,7 @@ async def test_a_conflict_comes_before_the_permission_question(
             asyncio.get_running_loop().call_soon(editor.type, workdir / "a.txt", "one!\n")
         return answer
 
-    client.on_request["files/read"] = then_the_user_types
+    client.handlers["files/read"] = then_the_user_types
     script = tools(("read", {"path": "a.txt"}), ("write", {"path": "a.txt", "content": "two\n"}))
     _, second = await results(client, session, script)
     assert second["ok"] is False
@@ -327,7 +327,7 @@ async def test_accept_all_for_the_turn(reviewing, editor, workdir: Path) -> None
 async def test_allow_applies_through_the_buffer_unreviewed(spawn, editor, env, workdir) -> None:
     Path(env["XDG_CONFIG_HOME"], "elelem", "permissions").write_text("write allow\n")
     client = await spawn(on_request=editor.handlers())
-    await within(client.initialize(capabilities=editor.capabilities))
+    await within(client.initialize(**editor.capabilities))
     session = (await within(client.new_session()))["sessionId"]
     buffer = editor.open(workdir / "a.txt", "a\n")
     (result,) = await results(client, session, tool("write", path="a.txt", content="b\n"))
@@ -360,6 +360,6 @@ async def test_without_the_capability_nothing_is_reviewed(client, session, workd
 async def test_bad_file_capabilities_are_invalid_params(spawn) -> None:
     client = await spawn()
     with pytest.raises(RpcError) as caught:
-        await within(client.initialize(capabilities={"files": {"review": "yes"}}))
+        await within(client.initialize(files={"review": "yes"}))
     assert caught.value.kind == "invalid_params"
     assert caught.value.data["errors"] == ["capabilities.files.review: expected a boolean"]

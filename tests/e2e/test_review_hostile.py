@@ -33,7 +33,7 @@ def editor() -> ReviewingEditor:
 def with_env(spawn: Any, env: dict[str, str], editor: ReviewingEditor) -> Any:
     async def make(**more: str) -> tuple[Client, str]:
         client = await spawn(on_request=editor.handlers(), env={**env, **more})
-        await within(client.initialize(capabilities=editor.capabilities))
+        await within(client.initialize(**editor.capabilities))
         return client, (await within(client.new_session()))["sessionId"]
 
     return make
@@ -142,7 +142,7 @@ async def test_a_bad_read_answer_is_a_clear_error(
 ) -> None:
     client, session = reviewing
     (workdir / "a.txt").write_text("disk\n")
-    client.on_request["files/read"] = lambda params: answer
+    client.handlers["files/read"] = lambda params: answer
     (result,) = await results(client, session, tool("read", path="a.txt"))
     assert result["error"] == (
         f"the editor's answer to files/read for {workdir / 'a.txt'} is not valid: {problem}"
@@ -156,7 +156,7 @@ async def test_a_read_error_response_is_a_clear_error(reviewing, workdir: Path) 
     def fail(params: Any) -> Any:
         raise RpcError(-32603, "buffer exploded")
 
-    client.on_request["files/read"] = fail
+    client.handlers["files/read"] = fail
     (result,) = await results(client, session, tool("read", path="a.txt"))
     assert result["ok"] is False
     assert result["error"].startswith(f"the editor could not read {workdir / 'a.txt'}: ")
@@ -182,7 +182,7 @@ async def test_a_read_that_runs_out_is_an_error(with_env, editor, workdir: Path)
     async def never(params: Any) -> Any:
         await asyncio.Event().wait()
 
-    client.on_request["files/read"] = never
+    client.handlers["files/read"] = never
     (result,) = await results(client, session, tool("read", path="a.txt"))
     assert result["error"] == (
         f"{workdir / 'a.txt'}: the editor did not answer files/read within 1 s"
@@ -214,7 +214,7 @@ async def test_a_late_answer_after_the_turn_changes_nothing(reviewing, editor, w
             pass  # a client that ignores the withdrawal and answers anyway
         return {"outcome": "accepted", "text": "b\n", "applied": False}
 
-    client.on_request["files/propose"] = slow
+    client.handlers["files/propose"] = slow
     turn = await client.start_turn(session, tool("write", path="a.txt", content="b\n"))
     await within(editor.asked.wait())
     await turn.cancel()
@@ -232,7 +232,7 @@ async def test_a_protected_path_never_reaches_the_editor(
     spawn, editor, workdir: Path, path: str
 ) -> None:
     client = await spawn(on_request=editor.handlers(), on_ask=lambda params: "allow")
-    await within(client.initialize(capabilities=editor.capabilities))
+    await within(client.initialize(**editor.capabilities))
     session = (await within(client.new_session()))["sessionId"]
     script = tools(("read", {"path": path}), ("write", {"path": path, "content": "x"}))
     read, write = await results(client, session, script)
@@ -248,7 +248,7 @@ async def test_a_symlink_out_of_the_folder_is_asked_never_reviewed(
     client = await spawn(
         on_request=editor.handlers(), on_ask=lambda params: asked.append(params) or "deny"
     )
-    await within(client.initialize(capabilities=editor.capabilities))
+    await within(client.initialize(**editor.capabilities))
     session = (await within(client.new_session()))["sessionId"]
     secret = workdir.parent / "secret.txt"
     secret.write_text("theirs\n")
@@ -263,7 +263,7 @@ async def test_a_client_gone_mid_review_loses_nothing(spawn, editor, workdir: Pa
     """The editor exits while a review is open: the daemon ends (its stdin closed), and
     the file is as it was."""
     client = await spawn(on_request=editor.handlers())
-    await within(client.initialize(capabilities=editor.capabilities))
+    await within(client.initialize(**editor.capabilities))
     session = (await within(client.new_session()))["sessionId"]
     (workdir / "a.txt").write_text("a\n")
     editor.decide = lambda params: {"hang": True}

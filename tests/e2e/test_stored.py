@@ -45,7 +45,8 @@ async def test_a_daemon_killed_mid_turn_keeps_every_completed_turn(spawn, workdi
     assert (entry["open"], entry["stored"], entry["title"]) == (False, True, "!echo one")
     loaded = await within(second.load_session(session))
     assert loaded["sessionId"] == session and loaded["title"] == "!echo one"
-    assert (loaded["provider"], loaded["model"], loaded["turns"]) == ("stub", "stub", 0)
+    # the count goes on from the stored turns (1, 2, and 3 in flight): turn ids stay
+    assert (loaded["provider"], loaded["model"], loaded["turns"]) == ("stub", "stub", 3)
     assert {"read", "execute"} <= {t["name"] for t in loaded["tools"]}
     assert loaded["messages"] == [
         {"role": "user", "content": "!echo one"},
@@ -59,7 +60,7 @@ async def test_a_daemon_killed_mid_turn_keeps_every_completed_turn(spawn, workdi
     context = await within(second.context(session))
     assert [m["content"] for m in context[1:]][-2:] == ["!echo three", "three"]
     live, stored = await within(second.list_sessions())  # open, and stored
-    assert (live["sessionId"], live["turns"], "stored" in live) == (session, 1, False)
+    assert (live["sessionId"], live["turns"], "stored" in live) == (session, 4, False)
     assert (stored["sessionId"], stored["open"], stored["stored"]) == (session, True, True)
 
 

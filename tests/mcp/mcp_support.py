@@ -121,3 +121,45 @@ async def listening(port: int, timeout: float = 60) -> None:
         return True
 
     await until(connects, timeout, 0.1)
+
+
+class HttpServer:
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self.port = free_port()
+        self.process: asyncio.subprocess.Process | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/{'mcp' if self.kind == 'http' else 'sse'}"
+
+    async def start(self) -> None:
+        self.process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            str(DEMO),
+            self.kind,
+            str(self.port),
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.DEVNULL,
+        )
+        await listening(self.port)
+
+    async def stop(self) -> None:
+        if self.process is not None and self.process.returncode is None:
+            self.process.kill()
+            await self.process.wait()
+
+
+@pytest.fixture
+async def http_server():
+    started: list[HttpServer] = []
+
+    async def start(kind: str = "http") -> HttpServer:
+        server = HttpServer(kind)
+        started.append(server)
+        await server.start()
+        return server
+
+    yield start
+    for server in started:
+        await server.stop()

@@ -4,14 +4,14 @@ headers, a server that goes away and comes back, one that is not there."""
 from __future__ import annotations
 
 import asyncio
-import sys
 from pathlib import Path
 
 import pytest
 from mcp_support import (  # noqa: F401 (fixtures)
-    DEMO,
+    HttpServer,
     allow_mcp,
     free_port,
+    http_server,
     listening,
     marks,
     project,
@@ -20,48 +20,6 @@ from mcp_support import (  # noqa: F401 (fixtures)
     status_of,
     until,
 )
-
-
-class HttpServer:
-    def __init__(self, kind: str) -> None:
-        self.kind = kind
-        self.port = free_port()
-        self.process: asyncio.subprocess.Process | None = None
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/{'mcp' if self.kind == 'http' else 'sse'}"
-
-    async def start(self) -> None:
-        self.process = await asyncio.create_subprocess_exec(
-            sys.executable,
-            str(DEMO),
-            self.kind,
-            str(self.port),
-            stdout=asyncio.subprocess.DEVNULL,
-            stderr=asyncio.subprocess.DEVNULL,
-        )
-        await listening(self.port)
-
-    async def stop(self) -> None:
-        if self.process is not None and self.process.returncode is None:
-            self.process.kill()
-            await self.process.wait()
-
-
-@pytest.fixture
-async def http_server():
-    started: list[HttpServer] = []
-
-    async def start(kind: str = "http") -> HttpServer:
-        server = HttpServer(kind)
-        started.append(server)
-        await server.start()
-        return server
-
-    yield start
-    for server in started:
-        await server.stop()
 
 
 @pytest.mark.parametrize("kind", ["http", "sse"])

@@ -63,11 +63,13 @@ async def test_each_kept_message_is_written_and_fsynced_as_it_is_added(registry,
     head = records[0]
     assert head["id"] == session.id and head["cwd"] == str(Path.cwd())
     assert (head["provider"], head["model"], head["title"]) == ("stub", "stub", "first prompt")
-    assert head["version"] == 1 and head["created"].endswith("Z")
+    assert head["version"] == 2 and head["created"].endswith("Z")
     before = len(synced)
     assert (await session.turn("!echo hi")).reply == "hi"
-    assert len(synced) - before == 2  # the prompt, the reply: one fsync each
-    assert [(r["role"], r["content"]) for r in lines(path)[2:]] == [
+    assert len(synced) - before == 2  # the turn's start with its prompt, the reply
+    turn, *kept = lines(path)[2:]
+    assert (turn["type"], turn["turn"]) == ("turn", 1) and turn["at"].endswith("Z")
+    assert [(r["role"], r["content"]) for r in kept] == [
         ("user", "!echo hi"),
         ("assistant", "hi"),
     ]

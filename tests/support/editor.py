@@ -5,7 +5,7 @@ hunks.py), so the tests check the contract as a client engineer reads it.
     editor = ReviewingEditor()
     editor.open(path, "unsaved text")          # a buffer with changes not on disk
     client = await spawn(on_request=editor.handlers())
-    await client.initialize(capabilities=editor.capabilities)
+    await client.initialize(**editor.capabilities)
     editor.decide = lambda params: {"accept": [1]}   # the user's review of each change
 
 A decision is a dict: `accept` ("all", or a list of hunk ids; absent: none), `reason`,

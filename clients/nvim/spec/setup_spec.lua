@@ -31,6 +31,7 @@ describe("setup()", function()
     { { chat = { size = 0 } }, "chat.size must be a positive number, got 0" },
     { { chat = "wide" }, 'chat must be a table, got "wide"' },
     { { thinking = { folded = "yes" } }, 'thinking.folded must be a boolean, got "yes"' },
+    { { prestart = 1 }, "prestart must be a boolean, got 1" },
     { "opts", "setup()'s argument must be a table" },
   }
   for _, case in ipairs(bad) do
@@ -40,6 +41,34 @@ describe("setup()", function()
       assert.is_truthy(err:find("elelem.setup: " .. case[2], 1, true), err)
     end)
   end
+
+  it("prestart: the daemon and this tab's session start in the background", function()
+    H.reset()
+    H.shutdown()
+    local daemon = require("elelem.daemon")
+    assert.are.equal("stopped", daemon.state())
+    local start = vim.uv.hrtime()
+    H.setup({ prestart = true })
+    H.wait(function()
+      return H.session().id ~= nil
+    end, "the prestarted session")
+    local ms = (vim.uv.hrtime() - start) / 1e6
+    io.stdout:write(("\nprestart: session ready %.0f ms after setup()\n"):format(ms))
+    assert.are.equal("ready", daemon.state())
+    local id = H.session().id
+    H.turn("!echo hi")
+    assert.are.equal(id, H.session().id, "the chat used the prestarted session")
+    assert.is_truthy(H.text():find("hi", 1, true))
+  end)
+
+  it("without prestart nothing starts before the first command", function()
+    H.reset()
+    H.shutdown()
+    H.setup()
+    vim.wait(200)
+    assert.are.equal("stopped", require("elelem.daemon").state())
+    assert.is_nil(H.session().id)
+  end)
 
   it("keeps the previous options after a bad call", function()
     require("elelem").setup({ provider = "stub" })

@@ -72,6 +72,28 @@ export class Chat implements vscode.Disposable {
     return this.daemon?.pid;
   }
 
+  /**
+   * `elelem.prestart` (activation, `onStartupFinished`): start the daemon and open a session
+   * in the background, so the chat is ready when it is opened. A remembered session is left
+   * for the view to reopen (`restore`): only the daemon starts. A failure is logged; the
+   * first message meets it again and shows it.
+   */
+  prestart(): void {
+    if (this.remembered.sessionId) {
+      Promise.resolve()
+        .then(() => this.ensureDaemon())
+        .catch((error) => this.log.warn(`prestart: ${errorText(error)}`));
+      return;
+    }
+    this.restoring = Promise.resolve()
+      .then(() => this.ensureSession())
+      .then(
+        () => undefined,
+        (error) => this.log.warn(`prestart: ${errorText(error)}`),
+      )
+      .finally(() => (this.restoring = undefined));
+  }
+
   /** The webview appeared (or went away): replay the transcript into the new one. */
   attach(view: View | undefined): void {
     this.view = view;

@@ -61,3 +61,8 @@ export function splitCommand(line: string): string[] {
   if (words.length === 0) throw new SettingsError("elelem.command is empty: set it to the daemon's command line, such as `elelem daemon`");
   return words;
 }
+
+/** `elelem.prestart`: start the daemon and a session when the extension activates. */
+export function prestartEnabled(): boolean {
+  return vscode.workspace.getConfiguration("elelem").get<boolean>("prestart", true) !== false;
+}

@@ -3,6 +3,7 @@ import * as vscode from "vscode";
 import { Chat } from "./chat";
 import { registerChatView } from "./chatView";
 import { registerCommands } from "./commands";
+import { prestartEnabled } from "./config";
 import { createLog } from "./log";
 
 let chat: Chat | undefined;
@@ -14,6 +15,7 @@ export function activate(context: vscode.ExtensionContext): Chat {
   chat = new Chat(log, version, context.workspaceState);
   registerChatView(context, chat);
   registerCommands(context, chat);
+  if (prestartEnabled()) chat.prestart();
   return chat;
 }
 

@@ -69,7 +69,8 @@ async function activate(settings = {}, options = {}) {
   fake.reset();
   fake.workspaceFolder = options.workspace ?? workspace();
   fake.trusted = options.trusted ?? true;
-  fake.settings = { "elelem.command": daemonCommand(), "elelem.provider": "stub", "elelem.env": DAEMON_ENV, ...settings };
+  // No prestart unless a test asks for it: most tests see the daemon start with a message.
+  fake.settings = { "elelem.command": daemonCommand(), "elelem.provider": "stub", "elelem.env": DAEMON_ENV, "elelem.prestart": false, ...settings };
   const context = {
     subscriptions: [],
     extensionUri: vscode.Uri.file(ROOT),

@@ -237,3 +237,33 @@ withChat("an untrusted workspace tells the daemon, which skips project plugins",
   assert.ok(!session.commands.some((c) => c.name === "marker"));
   assert.match((await send(view, "/marker")).last.output, /unknown command/);
 }, {}, { workspace: pluginWorkspace(), trusted: false });
+
+withChat("elelem.prestart opens a session in the background, which the first message uses", async ({ view, chat }) => {
+  const start = Date.now();
+  await until(() => chat.sessionId !== undefined);
+  console.log(`prestart: session ready ${Date.now() - start} ms after the chat opened (activation just before)`);
+  const header = view.posted.filter((m) => m.type === "session");
+  assert.equal(header.length, 1, "the panel shows the session before any message");
+  const id = chat.sessionId;
+  const { last, posted } = await send(view, "!echo hi");
+  assert.equal(last.reply, "hi");
+  assert.equal(chat.sessionId, id, "the prestarted session, not a second one");
+  assert.ok(!posted.some((m) => m.type === "session"), "no new session header");
+}, { "elelem.prestart": true });
+
+const remembering = (sessionId) => {
+  const { Memento } = require("./helpers");
+  const memory = new Memento();
+  memory.values.set("elelem.sessionId", sessionId);
+  return memory;
+};
+
+withChat("elelem.prestart with a remembered session starts only the daemon; the view restores", async ({ view, chat, context }) => {
+  await until(() => chat.daemonPid !== undefined);
+  view.receive({ type: "ready" }); // the panel asks for its session back
+  await until(() => context.workspaceState.get("elelem.sessionId") === undefined); // never stored
+  assert.equal(chat.sessionId, undefined, "prestart opened no session of its own");
+  assert.ok(!view.posted.some((m) => m.type === "session"));
+  const { last } = await send(view, "!echo hi");
+  assert.equal(last.reply, "hi");
+}, { "elelem.prestart": true }, { workspaceState: remembering("0123456789abcdef") });

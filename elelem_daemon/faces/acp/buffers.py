@@ -1,53 +1,20 @@
-"""EditorFiles: `session.files` served by the editor through `fs/read_text_file` and
-`fs/write_text_file`, so the tools read unsaved buffers and edits land in its undo history.
-
-Each direction is used only when the client offered it in `initialize`; otherwise
-that direction stays on the local disk.
+"""The editor's files over ACP: `fs/read_text_file` and `fs/write_text_file` through
+the connection, as the shared `jsonrpc/files.py` makes them into the core's
+`EditorFiles` (the daemon face does the same with its client). Each direction is used
+only when the client offered it in `initialize`; an editor that answers a read with
+"resource not found" (-32002) does not have the file, so the disk answers.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ...filesystem import LocalFiles
-from ...jsonrpc.errors import RpcError
+from ...filesystem import EditorFiles
+from ...jsonrpc.files import editor_files as over_jsonrpc
 
 if TYPE_CHECKING:
     from .connection import Connection
 
 
-class EditorFiles(LocalFiles):
-    def __init__(self, connection: Connection, session_id: str, read: bool, write: bool) -> None:
-        self.connection = connection
-        self.session_id = session_id
-        self.read = read
-        self.write = write
-
-    async def read_text(self, path: Path, errors: str = "strict") -> str:
-        if not self.read:
-            return await super().read_text(path, errors)
-        try:
-            answer = await self.connection.request(
-                "fs/read_text_file", {"sessionId": self.session_id, "path": str(path)}
-            )
-        except RpcError as exc:
-            if not path.exists():
-                raise FileNotFoundError(str(path)) from None
-            raise OSError(f"the editor could not read {path}: {exc.message}") from None
-        if not isinstance(answer, dict) or not isinstance(answer.get("content"), str):
-            raise OSError(f"the editor sent no content for {path}")
-        return answer["content"]
-
-    async def write_text(self, path: Path, text: str) -> int:
-        if not self.write:
-            return await super().write_text(path, text)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            await self.connection.request(
-                "fs/write_text_file",
-                {"sessionId": self.session_id, "path": str(path), "content": text},
-            )
-        except RpcError as exc:
-            raise OSError(f"the editor could not write {path}: {exc.message}") from None
-        return len(text.encode("utf-8"))
+def editor_files(connection: Connection, session_id: str, read: bool, write: bool) -> EditorFiles:
+    return over_jsonrpc(connection.request, session_id, read, write)

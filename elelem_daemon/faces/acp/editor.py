@@ -29,6 +29,10 @@ PERMISSION_KINDS = {
     "deny": ("reject_once", "Reject"),
     "never": ("reject_always", "Always reject"),
 }
+CONFIRM_KINDS = {  # a confirmation (`/undo`, `/rewind N`): go ahead, or not
+    "yes": ("allow_once", "Yes"),
+    "no": ("reject_once", "No"),
+}
 
 
 class AcpOutput(NullOutput):
@@ -179,7 +183,8 @@ class AcpInput(NullInput):
 
     @staticmethod
     def _option(option: str, kind: str) -> dict[str, str]:
-        known = PERMISSION_KINDS.get(option) if kind == "permission" else None
+        kinds = {"permission": PERMISSION_KINDS, "confirm": CONFIRM_KINDS}.get(kind, {})
+        known = kinds.get(option)
         if known is None:
             return {"optionId": option, "name": option, "kind": "allow_once"}
         return {"optionId": option, "name": known[1], "kind": known[0]}

@@ -10,10 +10,11 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
+from ...conversation import text_of
 from ...live import Live
 from . import updates
 from .editor import AcpOutput
-from .prompt import command_line, prompt_text
+from .prompt import command_line, prompt_parts
 
 if TYPE_CHECKING:
     from ...session import Session
@@ -25,6 +26,9 @@ class AcpLive(Live):
     def __init__(self, session: Session, output: AcpOutput) -> None:
         super().__init__(session)
         self.output = output
+        self.advertised: list[dict[str, Any]] | None = None  # the last commands sent
+        self.watched: Any = None  # the MCP manager listened to
+        self._pending = False
 
     def update(self, payload: dict[str, Any]) -> None:
         self.output.update(payload)
@@ -33,16 +37,16 @@ class AcpLive(Live):
     async def prompt(self, blocks: Any) -> dict[str, Any]:
         """Run one prompt: a slash command or a turn. Answers with the stop reason."""
         self.ensure_idle()  # before the blocks are read: a busy session says so first
-        text = prompt_text(blocks, self.session.cwd)
-        line = command_line(text)
+        text, attachments = prompt_parts(blocks, self.session.cwd)
+        line = None if attachments else command_line(text)
         try:
-            return await (self.run_command(line) if line else self.run_turn(text))
+            return await (self.run_command(line) if line else self.run_turn(text, attachments))
         except asyncio.CancelledError:
             self.output.interrupted()
             return {"stopReason": "cancelled"}
 
-    async def run_turn(self, text: str) -> dict[str, Any]:
-        result = await self.turn(text)
+    async def run_turn(self, text: str, attachments: list[dict[str, Any]]) -> dict[str, Any]:
+        result = await self.turn(text, attachments)  # a refused attachment: -32602
         if result.stop_reason == "cancelled":
             self.output.interrupted()
             return {"stopReason": "cancelled"}
@@ -60,7 +64,8 @@ class AcpLive(Live):
         result = await self.command(line)
         printed = EXIT_TEXT if result.exit else result.output  # the editor owns its life
         if printed.strip():
-            shown = printed if line.startswith("/tools") else updates.fenced(printed)
+            markdown = line.startswith(("/tools", "/mcp"))
+            shown = printed if markdown else updates.fenced(printed)
             self.update(updates.chunk("agent_message_chunk", shown))
         if before[:2] != (session.provider_name, session.model):
             self.update(
@@ -71,6 +76,7 @@ class AcpLive(Live):
             )
         if before[2] != self.commands():
             self.advertise()
+        self.watch()  # a /reload may have given the session its first MCP servers
         return {"stopReason": "end_turn"}
 
     def replay(self) -> None:
@@ -79,7 +85,7 @@ class AcpLive(Live):
         for message in self.session.conversation:
             kind = kinds.get(message["role"])
             if kind and message["content"]:
-                self.update(updates.chunk(kind, str(message["content"])))
+                self.update(updates.chunk(kind, text_of(message["content"])))
 
     # -- what the client can pick ----------------------------------------------------
     def commands(self) -> list[dict[str, Any]]:
@@ -96,8 +102,38 @@ class AcpLive(Live):
         return listed
 
     def advertise(self) -> None:
+        self.advertised = self.commands()
         self.update(
-            {"sessionUpdate": "available_commands_update", "availableCommands": self.commands()}
+            {"sessionUpdate": "available_commands_update", "availableCommands": self.advertised}
+        )
+
+    # -- MCP servers (docs/mcp.md, "For faces") ------------------------------------------
+    def watch(self) -> None:
+        """Listen to the session's MCP manager, if it has one: a server's prompts coming
+        or going re-advertise the commands; its browser step is said in the chat."""
+        manager = getattr(self.session, "mcp", None)
+        if manager is None or manager is self.watched:
+            return
+        self.watched = manager
+        manager.listeners.append(self.servers_changed)
+        manager.on_authorize = self.authorize
+
+    def servers_changed(self, manager: Any) -> None:
+        if not self._pending:  # the changes of one pass of the event loop: one update
+            self._pending = True
+            asyncio.get_running_loop().call_soon(self._readvertise)
+
+    def _readvertise(self) -> None:
+        self._pending = False
+        if self.advertised is not None and self.commands() != self.advertised:
+            self.advertise()
+
+    def authorize(self, name: str, url: str) -> None:
+        self.update(
+            updates.chunk(
+                "agent_message_chunk",
+                f"\nMCP server {name} needs authorization: open {url} in your browser.\n",
+            )
         )
 
     def config_options(self) -> list[dict[str, Any]]:

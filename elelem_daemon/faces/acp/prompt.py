@@ -1,9 +1,20 @@
-"""A `session/prompt`'s content blocks as the one text the core takes.
+"""A `session/prompt`'s content blocks as the core takes a prompt: a text and the
+attachments beside it (docs/context.md), so an ACP client's context reaches the model
+in the same blocks as every other face's.
 
-Text blocks are kept as they are. An embedded resource (a file the user attached,
-with its text) becomes a fenced block headed by its path; a resource link becomes
-a line naming it, which the model may read with its tools. Images and audio are
-refused: `initialize` says they are not supported.
+- `text`: the text, as it is (its `@` mentions are resolved by the core);
+- `resource_link` to a `file:` URI: `{type: file, path}` (`{type: folder}` for a
+  folder), read by the core through the editor when it serves reads; another URI
+  stays a line `[@name](uri)` in the text;
+- `resource` (embedded) with a `file:` URI: `{type: file, path, text}` with the text
+  the client sent; an image blob: `{type: image}`; another blob, or a resource of
+  another URI, becomes a line (and its text a fenced block) in the text;
+- `image`: `{type: image, mimeType, data}` (a provider without vision then fails the
+  prompt with invalid_attachment, before anything is sent);
+- `audio` is refused: `initialize` says it is not supported.
+
+The texts are joined with blank lines. Checking the attachments is the core's
+(`Session.turn`); this checks only the blocks' own shape.
 """
 
 from __future__ import annotations
@@ -13,63 +24,96 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
+from ...context.attachments import IMAGE_TYPES
 from ...jsonrpc.errors import invalid_params
 from .updates import fenced
 
 COMMAND = re.compile(r"^/[\w-]+(\s|$)")
 
 
+def file_path(uri: str) -> Path | None:
+    """The path of a `file:` URI, None for any other."""
+    parsed = urlparse(uri)
+    if parsed.scheme != "file" or not parsed.path:
+        return None
+    return Path(unquote(parsed.path))
+
+
 def uri_path(uri: str, cwd: Path) -> str:
     """A file: URI as a path relative to cwd when inside it; other URIs unchanged."""
-    parsed = urlparse(uri)
-    if parsed.scheme != "file":
+    path = file_path(uri)
+    if path is None:
         return uri
-    path = Path(unquote(parsed.path))
     try:
         return str(path.relative_to(cwd))
     except ValueError:
         return str(path)
 
 
-def block_text(block: Any, index: int, cwd: Path) -> str:
+def need(block: dict[str, Any], key: str, index: int, what: str) -> str:
+    value = block.get(key)
+    if not isinstance(value, str):
+        raise invalid_params(f"prompt[{index}]: {what} needs a {key}", index=index)
+    return value
+
+
+def block_parts(block: Any, index: int, cwd: Path) -> tuple[str, dict[str, Any] | None]:
+    """One block as (text, attachment or None)."""
     if not isinstance(block, dict) or not isinstance(block.get("type"), str):
         raise invalid_params(f"prompt[{index}]: a content block needs a type", index=index)
     kind = block["type"]
     if kind == "text":
-        if not isinstance(block.get("text"), str):
-            raise invalid_params(f"prompt[{index}]: a text block needs a text", index=index)
-        return block["text"]
+        return need(block, "text", index, "a text block"), None
     if kind == "resource_link":
-        if not isinstance(block.get("uri"), str):
-            raise invalid_params(f"prompt[{index}]: a resource_link needs a uri", index=index)
-        return f"[@{block.get('name') or block['uri']}]({uri_path(block['uri'], cwd)})"
+        uri = need(block, "uri", index, "a resource_link")
+        path = file_path(uri)
+        if path is None:
+            return f"[@{block.get('name') or uri}]({uri})", None
+        return "", {"type": "folder" if path.is_dir() else "file", "path": str(path)}
     if kind == "resource":
         return embedded(block.get("resource"), index, cwd)
-    if kind in ("image", "audio"):
+    if kind == "image":
+        mime = need(block, "mimeType", index, "an image")
+        return "", {
+            "type": "image",
+            "mimeType": mime,
+            "data": need(block, "data", index, "an image"),
+        }
+    if kind == "audio":
         raise invalid_params(
-            f"prompt[{index}]: {kind} content is not supported "
-            f"(promptCapabilities.{kind} is false)",
+            f"prompt[{index}]: audio content is not supported (promptCapabilities.audio is false)",
             index=index,
         )
     raise invalid_params(f"prompt[{index}]: unknown content block type: {kind}", index=index)
 
 
-def embedded(resource: Any, index: int, cwd: Path) -> str:
+def embedded(resource: Any, index: int, cwd: Path) -> tuple[str, dict[str, Any] | None]:
     if not isinstance(resource, dict) or not isinstance(resource.get("uri"), str):
         raise invalid_params(f"prompt[{index}]: a resource needs a uri", index=index)
-    where = uri_path(resource["uri"], cwd)
+    uri = resource["uri"]
+    path = file_path(uri)
+    mime = resource.get("mimeType")
     if isinstance(resource.get("text"), str):
-        return f"File: {where}\n{fenced(resource['text'])}"
-    mime = resource.get("mimeType") or "binary"
-    return f"File: {where} ({mime} content not shown)"
+        if path is not None:
+            return "", {"type": "file", "path": str(path), "text": resource["text"]}
+        return f"File: {uri}\n{fenced(resource['text'])}", None
+    if isinstance(resource.get("blob"), str) and mime in IMAGE_TYPES:
+        return "", {"type": "image", "mimeType": mime, "data": resource["blob"]}
+    return f"File: {uri_path(uri, cwd)} ({mime or 'binary'} content not shown)", None
 
 
-def prompt_text(blocks: Any, cwd: Path) -> str:
-    """The text of the user's message; RpcError for a malformed or unsupported block."""
+def prompt_parts(blocks: Any, cwd: Path) -> tuple[str, list[dict[str, Any]]]:
+    """The user's text and attachments; RpcError for a malformed or unsupported block."""
     if not isinstance(blocks, list) or not blocks:
         raise invalid_params("prompt: expected a non-empty array of content blocks")
-    parts = [block_text(block, index, cwd) for index, block in enumerate(blocks)]
-    return "\n\n".join(part for part in parts if part)
+    texts, attachments = [], []
+    for index, block in enumerate(blocks):
+        text, attachment = block_parts(block, index, cwd)
+        if text:
+            texts.append(text)
+        if attachment is not None:
+            attachments.append(attachment)
+    return "\n\n".join(texts), attachments
 
 
 def command_line(text: str) -> str | None:

@@ -20,7 +20,7 @@ from ...registry import Registry
 from ...store.listing import listing
 from ...store.records import Stored
 from ...store.store import Store
-from .buffers import EditorFiles
+from .buffers import editor_files
 from .connection import Connection
 from .editor import AcpInput, AcpOutput
 from .live import AcpLive
@@ -83,8 +83,8 @@ class AcpServer:
             "protocolVersion": PROTOCOL_VERSION,  # the asked one if we speak it, else our latest
             "agentCapabilities": {
                 "loadSession": True,
-                "promptCapabilities": {"image": False, "audio": False, "embeddedContext": True},
-                "mcpCapabilities": {"http": False, "sse": False},
+                "promptCapabilities": {"image": True, "audio": False, "embeddedContext": True},
+                "mcpCapabilities": {"http": True, "sse": True},
                 "sessionCapabilities": {"list": {}},
             },
             "agentInfo": {"name": "elelem", "title": "elelem", "version": __version__},
@@ -111,27 +111,36 @@ class AcpServer:
 
     async def new_session(self, params: dict[str, Any]) -> dict[str, Any]:
         cwd = self._cwd(params)
-        ignored = self._mcp_servers(params)
+        servers = self._mcp_servers(params)
         live = self._build(cwd)
-        return {"sessionId": live.id, **self._opened(live, ignored)}
+        return {"sessionId": live.id, **self._opened(live, servers, "session/new")}
 
     async def load_session(self, params: dict[str, Any]) -> dict[str, Any]:
         """Open a stored session (or one open here) and replay its history first."""
         ident = field(params, "sessionId", str)
-        ignored = self._mcp_servers(params)
+        servers = self._mcp_servers(params)
         live = self.lives.find(ident)
         if live is None:
             cwd = self._cwd(params) if params.get("cwd") is not None else None
             live = self._build(cwd, self._stored(ident))
         live.replay()
-        return self._opened(live, ignored)
+        return self._opened(live, servers, "session/load")
 
-    def _opened(self, live: AcpLive, ignored: list[str]) -> dict[str, Any]:
-        """Keep the session; the result common to session/new and session/load."""
+    def _opened(self, live: AcpLive, servers: list[Any], where: str) -> dict[str, Any]:
+        """Keep the session, start the client's MCP servers (their tools join when they
+        are up); the result common to session/new and session/load."""
         self.lives.add(live)
-        meta: dict[str, Any] = {"plugins": origins(live.session.registry)}
-        if ignored:
-            meta["unsupported"] = {"mcpServers": ignored}
+        if servers:
+            from ...mcp.config import from_acp
+            from ...mcp.manager import manager_of
+
+            manager_of(live.session).add(*from_acp(servers, where))
+        live.watch()
+        manager = getattr(live.session, "mcp", None)
+        meta: dict[str, Any] = {
+            "plugins": origins(live.session.registry),
+            "mcp": manager.status() if manager is not None else {"servers": [], "problems": []},
+        }
         answer: dict[str, Any] = {
             "modes": live.modes(),
             "configOptions": live.config_options(),
@@ -154,17 +163,15 @@ class AcpServer:
             raise invalid_params(f"cwd: not a directory: {cwd}")
         return cwd
 
-    def _mcp_servers(self, params: dict[str, Any]) -> list[str]:
-        """MCP servers are accepted and reported unsupported: their names come back."""
+    def _mcp_servers(self, params: dict[str, Any]) -> list[Any]:
+        """The client's MCP servers (stdio, http, sse): objects with a name, as ACP's
+        schema has them (else invalid params); what else is wrong in an entry is a
+        problem in `_meta.elelem.mcp`, and that server is left out."""
         servers = field(params, "mcpServers", list, required=False) or []
-        names = []
         for index, server in enumerate(servers):
             if not isinstance(server, dict) or not isinstance(server.get("name"), str):
                 raise invalid_params(f"mcpServers[{index}]: an MCP server needs a name")
-            names.append(server["name"])
-        if names:
-            log.warning("acp: MCP servers are not supported yet; ignoring %s", ", ".join(names))
-        return names
+        return servers
 
     def _build(self, cwd: Path | None, stored: Stored | None = None) -> AcpLive:
         """A new session in cwd, or the stored one continued (in cwd if given), saved as it goes."""
@@ -186,7 +193,7 @@ class AcpServer:
         fs = self.client.get("fs") or {}
         read, write = fs.get("readTextFile") is True, fs.get("writeTextFile") is True
         if read or write:
-            session.files = EditorFiles(self.connection, session.id, read, write)
+            session.files = editor_files(self.connection, session.id, read, write)
         return AcpLive(session, output)
 
     async def list_sessions(self, params: dict[str, Any]) -> dict[str, Any]:

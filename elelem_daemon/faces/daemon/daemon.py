@@ -18,60 +18,24 @@ from typing import TYPE_CHECKING, Any
 
 from ... import __version__
 from ...errors import ElelemError, InvalidParams, ShuttingDown
+from ...filesystem import EditorFiles, LocalFiles
 from ...jsonrpc.framing import MAX_BODY
-from ...live import Live, Lives
-from ...plugins import origins
+from ...live import Lives
 from ...registry import Registry
 from ...store.store import Store
 from . import params as spec
-from . import saved
+from . import saved, servers
 from .events import Asker, Events, Peer
-from .files import DaemonFiles
+from .live import DaemonLive
 
 if TYPE_CHECKING:
     from ...session import Session
 
 log = logging.getLogger(__name__)
 WATCH_INTERVAL = 1.0
-
-
-class DaemonLive(Live):
-    """An open session, the Events that number its turns' notifications, and the Asker
-    that sends its questions."""
-
-    def __init__(self, session: Session, events: Events, asker: Asker) -> None:
-        super().__init__(session)
-        self.events = events
-        self.asker = asker
-
-    def started(self) -> None:
-        self.events.turn_id = self.turns
-
-    def ended(self) -> None:
-        self.events.flush()  # held deltas belong to this turn, before its response
-        self.events.turn_id = None
-
-    def introduce(self) -> dict[str, Any]:
-        """What `session/new` answers: the description, the tools, the commands and the
-        plugins (with where each came from)."""
-        s = self.session
-        return {
-            **self.describe(),
-            "tools": [{"name": t.name, "description": t.description} for t in s.toolbox],
-            "commands": [{"name": n.lstrip("/"), "description": a} for n, a in s.commands],
-            "plugins": origins(s.registry),
-        }
-
-    def describe(self) -> dict[str, Any]:
-        s = self.session
-        return {
-            "sessionId": s.id,
-            "cwd": str(s.cwd),
-            "provider": s.provider_name,
-            "model": s.model,
-            "busy": self.busy,
-            "turns": self.turns,
-        }
+EXIT_WAIT = 0.3  # seconds a session's MCP servers get to stop when the daemon ends
+COMPLETE_WAIT = 5.0  # seconds session/complete waits for the first listing of the cwd
+ATTACHMENTS = ["file", "folder", "selection", "diagnostics", "image", "symbol"]
 
 
 class Daemon:
@@ -90,7 +54,11 @@ class Daemon:
         self.model = model
         self.lives: Lives[DaemonLive] = Lives()
         self.ask = False
-        self.files = dict.fromkeys(spec.FILE_CAPABILITIES, False)  # capabilities.files
+        self.editor_states = False  # capabilities.editorState
+        # capabilities.files (read, apply, review) and capabilities.fs (readTextFile,
+        # writeTextFile): every session's DaemonFiles reads these two, kept in place
+        self.files = dict.fromkeys(spec.FILE_CAPABILITIES, False)
+        self.fs = [False, False]
         self.interval = 0.0  # capabilities.events.coalesceMs, in seconds
         self.shut_down = False
         self._registry: Registry | None = None
@@ -108,9 +76,12 @@ class Daemon:
             "session/delete": self.delete,
             "session/close": self.close_session,
             "session/context": self.context,
+            "session/rewind": self.rewind,
+            "session/checkpoints": self.checkpoints,
         }
         self.notices: dict[str, Callable[[Any], None]] = {
             "session/cancel": self.cancel,
+            "editor/state": self.editor_state,
             "initialized": lambda params: None,
             "exit": self.exit,
         }
@@ -142,12 +113,20 @@ class Daemon:
                 errors=["capabilities.input.ask: expected a boolean"],
             )
         interval = spec.render_interval(caps)
-        files = spec.file_capabilities(caps)
-        self.ask, self.interval = bool(ask), interval
-        self.files.update(files)  # every session's DaemonFiles reads this one dict
+        editor = caps.get("editorState")
+        if editor is not None and not isinstance(editor, bool):
+            raise InvalidParams(
+                "capabilities.editorState must be a boolean",
+                errors=["capabilities.editorState: expected a boolean"],
+            )
+        files, fs = spec.file_capabilities(caps), spec.file_system(caps)
+        self.ask, self.interval, self.editor_states = bool(ask), interval, bool(editor)
+        self.files.update(files)
+        self.fs[:] = fs
         for live in self.lives:
             live.asker.enabled = self.ask
             live.events.interval = self.interval
+            self.serve_files(live.session, live.events)
         client = p.get("clientInfo", {})
         log.info("client: %s %s", client.get("name", "?"), client.get("version", ""))
         if p.get("processId", 0) > 0 and self._watch is None:
@@ -160,6 +139,9 @@ class Daemon:
                 "inputAsk": True,
                 "files": {"read": True, "propose": True},
                 "maxFrameBytes": self.max_frame,
+                "attachments": ATTACHMENTS,
+                "editorState": True,
+                "mcpServers": True,
             },
         }
 
@@ -179,8 +161,12 @@ class Daemon:
         self.peer.stop(0 if self.shut_down else 1)
 
     async def close(self) -> None:
-        """Cancel every running turn and wait (briefly) until their tools are dead."""
-        await asyncio.gather(*(live.stop() for live in self.lives))
+        """Close every session (at shutdown and when the daemon ends): running turns are
+        cancelled and their tools killed, MCP servers stopped (killed past EXIT_WAIT)."""
+        lives = list(self.lives)
+        for live in lives:
+            self.lives.pop(live.id)
+        await asyncio.gather(*(live.close(EXIT_WAIT) for live in lives))
 
     # -- sessions ----------------------------------------------------------------
     async def new(self, params: Any) -> dict[str, Any]:
@@ -203,23 +189,50 @@ class Daemon:
         return self.open(
             lambda **io: start(
                 self.registry, provider, model, cwd, project=trusted, store=self.store, **io
-            )
+            ),
+            p.get("mcpServers"),
         )
 
-    def open(self, build: Callable[..., Session]) -> dict[str, Any]:
-        """Build a session with the editor as its Input and Output; describe it."""
+    def open(
+        self, build: Callable[..., Session], mcp_servers: Any = None, where: str = "session/new"
+    ) -> dict[str, Any]:
+        """Build a session with the editor as its Input and Output, give it the client's
+        MCP servers; describe it."""
         events = Events(self.peer)
         asker = Asker(self.peer, events, self.ask)
         session = build(input=asker, output=events)
-        session.files = DaemonFiles(self.peer, events, self.files)
+        self.serve_files(session, events)
         events.session_id = session.id
         events.interval = self.interval
-        return self.lives.add(DaemonLive(session, events, asker)).introduce()
+        live = self.lives.add(DaemonLive(session, events, asker))
+        return self.add_servers(live, mcp_servers, where)
+
+    def serve_files(self, session: Session, events: Events) -> None:
+        """`session.files` through the editor in the directions the client offered
+        (`capabilities.files`, `capabilities.fs`: faces/daemon/files.py), else the local
+        disk."""
+        if any(self.files.values()) or any(self.fs):
+            if not isinstance(session.files, EditorFiles):
+                from .files import DaemonFiles  # it reads the capabilities at each call
+
+                session.files = DaemonFiles(self.peer, events, self.files, self.fs)
+        elif isinstance(session.files, EditorFiles):
+            session.files = LocalFiles()
+
+    def add_servers(self, live: DaemonLive, mcp_servers: Any, where: str) -> dict[str, Any]:
+        """The client's `mcpServers` join the session's (a bad one is a problem in the
+        `mcp` status, not an error); describe the session."""
+        if mcp_servers is not None:
+            servers.add(live.session, mcp_servers, where)
+        live.servers.hook()
+        return live.introduce()
 
     async def turn(self, params: Any) -> dict[str, Any]:
         p = spec.check(params, spec.TURN)
         live = self.lives.get(p["sessionId"])
-        result = await live.turn(p["text"])  # cancelled too: answered all the same
+        # attachments are expanded in the turn's task (the busy rule holds); a refused one
+        # raises AttachmentError (invalid_attachment) and starts no turn
+        result = await live.turn(p["text"], p.get("attachments", ()))  # cancelled: answered
         answer = {"reply": result.reply, "stopReason": result.stop_reason, "turnId": live.turns}
         if result.usage:
             answer["usage"] = dict(result.usage)
@@ -237,6 +250,13 @@ class Daemon:
     async def complete(self, params: Any) -> dict[str, Any]:
         p = spec.check(params, spec.COMPLETE)
         session = self.lives.get(p["sessionId"]).session
+        if not p["text"].startswith("/"):  # paths: the cwd's listing, .gitignore honoured
+            from ...context.paths import index
+
+            try:
+                await asyncio.wait_for(asyncio.shield(index(session.cwd).ready()), COMPLETE_WAIT)
+            except TimeoutError:  # a huge tree: answered from the folder on disk meanwhile
+                log.info("session/complete: the listing of %s is not ready yet", session.cwd)
         return {"items": session.commands.complete(p["text"], session.cwd)}
 
     async def list_sessions(self, params: Any) -> dict[str, Any]:
@@ -250,7 +270,7 @@ class Daemon:
         live = self.lives.pop(session_id)
         if live is not None:
             await live.close()
-        return saved.delete(self, session_id, was_open=live is not None)
+        return await saved.delete(self, session_id, live.session.cwd if live else None)
 
     async def close_session(self, params: Any) -> dict[str, Any]:
         p = spec.check(params, spec.SESSION)
@@ -262,6 +282,55 @@ class Daemon:
     async def context(self, params: Any) -> dict[str, Any]:
         p = spec.check(params, spec.SESSION)
         return {"messages": self.lives.get(p["sessionId"]).session.context}
+
+    async def rewind(self, params: Any) -> dict[str, Any]:
+        """`session/rewind`: the core's rewind, as the session's one task (unnumbered)."""
+        from ...rewind import rewind
+
+        p = spec.check(params, spec.REWIND)
+        live = self.lives.get(p["sessionId"])
+        files, conversation = p.get("files", True), p.get("conversation", True)
+        if not (files or conversation):
+            raise InvalidParams(
+                "rewind what? files and conversation are both false",
+                errors=["files: false and conversation: false rewind nothing"],
+            )
+        dry_run = p.get("dryRun", False)
+        done = await live.hold(
+            lambda: rewind(
+                live.session, p["turnId"], files, conversation, dry_run, p.get("force", False)
+            )
+        )
+        answer = done.to_dict()
+        if conversation and not dry_run:  # the history to redraw
+            answer.update(saved.messages(live.session))
+        return answer
+
+    async def checkpoints(self, params: Any) -> dict[str, Any]:
+        """`session/checkpoints`: the turns one can rewind to, for a picker."""
+        from ...rewind import turns
+
+        live = self.lives.get(spec.check(params, spec.SESSION)["sessionId"])
+        history = live.session.checkpoints
+        return {
+            "enabled": bool(history is not None and history.enabled),
+            "turns": await turns(live.session),
+        }
+
+    def editor_state(self, params: Any) -> None:
+        """`editor/state`, from a client that said `capabilities.editorState`: to its
+        session, or without `sessionId` to every open one. Never answered: a bad one is
+        logged."""
+        if not self.editor_states:
+            log.info("editor/state without capabilities.editorState: ignored")
+            return
+        try:
+            p = spec.check(params, spec.EDITOR_STATE)
+            lives = [self.lives.get(p["sessionId"])] if "sessionId" in p else list(self.lives)
+            for live in lives:
+                live.editor_state(p)
+        except ElelemError as exc:
+            log.warning("editor/state: %s", exc)
 
     def cancel(self, params: Any) -> None:
         try:

@@ -77,6 +77,11 @@ class Events(NullOutput):
             self._send(self._held_method, {"text": text})
             self._last = asyncio.get_running_loop().time()
 
+    def notice(self, method: str, params: dict[str, Any]) -> None:
+        """Any other notification about the session (`event/mcp`), after the held text."""
+        self.flush()
+        self._send(method, params)
+
     def say(self, text: str, kind: str = "plain") -> None:
         if text and text.strip():
             self.flush()
@@ -119,8 +124,9 @@ class Asker(NullInput):
     async def ask(
         self, prompt: str, options: list[str] | None = None, **details: Any
     ) -> str | None:
-        """`details` as protocol.md says: `kind` (default `question`) and, for a
-        permission question, `tool: {name, arguments, diff?}`."""
+        """`details` as protocol.md says: `kind` (default `question`); for a
+        permission question, `tool: {name, arguments, diff?}`; for `authorize` (an MCP
+        server's OAuth), `server` and `url`."""
         if not self.enabled:
             return None
         params: dict[str, Any] = {
@@ -133,6 +139,9 @@ class Asker(NullInput):
             params["options"] = list(options)
         if isinstance(details.get("tool"), dict):
             params["tool"] = json.loads(json.dumps(details["tool"], default=str))
+        for key in ("server", "url"):  # kind "authorize": an MCP server's browser step
+            if isinstance(details.get(key), str):
+                params[key] = details[key]
         try:
             answer = await self.peer.request("input/ask", params)
         except Exception as exc:  # an error response, or the client went away

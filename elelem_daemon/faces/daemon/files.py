@@ -1,15 +1,20 @@
 """DaemonFiles: a daemon session's files, served by the editor where the client can.
 
-What the client declared in `initialize` (`capabilities.files`, shared by every session
-and replaced by a later `initialize`) decides each direction (protocol.md, "Files"):
+An `EditorFiles` (filesystem.py), the seam every editor read goes through: what the
+client declared in `initialize` decides each direction (protocol.md, "Files"), read
+from the daemon's own dict and pair at each call, so a later `initialize` holds for
+every session:
 
-- `read`: `files/read {sessionId, path}` answers `{text, version}` for a document the
-  editor has open (unsaved changes included) or `null`, and the disk is read;
+- `read` (`capabilities.files.read`): `files/read {sessionId, path}` answers `{text,
+  version}` for a document the editor has open (unsaved changes included) or `null`,
+  and the disk is read. Without it, ACP's `fs/read_text_file` when the client offered
+  `capabilities.fs.readTextFile` (jsonrpc/files.py), as the ACP face reads;
 - `apply`: a change that is not reviewed, to a document the editor has open, goes to
   `files/propose` with `review: false`, and the editor applies it to the buffer;
 - `review`: a change the policy reviews goes to `files/propose` with `review: true`.
 
-Everything else is the disk (LocalFiles). An answer is checked (`changes.verify`);
+Any other write goes to `fs/write_text_file` when the client offered
+`capabilities.fs.writeTextFile`, else to the disk. An answer is checked (`changes.verify`);
 an accepted change the editor did not apply to a buffer (`applied: false`) is written
 to the disk here, if the disk still holds the text that was reviewed. A question is
 bounded: EDITOR_TIMEOUT seconds for a read or an unreviewed change
@@ -27,8 +32,9 @@ from pathlib import Path
 from typing import Any
 
 from ...changes import UNKNOWN, BadAnswer, Change, Outcome, verify
-from ...filesystem import FILE_CAP, Excerpt, FileState, LocalFiles, excerpt_of_text
+from ...filesystem import FILE_CAP, EditorFiles, FileState, LocalFiles
 from ...hunks import split
+from ...jsonrpc.files import fs_methods
 from .events import Events, Peer
 
 EDITOR_TIMEOUT = float(os.environ.get("ELELEM_EDITOR_TIMEOUT", "30"))
@@ -40,11 +46,15 @@ class EditorTimeout(Exception):
     """The editor did not answer in time."""
 
 
-class DaemonFiles(LocalFiles):
-    def __init__(self, peer: Peer, events: Events, capabilities: dict[str, bool]) -> None:
+class DaemonFiles(EditorFiles):
+    def __init__(
+        self, peer: Peer, events: Events, capabilities: dict[str, bool], fs: list[bool]
+    ) -> None:
+        super().__init__(self._editor_read, self._fs_write)
         self.peer = peer
         self.events = events
         self.capabilities = capabilities  # the daemon's: a later initialize updates it
+        self.fs = fs  # the daemon's capabilities.fs [readTextFile, writeTextFile], likewise
         self.disk = LocalFiles()
 
     @property
@@ -60,12 +70,27 @@ class DaemonFiles(LocalFiles):
             ) from None
 
     # -- reading --------------------------------------------------------------------
-    async def snapshot(self, path: Path, errors: str = "strict") -> FileState:
+    async def _editor_read(self, path: Path) -> FileState | str | None:
+        """EditorFiles' `read`: `files/read`, else `fs/read_text_file`, else None."""
         if self.capabilities.get("read"):
-            shown = await self._read(path)
-            if shown is not None:
-                return shown
-        return await self.disk.snapshot(path, errors)
+            return await self._read(path)
+        if self.fs[0]:
+            read, _ = fs_methods(self.peer.request, self._session_id(), True, False)
+            assert read is not None
+            return await read(path)
+        return None
+
+    async def _fs_write(self, path: Path, text: str) -> None:
+        """EditorFiles' `write`: `fs/write_text_file` when offered, else the disk."""
+        if not self.fs[1]:
+            await self.disk.write_text(path, text)
+            return
+        _, write = fs_methods(self.peer.request, self._session_id(), False, True)
+        assert write is not None
+        await write(path, text)
+
+    def _session_id(self) -> str:
+        return self.events.session_id or ""
 
     async def _read(self, path: Path) -> FileState | None:
         """The editor's document, or None when it does not have it open."""
@@ -82,19 +107,6 @@ class DaemonFiles(LocalFiles):
         if problem:
             raise OSError(f"the editor's answer to files/read for {path} is not valid: {problem}")
         return FileState.of(answer["text"], answer["version"], editor=True)
-
-    async def read_text(self, path: Path, errors: str = "strict") -> str:
-        shown = await self.snapshot(path, errors)
-        if shown.text is None:
-            raise FileNotFoundError(str(path))
-        return shown.text
-
-    async def read_lines(self, path: Path, offset: int, limit: int, cap: int) -> Excerpt:
-        if self.capabilities.get("read"):
-            shown = await self._read(path)
-            if shown is not None and shown.text is not None:
-                return excerpt_of_text(shown.text, offset, limit, cap)
-        return await self.disk.read_lines(path, offset, limit, cap)
 
     # -- writing --------------------------------------------------------------------
     async def write_text(self, path: Path, text: str) -> int:
@@ -115,7 +127,7 @@ class DaemonFiles(LocalFiles):
         if not through or (not review and not change.base.editor):
             if review:
                 raise ValueError("the client does not review changes")
-            return await self.disk.propose(change)  # not open in the editor: the disk
+            return await self._land(change)  # not open in the editor: fs/write or the disk
         params = {
             "sessionId": self.events.session_id,
             "turnId": self.events.turn_id,
@@ -136,6 +148,15 @@ class DaemonFiles(LocalFiles):
         except Exception as exc:  # an error response, or the client went away
             return Outcome("failed", reason=f"not applied: the editor could not take it: {exc}")
         return await self._outcome(change, answer)
+
+    async def _land(self, change: Change) -> Outcome:
+        """A change not for files/propose, as LocalFiles lands one (a conflict when the
+        file no longer holds its base), written through `fs/write_text_file` or the disk."""
+        now = await self.snapshot(change.path, errors="replace")
+        if now.digest != change.base.digest:
+            return Outcome("conflict")
+        await EditorFiles.write_text(self, change.path, change.new)
+        return Outcome("accepted", tuple(h.id for h in change.hunks), change.new)
 
     async def _outcome(self, change: Change, answer: Any) -> Outcome:
         """The answer checked; an accepted change the editor did not apply, on disk."""

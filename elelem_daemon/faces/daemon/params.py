@@ -20,6 +20,7 @@ TYPES: dict[str, tuple[type, ...]] = {
     "boolean": (bool,),
     "object": (dict,),
     "array": (list,),
+    "servers": (list, dict),  # mcpServers: ACP's list, or the files' map
 }
 JSON_NAMES = {
     str: "a string",
@@ -42,8 +43,9 @@ NEW: Spec = {
     "provider": ("string", False),
     "model": ("string", False),
     "trusted": ("boolean", False),
+    "mcpServers": ("servers", False),
 }
-TURN: Spec = {**SESSION, "text": ("string", True)}
+TURN: Spec = {**SESSION, "text": ("string", True), "attachments": ("array", False)}
 COMMAND: Spec = {**SESSION, "line": ("string", True)}
 COMPLETE: Spec = {**SESSION, "text": ("string", True)}
 LIST: Spec = {"cwd": ("string", False)}
@@ -52,7 +54,17 @@ LOAD: Spec = {
     "provider": ("string", False),
     "model": ("string", False),
     "trusted": ("boolean", False),
+    "mcpServers": ("servers", False),
 }
+REWIND: Spec = {
+    **SESSION,
+    "turnId": ("integer", True),
+    "files": ("boolean", False),
+    "conversation": ("boolean", False),
+    "dryRun": ("boolean", False),
+    "force": ("boolean", False),
+}
+EDITOR_STATE: Spec = {"sessionId": ("string", False)}  # the rest: context/editor_state.py
 MAX_COALESCE_MS = 1000  # the slowest render rate a client may ask for (events.coalesceMs)
 
 
@@ -72,7 +84,8 @@ def check(params: Any, spec: Spec) -> dict[str, Any]:
             if required:
                 errors.append(f"{field}: required")
         elif not _is(value, kind):
-            errors.append(f"{field}: expected {_name(TYPES[kind][0]())}, got {_name(value)}")
+            expected = " or ".join(_name(t()) for t in TYPES[kind])
+            errors.append(f"{field}: expected {expected}, got {_name(value)}")
     if errors:
         raise InvalidParams("invalid params: " + "; ".join(errors), errors=errors)
     return {key: value for key, value in params.items() if value is not None}
@@ -131,3 +144,24 @@ def file_capabilities(capabilities: dict[str, Any]) -> dict[str, bool]:
     if problems:
         raise InvalidParams("capabilities.files: " + "; ".join(problems), errors=problems)
     return {name: files.get(name) is True for name in FILE_CAPABILITIES}
+
+
+def file_system(capabilities: dict[str, Any]) -> tuple[bool, bool]:
+    """`capabilities.fs.readTextFile` and `.writeTextFile` (absent or null: false)."""
+    fs = capabilities.get("fs")
+    if fs is None:
+        return False, False
+    if not isinstance(fs, dict):
+        raise InvalidParams(
+            "capabilities.fs must be an object", errors=["capabilities.fs: expected an object"]
+        )
+    found = []
+    for name in ("readTextFile", "writeTextFile"):
+        value = fs.get(name)
+        if value is not None and not isinstance(value, bool):
+            raise InvalidParams(
+                f"capabilities.fs.{name} must be a boolean",
+                errors=[f"capabilities.fs.{name}: expected a boolean"],
+            )
+        found.append(bool(value))
+    return found[0], found[1]

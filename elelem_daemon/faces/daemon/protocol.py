@@ -38,16 +38,15 @@ from ...jsonrpc.errors import (
     KINDS,
     PARSE_ERROR,
     REQUEST_CANCELLED,
-    rpc_error,
 )
 from ...jsonrpc.framing import BadFrame, FrameReader
 from ...jsonrpc.shapes import is_id, shape_problem
 from .daemon import Daemon
+from .early import error_message, failure
 from .stdio import StdioPeer, Stdout
 
 log = logging.getLogger(__name__)
 
-MAX_MESSAGE = 1000  # error messages are cut here (a 1 MB method name stays out of the reply)
 SETTLE = 0.2  # then how long their responses get to go out: all within a second
 
 
@@ -180,10 +179,7 @@ class ElelemProtocol(JsonRPCProtocol):
     def send_error(
         self, msg_id: Any, code: int, message: str, kind: str, data: dict[str, Any] | None = None
     ) -> None:
-        if len(message) > MAX_MESSAGE:
-            message = f"{message[:MAX_MESSAGE]}..."
-        error = {"code": code, "message": message, "data": {"kind": kind, **(data or {})}}
-        self._send_data({"jsonrpc": "2.0", "id": msg_id, "error": error})
+        self._send_data(error_message(msg_id, code, message, kind, data))
 
     def notify(self, method: str, params: Any | None = None) -> None:
         self._send_data({"jsonrpc": "2.0", "method": method, "params": params})
@@ -221,25 +217,19 @@ class ElelemProtocol(JsonRPCProtocol):
             self._send_response(msg_id, result=future.result())
         elif isinstance(exc, JsonRpcException):
             self._send_response(msg_id, error=exc.to_response_error())
-        elif isinstance(exc, ElelemError):
-            error = rpc_error(exc)
-            self.send_error(msg_id, error.code, error.message, exc.kind, exc.data)
         else:
-            log.error("request %r failed", msg_id, exc_info=exc)
-            self.send_error(
-                msg_id,
-                INTERNAL_ERROR,
-                f"internal error: {type(exc).__name__}: {exc}",
-                "internal_error",
-            )
+            if not isinstance(exc, ElelemError):
+                log.error("request %r failed", msg_id, exc_info=exc)
+            self.send_error(msg_id, *failure(exc))
 
 
 async def read_loop(
-    reader: FrameReader, protocol: ElelemProtocol, frame: bytes | BadFrame | None = None
+    reader: FrameReader,
+    protocol: ElelemProtocol,
+    first: Awaitable[bytes | BadFrame | None] | None = None,
 ) -> None:
-    """Hand each frame to the protocol, from `frame` on (one read before pygls loaded)."""
-    if frame is None:
-        frame = await reader.frame()
+    """Hand each frame to the protocol, from `first` on (read before pygls loaded)."""
+    frame = await (first if first is not None else reader.frame())
     while frame is not None:
         try:
             if isinstance(frame, BadFrame):
@@ -280,7 +270,7 @@ async def attach(
     peer: StdioPeer,
     writer: Stdout,
     reader: FrameReader,
-    first: bytes | BadFrame | None = None,
+    first: Awaitable[bytes | BadFrame | None] | None = None,
 ) -> int:
     """Put pygls between the reader, the daemon and the writer that `stdio.run` built,
     then serve until EOF, `exit`, a signal or the client's death; return the exit code."""
@@ -288,6 +278,7 @@ async def attach(
     server = JsonRPCServer(ElelemProtocol, converter_factory)
     protocol: ElelemProtocol = server.protocol  # type: ignore[assignment]
     peer.protocol = protocol
+    peer.attached.set()
     protocol.set_writer(writer)
     register(server, daemon)
     for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):

@@ -52,7 +52,8 @@ def load(daemon: Daemon, params: dict[str, Any]) -> dict[str, Any]:
     if live is not None:
         recorder = live.session.recorder
         title = daemon.store.load(session_id).title if recorder and recorder.started else ""
-        return {**live.introduce(), "title": title, **messages(live.session)}
+        described = daemon.add_servers(live, params.get("mcpServers"), "session/load")
+        return {**described, "title": title, **messages(live.session)}
     stored = daemon.store.load(session_id)
     described = daemon.open(
         lambda **io: resume(
@@ -63,7 +64,9 @@ def load(daemon: Daemon, params: dict[str, Any]) -> dict[str, Any]:
             params.get("model"),
             project=params.get("trusted", True),
             **io,
-        )
+        ),
+        params.get("mcpServers"),
+        "session/load",
     )
     session = daemon.lives.get(described["sessionId"]).session
     return {**described, "title": stored.title, **messages(session)}
@@ -75,10 +78,16 @@ def messages(session: Session) -> dict[str, Any]:
     }
 
 
-def delete(daemon: Daemon, session_id: str, was_open: bool) -> dict[str, Any]:
+async def delete(daemon: Daemon, session_id: str, cwd: Path | None) -> dict[str, Any]:
+    """Delete the stored session and what plugins kept of it (its checkpoints); `cwd`
+    is the folder of the session if it was open here."""
+    from ...session import delete as delete_stored
+    from ...session import forget
+
     try:
-        daemon.store.delete(session_id)
+        await delete_stored(daemon.registry, daemon.store, session_id, cwd)
     except UnknownSession:
-        if not was_open:  # open but never saved (no message yet): closing it was the delete
+        if cwd is None:
             raise
+        await forget(daemon.registry, session_id, cwd)  # open, never saved: closing it was it
     return {}

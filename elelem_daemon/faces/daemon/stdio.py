@@ -5,26 +5,25 @@ stdin is not made non-blocking); stdout gets one write and flush per pass of the
 loop, and a client that went away stops the daemon. Reading stops while the handlers
 are behind, so memory stays bounded whatever the client sends.
 
-`serve` (`elelem daemon`) answers a first `initialize` request before loading the
-JSON-RPC machinery (pygls: ~0.5 s of imports, `lsprotocol.types` alone ~0.4 s), so an
-editor has its answer in a fraction of that; pygls then loads while the client reads
-it, and `protocol.attach` serves every later message (and a first one that is not a
-good `initialize`, errors and all).
+`serve` (`elelem daemon`) answers the editor's first requests (`initialize`,
+`session/new`) before the JSON-RPC machinery has loaded (pygls: ~0.5 s of imports,
+`lsprotocol.types` alone ~0.4 s; early.py); pygls then loads in a thread while the
+client reads them, and `protocol.attach` serves every later message (and any early one
+that is not plainly good, errors and all).
 """
 
 from __future__ import annotations
 
 import asyncio
 import itertools
-import json
 import os
+import signal
 import sys
 import threading
 from collections.abc import Awaitable, Callable
 from typing import Any, BinaryIO
 
-from ...jsonrpc.framing import MAX_BODY, BadFrame, FrameReader, encode
-from ...jsonrpc.shapes import is_id
+from ...jsonrpc.framing import MAX_BODY, FrameReader, encode
 from ...store.store import Store
 from .daemon import Daemon
 
@@ -73,17 +72,26 @@ class Stdout:
 
 
 class StdioPeer:
-    """The `events.Peer` the daemon talks through; `protocol.attach` sets `protocol`."""
+    """The `events.Peer` the daemon talks through; `protocol.attach` sets `protocol`.
+    Before that (early.py), notifications go straight to `writer`, and a request waits
+    for the protocol."""
 
     def __init__(self, stopped: asyncio.Future[int], protocol: Any = None) -> None:
         self.protocol = protocol
         self.stopped = stopped
+        self.writer: Stdout | None = None
+        self.attached = asyncio.Event()
         self._ids = itertools.count(1)
 
     def notify(self, method: str, params: dict[str, Any]) -> None:
+        if self.protocol is None and self.writer is not None:
+            self.writer.write(encode({"jsonrpc": "2.0", "method": method, "params": params}))
+            return
         self.protocol.notify(method, params)
 
     async def request(self, method: str, params: dict[str, Any]) -> Any:
+        if self.protocol is None:
+            await self.attached.wait()
         msg_id = f"elelem-{next(self._ids)}"
         future = self.protocol.send_request(method, params, msg_id=msg_id)
         try:
@@ -131,36 +139,6 @@ def stdin_chunks(fd: int = 0, buffered: int = BUFFERED) -> Callable[[], Awaitabl
     return get
 
 
-async def greet(reader: FrameReader, daemon: Daemon, writer: Stdout) -> bytes | BadFrame | None:
-    """Answer the first frame if it is a good `initialize` request; else return it.
-
-    None: answered, or the end of input. A returned frame is the protocol's to handle
-    (an `initialize` the daemon refuses included, so its error is the usual one).
-    """
-    frame = await reader.frame()
-    if not isinstance(frame, bytes):
-        return frame
-    try:
-        message = json.loads(frame)
-    except (ValueError, RecursionError):
-        return frame
-    if not (
-        isinstance(message, dict)
-        and message.get("jsonrpc") == "2.0"
-        and message.get("method") == "initialize"
-        and is_id(message.get("id"))
-        and isinstance(message.get("params", {}), dict)
-    ):
-        return frame
-    try:
-        result = await daemon.request("initialize", message.get("params"))
-    except Exception:  # refused: the protocol answers it again, with the error
-        return frame
-    writer.write(encode({"jsonrpc": "2.0", "id": message["id"], "result": result}))
-    writer.flush()
-    return None
-
-
 async def run(
     store: Store,
     provider: str | None = None,
@@ -175,10 +153,21 @@ async def run(
     peer = StdioPeer(stopped)
     writer = Stdout(stdout or sys.stdout.buffer, lambda: peer.stop(0))
     daemon = Daemon(peer, provider, model, max_frame, store=store)
+    peer.writer = writer
+    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):  # 128 + N from the start
+        asyncio.get_running_loop().add_signal_handler(sig, peer.stop, 128 + sig)
     reader = FrameReader(stdin_chunks(stdin), max_frame)
-    first = await greet(reader, daemon, writer)
-    from .protocol import attach  # pygls loads while the client reads its answer
+    from .early import answer  # the first requests, while pygls loads
 
+    handover = await answer(reader, daemon, writer, stopped)
+    if handover is None:  # EOF or `exit` before pygls was needed
+        peer.stop(0)
+        code = await stopped
+        await daemon.close()
+        writer.flush()
+        return code
+    loading, first = handover
+    attach = await loading
     return await attach(daemon, peer, writer, reader, first)
 
 

@@ -3,18 +3,24 @@
 `elelem ask` exits 0 when the turn ended normally, 1 when it ended in an error (the
 `Error: ...` line goes to stderr) or gave no reply, 130 when Ctrl-C cancelled it. Its
 prompt is the words given, then piped stdin as a fenced block; or stdin alone when no
-words are given (`echo q | elelem ask`).
+words are given (`echo q | elelem ask`). A prompt's `@` mentions are resolved by the
+core; one it refuses exits 1 with the reason. `elelem ask` waits for the session's MCP
+servers first (at most ELELEM_MCP_TIMEOUT, 30 s), so their tools are there for the
+turn; an HTTP server's OAuth URL is printed, and the approval waited for.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from ...commands import Commands
 from ...config import choose_provider
-from ...errors import ElelemError
+from ...errors import AttachmentError, ElelemError
 from ...io import Input, Output
 from ...live import Live
 from ...plugins import core_registry
@@ -82,6 +88,11 @@ async def terminal(options: argparse.Namespace, store: Store) -> int:
     except ElelemError as exc:
         print(f"elelem: {exc}", file=sys.stderr)
         return 1
+    mcp = getattr(session, "mcp", None)
+    if mcp is not None:  # the browser step of an MCP server's OAuth, printed
+        mcp.on_authorize = lambda name, url: session.output.say(
+            f"MCP server {name} needs authorization: open {url}", "info"
+        )
     interrupts = Interrupts()
     try:
         if not ask:
@@ -114,6 +125,12 @@ def attach(session: Session, interrupts: Interrupts, repl: Repl | None = None) -
 
 
 async def ask_once(session: Session, prompt: str, print_reply: bool, interrupts: Interrupts) -> int:
+    """One prompt, one reply. The session's MCP servers are waited for first, so their
+    tools are there for the turn (see `wait_for_servers`)."""
+    mcp = getattr(session, "mcp", None)
+    if mcp is not None and not await wait_for_servers(mcp, mcp_wait()):
+        late = [s["name"] for s in mcp.status()["servers"] if s["state"] != "ready"]
+        print(f"elelem: MCP servers not ready: {', '.join(late)}", file=sys.stderr)
     live = Live(session)
 
     def cancel() -> bool:
@@ -122,7 +139,11 @@ async def ask_once(session: Session, prompt: str, print_reply: bool, interrupts:
 
     interrupts.turn = cancel
     with interrupts.installed():
-        result = await turn(live, prompt)
+        try:
+            result = await turn(live, prompt)
+        except AttachmentError as exc:
+            print(f"elelem: {exc}", file=sys.stderr)
+            return 1
     if result.stop_reason == "cancelled":
         session.output.say("[cancelled]", "info")
         return 130
@@ -156,3 +177,26 @@ def _first_line(prompt: str) -> str:
     from .lines import first_line
 
     return first_line(prompt)
+
+
+def mcp_wait() -> float:
+    """How long `elelem ask` waits for its MCP servers: ELELEM_MCP_TIMEOUT (their own
+    start-up bound), else 30 s."""
+    try:
+        return max(0.0, float(os.environ.get("ELELEM_MCP_TIMEOUT", "30")))
+    except ValueError:
+        return 30.0
+
+
+async def wait_for_servers(mcp: Any, timeout: float) -> bool:
+    """Until every server is ready or has failed, one that waits for the user's OAuth
+    authorization included (its URL was printed): False after `timeout` seconds."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while await mcp.ready(max(0.0, deadline - loop.time())):
+        if all(s["state"] != "needs-auth" for s in mcp.status()["servers"]):
+            return True
+        if loop.time() >= deadline:
+            return False
+        await asyncio.sleep(0.1)
+    return False

@@ -5,7 +5,9 @@ session is held as a `Live`, so each turn or command is its one running task, wh
 Ctrl-C cancels (interrupt.py); a cancelled turn says `[cancelled]` on its own line
 and the prompt comes back. A turn that did not end normally says why, once: an error
 has been shown as it happened; a reply cut off by the token limit, or stopped after
-too many rounds of tool calls, gets a note.
+too many rounds of tool calls, gets a note. A line's `@` mentions are the core's
+(`Session.turn` expands them); one it refuses is printed as an error, nothing is
+kept, and the line stays in the input's history.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import asyncio
 
 from ... import __version__
 from ...agent import CANCELLED, TurnResult
+from ...errors import AttachmentError
 from ...live import Live
 from ...session import Session
 from .interrupt import Interrupts
@@ -84,7 +87,11 @@ class Repl:
         with self.interrupts.quiet_terminal(self._editing()):
             if line.startswith("/"):
                 return await self._command(line)
-            result = await turn(self.live, line)
+            try:
+                result = await turn(self.live, line)
+            except AttachmentError as exc:
+                self.session.output.say(str(exc), "error")
+                return True
         output = self.session.output
         if result.stop_reason == "cancelled":
             output.say(CANCELLED, "info")

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import sys
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
+from ...conversation import text_of
 from ...errors import ElelemError, UnknownSession
 from ...session import Session
 from ...store.records import Stored
@@ -77,7 +79,7 @@ def show_history(session: Session, title: str) -> None:
     output.say(f"resumed session {session.id[:SHORT]}: {title}", "info")
     for message in session.conversation:
         if message["role"] == "user":
-            output.say(f"> {message['content']}")
+            output.say(f"> {text_of(message['content'])}")
         elif message["role"] == "assistant":
             output.reply(message["content"])
 
@@ -94,8 +96,11 @@ def stored_sessions(options: argparse.Namespace, store: Store) -> int:
 def sessions(options: argparse.Namespace, store: Store) -> int:
     """`elelem sessions [--here] [--json] [--delete ID]`."""
     if options.delete:
+        from ...plugins import core_registry
+        from ...session import delete
+
         session_id = store.find(options.delete)
-        store.delete(session_id)
+        asyncio.run(delete(core_registry(), store, session_id))  # its checkpoints go too
         print(f"deleted {session_id}")
         return 0
     stored = store.list(Path.cwd() if options.here else None)

@@ -154,3 +154,45 @@ def test_a_piped_ask_does_not_load_the_line_editor_or_rich():
     modules = imported("ask", "!echo hi")
     assert "elelem_daemon" in modules
     assert not modules & {"rich", "prompt_toolkit"}
+
+
+def run_in(folder, *args, stdin=""):
+    return subprocess.run(
+        [sys.executable, "-m", "elelem_daemon", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=folder,
+        env={
+            **{k: v for k, v in os.environ.items() if not k.startswith("ELELEM_")},
+            "ELELEM_PROVIDER": "stub",
+        },
+    )
+
+
+def test_ask_resolves_at_mentions_as_every_face_does(tmp_path):
+    (tmp_path / "notes.md").write_text("# notes\n")
+    done = run_in(tmp_path, "ask", "!echo see @notes.md")  # the stub echoes what it read
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == (
+        'see @notes.md\n\n<attachment type="file" path="notes.md">\n# notes\n</attachment>\n'
+    )
+
+
+def test_chat_prints_a_refused_mention_and_goes_on(tmp_path):
+    (tmp_path / "a.bin").write_bytes(b"\x7fELF\0\0binary")
+    done = run_in(tmp_path, "chat", stdin="look at @a.bin\n!echo still here\n/context\n")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert "Error: @a.bin (file): a.bin is a binary file, not text" in lines
+    assert "still here" in lines
+    assert "  2. user: !echo still here" in lines  # the refused line was not kept
+
+
+def test_ask_with_a_refused_mention_fails_clearly(tmp_path):
+    (tmp_path / "a.bin").write_bytes(b"\x7fELF\0\0binary")
+    done = run_in(tmp_path, "ask", "look at @a.bin")
+    assert done.returncode == 1
+    assert done.stderr == "elelem: @a.bin (file): a.bin is a binary file, not text\n"
+    assert done.stdout == ""

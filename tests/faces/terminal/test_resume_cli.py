@@ -142,3 +142,23 @@ def test_pick_lists_every_session_numbered_and_resumes_the_choice(env, project, 
     ):
         bad = elelem(env, project, "chat", "--pick", stdin=f"{answer}\n")
         assert (bad.returncode, bad.stderr.strip()) == (1, f"elelem: {error}")
+
+
+def test_sessions_delete_takes_the_checkpoints_and_resume_can_rewind(env, project):
+    write = '!tool write {"path": "made.txt", "content": "x"}'
+    assert elelem(env, project, "chat", stdin=write + "\n").returncode == 0
+    assert (project / "made.txt").exists()
+    resumed = elelem(env, project, "chat", "--resume", stdin="/rewind\n")
+    assert "(1 file)" in resumed.stdout, resumed.stdout  # its checkpoint, after a restart
+    root = Path(env["XDG_STATE_HOME"]) / "elelem" / "checkpoints"
+    (shadow,) = [p for p in root.iterdir() if (p / "cwd").is_file()]
+
+    def refs() -> str:
+        return subprocess.run(
+            ["git", "--git-dir", str(shadow), "for-each-ref"], capture_output=True, text=True
+        ).stdout
+
+    entry = stored(env)[0]  # the metadata line
+    assert entry["type"] == "session" and f"/{entry['id']}/" in refs()
+    assert elelem(env, project, "sessions", "--delete", entry["id"][:8]).returncode == 0
+    assert f"/{entry['id']}/" not in refs()

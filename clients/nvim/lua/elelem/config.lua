@@ -12,6 +12,7 @@ M.defaults = {
   log_level = "warn",
   chat = { split = "right", size = 0.4, input_height = 5 },
   thinking = { folded = false },
+  prestart = false,
 }
 
 ---@type elelem.Config
@@ -62,6 +63,7 @@ local function validate(o)
   local height = o.chat.input_height
   check("chat.input_height", type(height) == "number" and height >= 1, "a number >= 1", height)
   check("thinking.folded", type(o.thinking.folded) == "boolean", "a boolean", o.thinking.folded)
+  check("prestart", type(o.prestart) == "boolean", "a boolean", o.prestart)
 end
 
 --- Merges `opts` over the defaults; raises a clear error on a bad option.

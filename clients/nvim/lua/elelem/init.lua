@@ -79,11 +79,41 @@ input.request = function(text, cb)
   end)
 end
 
+--- `prestart`: start the daemon and open this tab's session in the background, so the
+--- chat is ready when opened. A project whose plugins await a trust question only gets
+--- the daemon: the question waits for the first use.
+local function prestart()
+  if not config.options.prestart then
+    return
+  end
+  local cwd = config.cwd()
+  local plugins = vim.fn.isdirectory(vim.fs.joinpath(cwd, ".agents", "plugins")) == 1
+  if plugins and config.options.trust == "ask" then
+    daemon.start()
+  else
+    session.current():ensure(function() end)
+  end
+end
+
 --- Configures the plugin; see `:help elelem-setup`. Raises on a bad option.
 ---@param opts elelem.Config?
 function M.setup(opts)
   config.setup(opts)
   log.level = config.options.log_level
+  if not config.options.prestart then
+    return
+  end
+  if vim.v.vim_did_enter == 1 then
+    vim.defer_fn(prestart, 0)
+  else
+    vim.api.nvim_create_autocmd("VimEnter", {
+      group = group,
+      once = true,
+      callback = function()
+        vim.defer_fn(prestart, 0) -- after start-up has drawn the screen
+      end,
+    })
+  end
 end
 
 --- Opens (or focuses) this tab's chat and sends `prompt` if given.

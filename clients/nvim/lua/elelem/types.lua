@@ -19,3 +19,4 @@
 ---@field log_level? "debug"|"info"|"warn"|"error" client log level (default "warn")
 ---@field chat? elelem.ChatConfig
 ---@field thinking? elelem.ThinkingConfig
+---@field prestart? boolean start the daemon and open a session on VimEnter, deferred (default false)

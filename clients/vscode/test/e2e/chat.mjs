@@ -128,8 +128,13 @@ async function main() {
 
     step("run Elelem: Open Chat from the command palette");
     await page.waitForTimeout(2000); // the workbench keeps restoring for a moment
+    const opened = Date.now();
     await runCommand(page, "Elelem: Open Chat");
     const frame = await chatFrame(page);
+    const shown = Date.now();
+    // elelem.prestart (the default): the session opened in the background; a figure, not a bound
+    await frame.waitForFunction(() => /stub/.test(document.querySelector("#status")?.textContent ?? ""));
+    step(`prestart: the chat view loaded ${shown - opened} ms after Open Chat, and showed its session ${Date.now() - shown} ms later`);
 
     step("Ask About Selection sends the selected code with its file and lines");
     await page.click(".monaco-editor .view-lines");

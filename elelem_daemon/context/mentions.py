@@ -28,7 +28,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import AttachmentError
+from ..errors import AttachmentError
 
 MAX_MENTIONS = 20
 MAX_CANDIDATES = 100  # `@` words looked at; the rest stay text
@@ -139,6 +139,7 @@ def find(text: str, cwd: Path) -> tuple[str, list[Mention]]:
                 "in one message",
                 reason="too_many",
                 mention=f"@{mention.text}",
+                field="text",
             )
         seen.add(key)
         mentions.append(mention)
@@ -159,6 +160,7 @@ def resolve(word: str, cwd: Path) -> Mention | None:
                     f"@{form}: a line range is FIRST-LAST, from line 1 on, with LAST >= FIRST",
                     reason="invalid",
                     mention=f"@{form}",
+                    field="text",
                 )
             return Mention(form, found, first, last)
         if found := _existing(form, cwd):

@@ -33,12 +33,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from .errors import AttachmentError
+from ..errors import AttachmentError
 
 # The `read` tool's caps (expansion.py reads them from here) and its refusal.
-from .filesystem import FILE_CAP as FILE_CAP
-from .filesystem import READ_CAP, refusal
-from .filesystem import READ_LINES as READ_LINES
+from ..filesystem import FILE_CAP as FILE_CAP
+from ..filesystem import READ_CAP, refusal
+from ..filesystem import READ_LINES as READ_LINES
 
 MAX_ATTACHMENTS = 32  # in one message, mentions included
 TOTAL_CAP = 4 * READ_CAP  # bytes of text, all blocks together
@@ -105,8 +105,12 @@ def failure(where: str, kind: str, reason: str, text: str) -> AttachmentError:
     data: dict[str, Any] = {"reason": reason, "type": kind}
     if where.startswith("attachments["):
         data["index"] = int(where[len("attachments[") : -1])
-    else:
+        data["field"] = where
+    elif where.startswith("@"):
         data["mention"] = where
+        data["field"] = "text"
+    else:
+        data["field"] = where
     return AttachmentError(f"{where} ({kind}): {text}", **data)
 
 

@@ -5,7 +5,8 @@ A client that opts in (`capabilities.editorState`) sends `editor/state` notifica
     {sessionId?, activeFile: path | null, selection?: {range, text?},
      visibleRanges?: [range], diagnostics?: [{range, severity?, message, source?, path?}]}
 
-Each replaces the whole state (a field left out is gone). `update` checks it as
+Each replaces the whole state (a field left out is gone). A diagnostic without its
+own `path` is one of the active file. `update` checks it as
 attachments are checked (ranges, paths, severities) and raises AttachmentError for a
 malformed one; what is too long is cut, never refused: at most MAX_VISIBLE ranges,
 SELECTION_CAP bytes of selected text, MAX_PROBLEMS problems, so `render` is at most
@@ -69,9 +70,10 @@ class EditorState:
         problems = None
         items = _array(check, "diagnostics")
         if items:
-            problems = shapes.diagnostics(
-                _Check(check.where, check.kind, {"items": items[:MAX_PROBLEMS]}), self.cwd
-            )
+            kept: dict[str, Any] = {"items": items[:MAX_PROBLEMS]}
+            if active is not None:  # a problem without its own path is in the open file
+                kept["path"] = params["activeFile"]
+            problems = shapes.diagnostics(_Check(check.where, check.kind, kept), self.cwd)
             problems = Attachment(
                 "diagnostics", items=problems.items, more=len(items) - len(problems.items)
             )

@@ -38,12 +38,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from ..conversation import Content, Part, image_bytes
+from ..errors import AttachmentError
+from ..filesystem import excerpt_of_text
 from . import attachments as shapes
 from . import blocks, mentions, paths
 from .attachments import Attachment, Lines
-from .conversation import Content, Part, image_bytes
-from .errors import AttachmentError
-from .filesystem import excerpt_of_text
 
 HEAD = 8192  # bytes read to tell text from binary
 
@@ -72,11 +72,14 @@ async def expand(
     """The user message for text and attachments (see the module docstring)."""
     cwd = Path(cwd).resolve()
     if not isinstance(attachments, list | tuple):
-        raise AttachmentError("attachments: expected an array", reason="invalid")
+        raise AttachmentError(
+            "attachments: expected an array", reason="invalid", field="attachments"
+        )
     if len(attachments) > shapes.MAX_ATTACHMENTS:
         raise AttachmentError(
             f"attachments: at most {shapes.MAX_ATTACHMENTS} in one message, got {len(attachments)}",
             reason="too_many",
+            field="attachments",
         )
     given = [shapes.parse(value, n, cwd) for n, value in enumerate(attachments)]
     if any(a.type == "image" for a in given):
@@ -93,6 +96,7 @@ async def expand(
         raise AttachmentError(
             f"at most {shapes.MAX_ATTACHMENTS} attachments and mentions in one message",
             reason="too_many",
+            field="attachments",
         )
     made = [await render(one, files, cwd) for one in wanted]
     texts = [m for m in made if isinstance(m, str)]
@@ -103,12 +107,14 @@ async def expand(
             f"the attachments come to {size} bytes of text; at most {shapes.TOTAL_CAP} go in "
             "one message: attach fewer, or a range of lines (@path:10-20)",
             reason="too_large",
+            field="attachments",
         )
     if len(images) > shapes.MAX_IMAGES:
         raise AttachmentError(
             f"at most {shapes.MAX_IMAGES} images in one message, got {len(images)}",
             reason="too_many",
             type="image",
+            field="attachments",
         )
     weight = sum(image_bytes(image) for image in images)
     if weight > shapes.IMAGES_CAP:
@@ -116,6 +122,7 @@ async def expand(
             f"the images come to {weight} bytes; at most {shapes.IMAGES_CAP} in one message",
             reason="too_large",
             type="image",
+            field="attachments",
         )
     if images:
         _need_vision(provider, next(a for a, m in zip(wanted, made, strict=True) if m in images))

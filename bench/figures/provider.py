@@ -1,0 +1,85 @@
+"""Provider path: N chunks from a local OpenAI-format SSE server (`servers/sse.py`, no
+gap between chunks) through the `openai` provider and the daemon, as `event/saying`
+notifications the client counts; chunks per second from the `session/turn` request to
+its response.
+
+The baseline is `servers/relay.py`: a standard-library relay that reads the same stream
+from the same server, parses the same SSE and writes the same frames. The rounds
+alternate, so both see the same load; the ratio is the median of the pairs' ratios.
+The server's own pace bounds both sides alike.
+"""
+
+from __future__ import annotations
+
+import time
+
+from ..context import SERVERS, Context, initialize, open_session
+from ..table import Row, median
+from ..wire import Conn, RpcError
+from .latency import collector, spawn_sse
+
+TARGET = 0.8
+
+
+async def daemon_rate(conn: Conn, session: str, count: int) -> float:
+    received = collector(conn)
+    start = time.perf_counter()
+    result = await conn.request(
+        "session/turn", {"sessionId": session, "text": f"{count} 0"}, timeout=600
+    )
+    elapsed = time.perf_counter() - start
+    if result.get("stopReason") != "end_turn" or len(received) != count:
+        raise RuntimeError(f"provider path: {len(received)} of {count} chunks, {result}")
+    return count / elapsed
+
+
+async def relay_rate(relay: Conn, port: int, count: int) -> float:
+    received = collector(relay)
+    start = time.perf_counter()
+    await relay.request("bench/relay", {"port": port, "count": count, "gap": 0}, timeout=600)
+    elapsed = time.perf_counter() - start
+    if len(received) != count:
+        raise RuntimeError(f"relay: {len(received)} of {count} chunks")
+    return count / elapsed
+
+
+async def run(ctx: Context) -> list[Row]:
+    count, rounds = ctx.n(20_000, 2_000), ctx.n(5, 1)
+    target = f"≥ {TARGET:g}× relay"
+    server, port = await spawn_sse(ctx)
+    relay = await Conn.spawn([ctx.python, str(SERVERS / "relay.py")], env=ctx.env())
+    conn = await ctx.daemon(
+        OPENAI_BASE_URL=f"http://127.0.0.1:{port}/v1", OPENAI_API_KEY="bench", OPENAI_MODEL="bench"
+    )
+    try:
+        await initialize(conn)
+        try:
+            session = await open_session(conn, ctx.home, provider="openai")
+        except RpcError as exc:
+            if exc.kind != "unknown_provider":
+                raise
+            return [Row("provider path", None, target=target, note="no `openai` provider")]
+        await daemon_rate(conn, session, 200)  # warm-up: the connection pool, the imports
+        await relay_rate(relay, port, 200)
+        ours, floor = [], []
+        for _ in range(rounds):
+            ours.append(await daemon_rate(conn, session, count))
+            floor.append(await relay_rate(relay, port, count))
+    finally:
+        await conn.close()
+        await relay.close()
+        server.terminate()
+        await server.wait()
+    ratio = median([a / b for a, b in zip(ours, floor, strict=True)])
+    return [
+        Row(
+            "provider path (openai SSE → event/saying)",
+            median(ours),
+            "ch/s",
+            median(floor),
+            target=target,
+            ok=ratio >= TARGET,
+            ratio=ratio,
+            note=f"{count:,} chunks, no gap; medians of {rounds} pairs; baseline: bare relay",
+        )
+    ]

@@ -1,0 +1,15 @@
+"""The editor's context in the prompt (docs/context.md): part of the core.
+
+What the user points at (attachments a client sends, `@` mentions typed in the text,
+the live editor state) becomes what the model reads, the same from every face:
+
+- `blocks`: the one format of attachment blocks (render, escape, parse back);
+- `attachments`: the shapes a client sends, checked;
+- `mentions`: `@` references in the text;
+- `expansion`: text + attachments + mentions -> the user message (`Session.turn`
+  calls it, so no face can skip it);
+- `paths`, `listing`: the files under a cwd, for `@` completion and folders;
+- `editor_state`: the live `editor/state`, rendered into the system prompt.
+
+Nothing is imported here: a session pays for these modules when it uses them.
+"""

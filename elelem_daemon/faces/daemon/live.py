@@ -1,0 +1,79 @@
+"""DaemonLive: one session open in the daemon face, and what the face keeps beside it:
+the Events that number its turns' notifications, the Asker that sends its questions,
+the watch on its MCP servers (servers.py) and, once the client sends one, the
+editor's state (context/editor_state.py, in the system prompt only). `introduce` and
+`describe` are the shapes protocol.md gives a session.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ...live import Live
+from ...plugins import origins
+from . import servers
+from .events import Asker, Events
+
+if TYPE_CHECKING:
+    from ...context.editor_state import EditorState
+    from ...session import Session
+
+
+class DaemonLive(Live):
+    """An open session, the Events that number its turns' notifications, the Asker
+    that sends its questions, the watch on its MCP servers and, once the client sends
+    one, the editor's state."""
+
+    def __init__(self, session: Session, events: Events, asker: Asker) -> None:
+        super().__init__(session)
+        self.events = events
+        self.asker = asker
+        self.servers = servers.Watch(session, events, asker)
+        self.editor: EditorState | None = None
+
+    def started(self) -> None:
+        self.events.turn_id = self.turns
+
+    def ended(self) -> None:
+        self.events.flush()  # held deltas belong to this turn, before its response
+        self.events.turn_id = None
+        self.servers.hook()  # a /reload may have given the session its first servers
+
+    def editor_state(self, params: dict[str, Any]) -> None:
+        """An `editor/state`: the system prompt says it from the next fetch on (never the
+        conversation). A malformed one raises AttachmentError and changes nothing."""
+        if self.editor is None:
+            from ...context.editor_state import EditorState
+
+            state = EditorState(self.session.cwd)
+            state.update(params)
+            self.editor = state.attach(self.session.agent.transcript.system_prompt)
+            return
+        self.editor.update(params)
+
+    async def close(self, timeout: float | None = None) -> None:
+        self.servers.close()
+        await super().close(timeout)
+
+    def introduce(self) -> dict[str, Any]:
+        """What `session/new` answers: the description, the tools, the commands and the
+        plugins (with where each came from)."""
+        s = self.session
+        return {
+            **self.describe(),
+            "tools": [{"name": t.name, "description": t.description} for t in s.toolbox],
+            "commands": [{"name": n.lstrip("/"), "description": a} for n, a in s.commands],
+            "plugins": origins(s.registry),
+            "mcp": servers.status(s),
+        }
+
+    def describe(self) -> dict[str, Any]:
+        s = self.session
+        return {
+            "sessionId": s.id,
+            "cwd": str(s.cwd),
+            "provider": s.provider_name,
+            "model": s.model,
+            "busy": self.busy,
+            "turns": self.turns,
+        }
