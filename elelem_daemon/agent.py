@@ -4,6 +4,10 @@
 A cancelled turn keeps its prompt and `<text streamed so far>[cancelled]`, then
 raises `TurnCancelled` (a `CancelledError`, so cancellation goes on up) carrying that
 result; `outcome` (used by the faces through `Live`) turns it back into a result.
+Any other failure inside a turn (a bug) ends it as `Error: ...` with stop reason
+`error`: the kept history always alternates user, assistant, user, assistant.
+Tool arguments that are not plain JSON (a non-finite number, nested past
+`jsonsafe.MAX_DEPTH`) are a failed call the model reads; they go nowhere else.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from .budget import RoundBudget
 from .conversation import Content, Conversation, Message
 from .io import NullOutput, Output
+from .jsonsafe import problem
 from .result import Result
 from .toolbox import Toolbox
 from .transcript import SystemPrompt, Transcript
@@ -148,6 +153,13 @@ class Agent:
             self.last = TurnResult(f"{''.join(fetched.said)}{CANCELLED}", "cancelled", usage)
             conversation.add("assistant", self.last.reply)
             raise TurnCancelled(self.last) from None
+        except Exception as exc:  # a bug: the turn ends as an error, the history alternates
+            log.exception("agent: the turn failed")
+            content, stop = f"Error: {type(exc).__name__}: {exc}", "error"
+            conversation.add("assistant", content)
+            self.last = TurnResult(content, stop, usage)
+            self.output.say(content.removeprefix("Error: "), "error")
+            return self.last
         conversation.add("assistant", content)  # 7. record the reply
         self.last = TurnResult(content, stop, usage)
         return self.last
@@ -197,6 +209,9 @@ class Agent:
 
     async def process(self, content: str, calls: list[Call], kept: Message) -> list[Message]:
         """Run each call in order; the traffic lives only for this turn."""
+        for call in calls:  # the wire stays JSON: no inf, NaN or deep nesting goes on
+            if not call.get("error") and (bad := problem(call.get("arguments", {}))):
+                call["error"], call["arguments"] = f"unusable tool arguments: {bad}", {}
         wire = [
             {"id": c["id"], "name": c["name"], "arguments": c.get("arguments", {})} for c in calls
         ]

@@ -119,24 +119,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .faces.terminal.resume import stored_sessions
 
         return stored_sessions(options, store)
-    if options.command == "daemon" and options.acp:
-        from .faces.acp import serve as serve_acp
-
-        return serve_acp(store, options.provider, options.model)
     if options.command == "daemon":
-        from .faces.daemon.stdio import serve
-
-        max_frame = options.max_frame
+        max_frame = options.max_frame  # both editor faces: the largest message they take
         if max_frame is None and os.environ.get("ELELEM_MAX_FRAME"):
             try:
                 max_frame = frame_limit(os.environ["ELELEM_MAX_FRAME"])
             except argparse.ArgumentTypeError as exc:
                 print(f"elelem: ELELEM_MAX_FRAME: {exc}", file=sys.stderr)
                 return 2
+        if options.acp:
+            from .faces.acp import serve as serve_acp
+
+            return serve_acp(store, options.provider, options.model, max_frame)
+        from .faces.daemon.stdio import serve
+
         return serve(store, options.provider, options.model, max_frame)
     from .faces.terminal.chat import terminal
 
     try:
-        return asyncio.run(terminal(options, store))
+        return asyncio.run(terminal(options, store))  # a signal: exits 128 + N in there
     except KeyboardInterrupt:
         return 130

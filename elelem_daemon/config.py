@@ -16,7 +16,7 @@ The order (docs/providers.md):
 and it runs only when no provider is named.
 
 Also the state folder every part keeps its files under (`state_dir`): the stored
-sessions, the checkpoints.
+sessions, the checkpoints; and the user's settings folder (`config_dir`).
 """
 
 from __future__ import annotations
@@ -49,9 +49,16 @@ def state_dir(env: Mapping[str, str] | None = None) -> Path:
     return (Path(xdg).expanduser() if xdg else Path.home() / ".local" / "state") / "elelem"
 
 
+def config_dir(env: Mapping[str, str] | None = None) -> Path:
+    """The user's elelem folder, read on every call: `$XDG_CONFIG_HOME/elelem`, else
+    `~/.config/elelem` (permissions, trusted folders, config.toml, mcp.json)."""
+    env = os.environ if env is None else env
+    xdg = env.get("XDG_CONFIG_HOME")
+    return (Path(xdg).expanduser() if xdg else Path.home() / ".config") / "elelem"
+
+
 def config_path(env: Mapping[str, str]) -> Path:
-    base = env.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base) / "elelem" / "config.toml"
+    return config_dir(env) / "config.toml"
 
 
 def configured_provider(env: Mapping[str, str]) -> str | None:

@@ -81,6 +81,13 @@ class AttachmentError(ElelemError):
     kind = "invalid_attachment"
 
 
+class TrustNotKept(ElelemError):
+    """The trusted-folders file cannot take the folder (a link planted in its place, an
+    unwritable folder): `data.path` is the file. Nothing was trusted."""
+
+    kind = "trust_not_kept"
+
+
 class ShuttingDown(ElelemError):
     kind = "shutting_down"
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
+
+from .jsonsafe import dumps
 
 
 @dataclass(frozen=True)
@@ -30,7 +31,7 @@ class Result:
         return {**self.payload, "ok": self.ok}
 
     def to_json(self) -> str:
-        return json.dumps(self.to_dict(), separators=(",", ":"), ensure_ascii=False, default=str)
+        return dumps(self.to_dict(), separators=(",", ":"), ensure_ascii=False, default=str)
 
     @property
     def error(self) -> str | None:

@@ -42,6 +42,7 @@ from .toolbox import Toolbox
 if TYPE_CHECKING:
     from .store.recorder import Recorder
     from .store.store import Store, Stored
+    from .trust import Trust
 
 log = logging.getLogger(__name__)
 MakeIo = Callable[[Registry, Commands], tuple[Input, Output]]
@@ -108,7 +109,8 @@ class Session:
         self.cwd = Path(cwd or Path.cwd()).resolve()
         self.provider_name = provider_name
         self.model = model if model is not None else getattr(agent.provider, "model", None)
-        self.project = True
+        self.project = True  # the folder is trusted: its plugins, rules, MCP servers load
+        self.trust: Trust | None = None  # how that was decided (trust.py), set by start
         self.files: Files = LocalFiles()  # a face may put the editor here
         self.seen = Seen()  # what the agent read this turn (changes.py: conflicts)
         self.recorder: Recorder | None = None  # set when the session is stored
@@ -326,26 +328,31 @@ def start(
     input: Input | None = None,
     output: Output | None = None,
     plugin_files: bool = True,
-    project: bool = True,
+    project: bool | None = True,
     make_io: MakeIo | None = None,
     store: Store | None = None,
     stored: Stored | None = None,
 ) -> Session:
     """Build the provider, agent and session, then run every setup block against it.
 
-    With `plugin_files`, the user's and (if `project`) the project's plugin files load
-    into a child of `registry`, so each working directory gets its own. Input and
+    `project` is what the client says of the folder's trust (trust.py): True or False,
+    or None to let the trusted-folders file decide; `session.trust` records the
+    outcome. With `plugin_files`, the user's and (if trusted) the project's plugin
+    files load into a child of `registry`, so each working directory gets its own. Input and
     Output default to the null forms; `make_io(registry, commands)` builds them instead
     once the session's plugins have loaded (the terminal: a plugin's factories may
     replace its own). With a `store`, the session is saved as it goes; with `stored`,
     it continues that stored session (its id and messages), saving the new messages
     to the same file if `store` is given too.
     """
+    from .trust import decide
+
     cwd = Path(cwd or Path.cwd()).resolve()
+    trust = decide(cwd, project)
     if plugin_files:
         from .plugins import project_registry
 
-        registry = project_registry(registry, cwd, project)
+        registry = project_registry(registry, cwd, trust.trusted)
     built = registry.build_provider(provider, model=model)
     commands = Commands()
     if make_io is not None:
@@ -354,7 +361,7 @@ def start(
     if input is None:
         input = NullInput(commands=commands)
     session = Session(agent, input, commands, registry, cwd, provider, model)
-    session.project = project
+    session.project, session.trust = trust.trusted, trust
     if store is not None or stored is not None:
         from .store.recorder import record
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -13,7 +14,8 @@ DEFAULT_TEMPLATE = "You are a terminal coding agent."
 
 
 class SystemPrompt:
-    """Renders the system prompt from a template and the nearest AGENTS.md.
+    """Renders the system prompt from a template and the nearest AGENTS.md (up to the
+    repository's root: `agents_md`).
 
     The template is a string or a callable taking the working directory. Rendering
     reads AGENTS.md every time, so an edit is seen on the very next fetch. Each of
@@ -38,7 +40,10 @@ class SystemPrompt:
         return "\n\n".join([head, *extra]) if extra else head
 
     def agents_md(self) -> str:
-        for folder in (self.cwd, *self.cwd.parents):
+        """The nearest AGENTS.md from the working directory up to the repository's root
+        (the folder holding `.git`), never above it; outside a repository, only the
+        working directory's own. A folder above the project is not the project's."""
+        for folder in self.agents_folders():
             path = folder / "AGENTS.md"
             if path.is_file():
                 try:
@@ -46,6 +51,16 @@ class SystemPrompt:
                 except OSError:
                     return ""
         return ""
+
+    def agents_folders(self) -> list[Path]:
+        """Where AGENTS.md is looked for, nearest first."""
+        folders = [self.cwd]
+        for folder in (self.cwd, *self.cwd.parents):
+            if folder != self.cwd:
+                folders.append(folder)
+            if os.path.lexists(folder / ".git"):
+                return folders
+        return [self.cwd]
 
 
 def _rendered(section: Callable[[], str]) -> str:

@@ -13,11 +13,13 @@ def example() -> str:
     return re.search(r"```python\n(.*?)```", DOC.read_text(), re.S).group(1)
 
 
-async def test_the_plugins_md_example(tmp_path):
+async def test_the_plugins_md_example(tmp_path, isolated_home):
     folder = tmp_path / ".agents" / "plugins"
     folder.mkdir(parents=True)
     (folder / "hello.py").write_text(example())
-    (tmp_path / ".agents" / "permissions").write_text("execute allow\n")  # see the doc's note
+    rules = isolated_home / ".config" / "elelem" / "permissions"  # see the doc's note
+    rules.parent.mkdir(parents=True)
+    rules.write_text("execute allow\n")
     (tmp_path / "notes.txt").write_text("one two three")
     session = start(core_registry(entry_points=False), "parrot", "ara", cwd=tmp_path)
 

@@ -1,13 +1,25 @@
 """Built-in permission policy: a global before hook that allows, asks about or denies
 every tool call. The format and the answers are documented in docs/permissions.md.
 
-Rules are read when a session starts (and on /reload); the last matching line wins:
+Rules are read when a session starts (and on /reload):
 1. the defaults (DEFAULTS below: execute asks; write, edit and the read-only file
    tools (read, grep, glob, list) ask outside the cwd); when the session's editor
    reviews changes (`changes.reviewer` is `editor`), REVIEWING follows them: write and
    edit are reviewed inside the cwd;
 2. the user's file, `$XDG_CONFIG_HOME/elelem/permissions` (`~/.config/elelem/permissions`);
-3. the project's `.agents/permissions`, only when the project is trusted (as its plugins).
+   of these two, the last matching line wins;
+3. the project's `.agents/permissions`, only when the folder is trusted (trust.py).
+   It may only tighten: its last matching line counts only when it is stricter than
+   the user's (allow < ask-outside < review < ask < deny), so a project cannot allow
+   what the user's rules ask about or deny.
+
+Below every rule: a `write` or `edit` (any tool of kind edit, delete or move) whose
+`path` is protected (protected.py: `.git/`, `.agents/`, AGENTS.md, shell rc files, the
+user's elelem folders, ...) always asks, with the reason in the question; no rule and
+no `always` answer lets it through unasked (a `deny` still denies). A path "outside"
+the folder is one that resolves out of it (`..`, `~`, a symlink) or a file with more
+than one hard link (its other name may be anywhere). The question shows the whole
+command or path, however long.
 
 What the model reads when a call is refused (the hook raises; the toolbox makes it a
 failure `{"error", "name", "args", "ok": false}`):
@@ -27,17 +39,23 @@ from __future__ import annotations
 import fnmatch
 import json
 import os
+import stat
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..changes import check_fresh, reviewer
+from ..config import config_dir
 from ..io import ask
+from ..protected import protected
 from ..registry import Plugin
 from .files import preview, resolve
 
 RULES = ("allow", "review", "ask", "deny", "ask-outside")
+# review: asks outside the cwd as ask-outside does, and shows every change inside it
+STRICTNESS = {"allow": 0, "ask-outside": 1, "review": 2, "ask": 3, "deny": 4}
+WRITING_KINDS = frozenset({"edit", "delete", "move"})
 DEFAULTS = (
     "* allow\nexecute ask\nwrite ask-outside\nedit ask-outside\n"
     "read ask-outside\ngrep ask-outside\nglob ask-outside\nlist ask-outside\n"
@@ -46,6 +64,7 @@ REVIEWING = "write review\nedit review\n"  # after DEFAULTS, when the editor rev
 REVIEWING_SOURCE = "defaults (reviewing editor)"
 REVIEWED = ("write", "edit")  # the tools whose changes can be reviewed
 OPTIONS = ["allow", "deny", "always", "never"]
+PROTECTED_OPTIONS = ["allow", "deny", "never"]  # "always" would not hold for these
 ANSWERS = {
     "allow": "allow", "yes": "allow", "y": "allow",
     "always": "always", "a": "always", "never": "never",
@@ -58,8 +77,7 @@ class PermissionDenied(Exception):
 
 
 def user_file() -> Path:
-    xdg = os.environ.get("XDG_CONFIG_HOME")
-    return (Path(xdg).expanduser() if xdg else Path.home() / ".config") / "elelem" / "permissions"
+    return config_dir() / "permissions"
 
 
 def project_file(cwd: Path) -> Path:
@@ -71,9 +89,10 @@ class Rule:
     pattern: str
     rule: str
     where: str
+    project: bool = False  # from the project's file: it may only tighten
 
 
-def parse(text: str, source: str) -> tuple[list[Rule], list[str]]:
+def parse(text: str, source: str, project: bool = False) -> tuple[list[Rule], list[str]]:
     """The rules in a file, and a message per bad line (a bad rule becomes `ask`)."""
     rules, problems = [], []
     for number, raw in enumerate(text.splitlines(), 1):
@@ -88,7 +107,7 @@ def parse(text: str, source: str) -> tuple[list[Rule], list[str]]:
                 f"got {raw.strip()!r}, so {words[0]} will ask"
             )
             rule = "ask"
-        rules.append(Rule(words[0], rule, where))
+        rules.append(Rule(words[0], rule, where, project))
     return rules, problems
 
 
@@ -102,8 +121,9 @@ class Policy:
     @classmethod
     def load(cls, cwd: Path, project: bool = True) -> Policy:
         rules, problems = parse(DEFAULTS, "defaults")
-        rules += parse(REVIEWING, REVIEWING_SOURCE)[0]
-        for path in [user_file(), *([project_file(cwd)] if project else [])]:
+        rules += parse(REVIEWING, REVIEWING_SOURCE)[0]  # the user's side, as the defaults
+        files = [(user_file(), False), *([(project_file(cwd), True)] if project else [])]
+        for path, of_project in files:
             try:
                 text = path.read_text(encoding="utf-8")
             except FileNotFoundError:
@@ -111,7 +131,7 @@ class Policy:
             except (OSError, UnicodeDecodeError) as exc:
                 problems.append(f"{path}: unreadable ({exc}); its rules are ignored")
                 continue
-            more, bad = parse(text, str(path))
+            more, bad = parse(text, str(path), of_project)
             rules += more
             problems += bad
         return cls(rules, problems=problems)
@@ -123,19 +143,26 @@ class Policy:
         default: str = "allow",
         reviewing: bool = False,
     ) -> str:
-        """The last rule whose pattern matches tool (a pattern may be an alias). The
-        defaults' catch-all `* allow` gives way to the tool's own `default`; the
-        reviewing editor's defaults count only when `reviewing`."""
+        """The user's last matching rule (a pattern may be an alias), unless the
+        project's last matching rule is stricter. The defaults' catch-all `* allow`
+        gives way to the tool's own `default`; a project's rule can only tighten it;
+        the reviewing editor's defaults count only when `reviewing`."""
         names = names or {}
+        found: dict[bool, str] = {}
         for rule in reversed(self.rules):
+            if rule.project in found:
+                continue
             if not reviewing and rule.where.startswith(REVIEWING_SOURCE):
                 continue
             if names.get(rule.pattern, rule.pattern) == tool or fnmatch.fnmatchcase(
                 tool, rule.pattern
             ):
                 catch_all = rule.pattern == "*" and rule.where.startswith("defaults:")
-                return default if catch_all else rule.rule
-        return default
+                found[rule.project] = default if catch_all else rule.rule
+            if len(found) == 2:
+                break
+        mine, theirs = found.get(False, default), found.get(True, "allow")
+        return theirs if STRICTNESS[theirs] > STRICTNESS[mine] else mine
 
     def verdict(self, session: Any, tool: str, args: dict[str, Any]) -> str:
         """allow, review, ask or deny for this call. A tool may carry its own default
@@ -146,6 +173,8 @@ class Policy:
         rule = self.rule(tool, names, default if default in RULES else "allow", by == "editor")
         if rule == "deny":
             return "deny"
+        if guarded(session, tool, args):
+            return "ask"  # whatever the rules and the `always` answers say
         if tool in self.always or rule == "allow":
             return "allow"
         if rule == "ask-outside":
@@ -156,11 +185,37 @@ class Policy:
 
 
 def outside(session: Any, args: dict[str, Any]) -> bool:
-    """Does the call's `path` argument lead out of the session's working directory?"""
+    """Does the call's `path` argument lead out of the session's working directory?
+    A file with more than one hard link does: its other names may be anywhere."""
     path = args.get("path")
     if not isinstance(path, str):
         return False
-    return not resolve(session, path).is_relative_to(session.cwd)
+    try:
+        resolved = resolve(session, path)
+    except (OSError, RuntimeError, ValueError):
+        return True  # the tool itself will say what is wrong with it
+    if not resolved.is_relative_to(session.cwd):
+        return True
+    try:
+        info = os.stat(resolved)
+    except (OSError, ValueError):
+        return False
+    return stat.S_ISREG(info.st_mode) and info.st_nlink > 1
+
+
+def guarded(session: Any, tool: str, args: dict[str, Any]) -> str | None:
+    """Why this call would write a protected path (protected.py), or None."""
+    path = args.get("path")
+    if not isinstance(path, str):
+        return None
+    if tool not in ("write", "edit") and session.toolbox.resolve(tool).kind not in WRITING_KINDS:
+        return None
+    try:
+        resolved = resolve(session, path)
+    except (OSError, RuntimeError, ValueError):
+        return None  # nothing can be written there: the tool fails
+    why = protected(resolved)
+    return None if why is None else f"{resolved} is protected: {why}"
 
 
 def policy_of(session: Any) -> Policy:
@@ -170,12 +225,14 @@ def policy_of(session: Any) -> Policy:
     return policy
 
 
-def question(tool: str, args: dict[str, Any]) -> str:
-    """`Allow execute: COMMAND?`, the command (or path, or arguments) whole: padding must
-    not push what will really run out of sight (each face shows it whole, the terminal
-    with its control characters made visible)."""
+def question(tool: str, args: dict[str, Any], why: str | None = None) -> str:
+    """`Allow TOOL: SUBJECT?`, the subject whole (the command, the path, or the
+    arguments), however long: padding must not push what will really run out of sight
+    (each face shows it whole, the terminal with its control characters made visible);
+    for a protected path, why it asks."""
     subject = args.get("command") or args.get("path") or json.dumps(args, ensure_ascii=False)
-    return f"Allow {tool}: {subject}?"
+    text = f"Allow {tool}: {subject}?"
+    return f"{text} ({why}; what is written there decides what runs later)" if why else text
 
 
 def register(plugin: Plugin) -> None:
@@ -205,8 +262,13 @@ def register(plugin: Plugin) -> None:
         tool: dict[str, Any] = {"name": tool_name, "arguments": args}
         if (diff := await preview(session, tool_name, args)) is not None:
             tool["diff"] = diff
+        why = guarded(session, tool_name, args)
         answer = await ask(
-            session.input, question(tool_name, args), OPTIONS, kind="permission", tool=tool
+            session.input,
+            question(tool_name, args, why),
+            PROTECTED_OPTIONS if why else OPTIONS,
+            kind="permission",
+            tool=tool,
         )
         if answer is None:
             raise PermissionDenied(f"Permission denied: {tool_name} ({NO_ANSWER})")
@@ -216,5 +278,5 @@ def register(plugin: Plugin) -> None:
         if choice == "never":
             policy.never.add(tool_name)
             raise PermissionDenied(f"User denied permission: {tool_name}")
-        if choice == "always":
+        if choice == "always" and not why:  # for a protected path: this once
             policy.always.add(tool_name)

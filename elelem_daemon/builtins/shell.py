@@ -9,6 +9,9 @@ keys, tokens, passwords: `keys.secret`) are not in the environment a command
 gets, unless `ELELEM_TOOL_ENV_KEEP` names them (`ELELEM_TOOL_ENV_KEEP_KEYS=1`: all).
 Commands die with the daemon, even on SIGKILL: the direct child by its parent-death
 signal, its process group (grandchildren included) by the reaper (see procs.py).
+A command that created, changed or removed a protected file (protected.py: git hooks,
+`.agents`, shell rc files, ...) has them listed in its result's `protected` and
+`warning`, and the user is told: a command can write anything, this makes it seen.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from typing import Any
 
 from .. import keys
 from ..procs import death_signal, holders, kill_group, pipe_of, reaper, signal_all, stop
+from ..protected import changes, snapshot
 from ..registry import Plugin
 from .files import target
 
@@ -168,7 +172,17 @@ def register(plugin: Plugin) -> None:
         kind="execute",
     )
     async def execute(session: Any, args: dict[str, Any]) -> dict[str, Any]:
-        return await run(["bash", "-c", args["command"]], session.cwd, args.get("timeout"))
+        before = snapshot(session.cwd)  # a command may write anything: notice protected files
+        result = await run(["bash", "-c", args["command"]], session.cwd, args.get("timeout"))
+        if changed := changes(before, snapshot(session.cwd)):
+            result["protected"] = changed
+            note = (
+                "this command changed protected files, which decide what runs later: "
+                + ", ".join(changed)
+            )
+            result["warning"] = note
+            session.output.say(f"warning: execute: {note}", "error")
+        return result
 
     @plugin.tool(
         "list",

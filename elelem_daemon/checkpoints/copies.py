@@ -27,14 +27,16 @@ import time
 from pathlib import Path
 from typing import Any
 
+from .. import owned
+from ..jsonsafe import dumps
 from . import manifest
 from .outcome import Restored
 from .shadow import private
 
 CHUNK = 1 << 20
+WRITE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 BLOB = re.compile(r"[0-9a-f]{64}")
 MAX_PATHS = 10_000  # per turn
-MAX_RECORD = 16 << 20  # bytes of one turn's record read at most
 
 
 class Copies:
@@ -48,11 +50,7 @@ class Copies:
 
     def load(self, session: str, turn: int) -> dict[str, Any] | None:
         try:
-            fd = os.open(
-                self.record_path(session, turn), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
-            )
-            with os.fdopen(fd, "rb") as file:  # a planted symlink is no record
-                data = json.loads(file.read(MAX_RECORD))
+            data = json.loads(owned.read_text(self.record_path(session, turn)))
         except (OSError, ValueError):
             return None
         return data if isinstance(data, dict) and isinstance(data.get("files"), dict) else None
@@ -61,12 +59,7 @@ class Copies:
         private(self.folder.parent, self.cwd)
         path = self.record_path(session, turn)
         path.parent.mkdir(parents=True, exist_ok=True)
-        temp = path.with_suffix(".tmp")
-        temp.unlink(missing_ok=True)  # never written through a planted symlink
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-        with os.fdopen(os.open(temp, flags, 0o600), "w") as file:
-            file.write(json.dumps(record, ensure_ascii=False))
-        os.replace(temp, path)
+        owned.replace(path, dumps(record, ensure_ascii=False).encode())
 
     def begin(self, session: str, turn: int) -> None:
         private(self.folder.parent, self.cwd)
@@ -129,7 +122,9 @@ class Copies:
                 source = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
             if keep:
                 blobs.mkdir(parents=True, exist_ok=True)
-            with os.fdopen(source, "rb") as file, open(temp, "wb") if keep else _null() as out:
+            out_fd = os.open(temp, WRITE, 0o600) if keep else None
+            sink = open(out_fd, "wb") if out_fd is not None else _null()
+            with os.fdopen(source, "rb") as file, sink as out:
                 while chunk := file.read(CHUNK):
                     digest.update(chunk)
                     out.write(chunk)
@@ -234,7 +229,8 @@ class Copies:
             raise OSError(f"a copy names no blob: {want.get('blob')!r}")
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
         out = os.open(temp, flags, 0o600, dir_fd=fd)
-        with os.fdopen(out, "wb") as file, open(self.folder / "blobs" / want["blob"], "rb") as blob:
+        blob_fd = owned.open_owned(self.folder / "blobs" / want["blob"])
+        with os.fdopen(out, "wb") as file, open(blob_fd, "rb") as blob:
             while chunk := blob.read(CHUNK):
                 file.write(chunk)
             os.fchmod(file.fileno(), int(want["mode"]) & 0o7777)
@@ -269,7 +265,7 @@ class Copies:
         used: set[str] = set()
         for path in (self.folder / "turns").glob("*/*.json"):
             with contextlib.suppress(OSError, ValueError, AttributeError):
-                for state in json.loads(path.read_text())["files"].values():
+                for state in json.loads(owned.read_text(path))["files"].values():
                     if state.get("blob"):
                         used.add(state["blob"])
         for blob in (self.folder / "blobs").glob("*"):

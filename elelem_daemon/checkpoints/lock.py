@@ -17,6 +17,7 @@ import weakref
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+from .. import owned
 from .git import GitError
 
 POLL = 0.02
@@ -43,7 +44,7 @@ async def held(path: Path, timeout: float) -> AsyncIterator[None]:
         ) from None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        fd = owned.open_owned(path, os.O_RDWR | os.O_CREAT)  # never a planted link
         try:
             while True:
                 try:

@@ -27,6 +27,7 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
+from .. import owned
 from .git import GitError
 from .lock import held
 from .refs import turn_of
@@ -109,7 +110,7 @@ async def stale_folders(root: Path, days: float, now: float | None = None) -> li
         folder = marker.parent
         try:
             used = marker.stat().st_mtime
-            cwd = Path(marker.read_text().strip())
+            cwd = Path(owned.read_text(marker).strip())
         except OSError:
             continue
         if now - used <= days * DAY and cwd.is_dir():

@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import owned
 from . import excludes, manifest
 from .git import Git, GitError, records
 from .manifest import Manifest
@@ -58,8 +59,8 @@ def private(folder: Path, cwd: Path) -> None:
     folder.mkdir(mode=0o700, exist_ok=True)
     os.chmod(folder, 0o700)
     marker = folder / "cwd"
-    if not marker.exists():
-        marker.write_text(str(cwd) + "\n")
+    if not os.path.lexists(marker):  # never written through a link (owned.py)
+        owned.replace(marker, os.fsencode(str(cwd)) + b"\n")
 
 
 @dataclass
@@ -85,9 +86,9 @@ class Shadow:
         if not (self.dir / "HEAD").is_file():
             private(self.dir, self.cwd)
             await self.git("init", "--quiet", "--template=")
-            (self.dir / "config").write_text(CONFIG)
+            owned.replace(self.dir / "config", CONFIG.encode())
             (self.dir / "info").mkdir(exist_ok=True)
-            (self.dir / "info" / "attributes").write_text(ATTRIBUTES)
+            owned.replace(self.dir / "info" / "attributes", ATTRIBUTES.encode())
         named = excludes.read(self.dir / "cwd")
         if named != [str(self.cwd)]:
             raise GitError(f"{self.dir} holds the checkpoints of another folder: {named[:1]}")
@@ -100,8 +101,12 @@ class Shadow:
         text = await asyncio.to_thread(excludes.patterns, self.cwd, nested)
         if text != self._excludes:
             path = self.dir / "info" / "exclude"
-            if not path.is_file() or path.read_text() != text:
-                path.write_text(text)
+            try:
+                same = owned.read_text(path) == text
+            except (OSError, UnicodeDecodeError):
+                same = False
+            if not same:
+                owned.replace(path, text.encode())
             self._excludes = text
 
     def nested(self) -> list[str]:
@@ -113,7 +118,7 @@ class Shadow:
         known = self.nested()
         new = [p for p in paths if p not in known and "\n" not in p and manifest.safe(p)]
         if new:
-            (self.dir / "nested").write_text("".join(f"{p}\n" for p in known + new))
+            owned.replace(self.dir / "nested", "".join(f"{p}\n" for p in known + new).encode())
         return known + new
 
     async def head(self) -> Head | None:

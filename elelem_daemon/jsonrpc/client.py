@@ -253,6 +253,10 @@ class Client:
     async def close_session(self, session_id: str) -> None:
         await self.request("session/close", {"sessionId": session_id})
 
+    async def trust(self, session_id: str) -> RpcMessage:
+        """`session/trust`: trust the session's folder (remembered); its plugins load."""
+        return await self.request("session/trust", {"sessionId": session_id})
+
     async def cancel(self, session_id: str) -> None:
         await self.notify("session/cancel", {"sessionId": session_id})
 

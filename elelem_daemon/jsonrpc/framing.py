@@ -8,11 +8,12 @@ then resynchronises on the next `Content-Length:` header.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
+
+from ..jsonsafe import dumps
 
 MAX_BODY = 64 * 1024 * 1024  # a larger frame is refused (and skipped) without being buffered
 MAX_LINE = 8 * 1024  # a header line longer than this is junk
@@ -29,7 +30,7 @@ class BadFrame:
 
 def encode(message: dict[str, Any]) -> bytes:
     """One framed message. ASCII-only JSON, so the header counts bytes and characters alike."""
-    body = json.dumps(message, separators=(",", ":")).encode("ascii")
+    body = dumps(message, separators=(",", ":")).encode("ascii")
     return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
 
 

@@ -1,12 +1,19 @@
 """Tool calls as the providers hand them to the agent: the `doing` event; and the
 `stop` event a provider yields when the model's reply was cut off by its token limit
 (Anthropic `stop_reason: max_tokens`, OpenAI `finish_reason: length`, Ollama
-`done_reason: length`), which makes the turn's stop reason `max_tokens`."""
+`done_reason: length`), which makes the turn's stop reason `max_tokens`.
+
+Arguments are parsed with `jsonsafe.loads(finite=True)`: text nested past
+`jsonsafe.MAX_DEPTH`, or holding `NaN`, `Infinity` or a number too large for a float
+(`1e999`), is an `error` the model reads, as any text that is not JSON.
+"""
 
 from __future__ import annotations
 
 import json
 from typing import Any
+
+from ..jsonsafe import loads
 
 CUT_OFF: dict[str, Any] = {"type": "stop", "reason": "max_tokens"}
 
@@ -24,12 +31,17 @@ def doing(call_id: str, name: str, arguments: Any) -> dict[str, Any]:
     if arguments is None or (isinstance(arguments, str) and not arguments.strip()):
         return event
     if not isinstance(arguments, str):
-        event["error"] = f"tool arguments must be a JSON object, got {json.dumps(arguments)}"
+        event["error"] = (
+            f"tool arguments must be a JSON object, got {clip(json.dumps(arguments, default=str))}"
+        )
         return event
     try:
-        parsed = json.loads(arguments)
-    except ValueError as exc:
+        parsed = loads(arguments, finite=True)
+    except json.JSONDecodeError as exc:
         event["error"] = f"invalid JSON in tool arguments: {exc}: {clip(arguments)}"
+        return event
+    except ValueError as exc:  # JSON, but not plain: NaN, 1e999, nested too deep
+        event["error"] = f"unusable tool arguments: {exc}: {clip(arguments)}"
         return event
     if isinstance(parsed, dict):
         event["arguments"] = parsed

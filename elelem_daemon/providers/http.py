@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
-import json
 import logging
 import os
 import random
@@ -40,6 +39,7 @@ from typing import Any
 import httpx
 
 from ..errors import ProviderError
+from ..jsonsafe import dumps, loads
 from .lines import MAX_LINE, MAX_REPLY, head, lines
 
 log = logging.getLogger(__name__)
@@ -112,7 +112,7 @@ def error_detail(body: bytes) -> tuple[str, set[str]]:
     three error shapes."""
     text = body.decode("utf-8", errors="replace").strip()
     try:
-        payload = json.loads(text)
+        payload = loads(text)
     except ValueError:
         return one_line(text), set()
     if not isinstance(payload, dict):
@@ -182,11 +182,17 @@ class HTTPProvider:
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
     ) -> AsyncIterator[dict[str, Any]]:
         url, headers, body = self.request(messages, tools)
+        # the bytes httpx's json= sends, but never NaN or Infinity (jsonsafe.dumps)
+        content = dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+        if not any(key.lower() == "content-type" for key in headers):
+            headers = {**headers, "content-type": "application/json"}
         attempt = 0
         while True:
             emitted = False
             try:
-                async with self.client.stream("POST", url, headers=headers, json=body) as response:
+                async with self.client.stream(
+                    "POST", url, headers=headers, content=content
+                ) as response:
                     if not response.is_success:
                         raise self.status_failure(response, await head(response))
                     async for event in self.decode(response):
@@ -266,7 +272,7 @@ class HTTPProvider:
     def parse(self, data: str, what: str = "stream data") -> Any:
         """JSON from one stream line, or a clear error quoting (the start of) the line."""
         try:
-            return json.loads(data)
+            return loads(data)  # bounded nesting: a hostile stream is malformed, not a crash
         except ValueError:
             clipped = data if len(data) <= 120 else data[:120] + "..."
             raise ProviderError(f"{self.name}: malformed {what}: {clipped!r}") from None

@@ -30,6 +30,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from ..conversation import image_bytes, images_in, text_of
+from .calls import doing
 
 
 class StubProvider:
@@ -82,12 +83,7 @@ class StubProvider:
         yield {"type": "saying", "text": "let me check."}
         if verb == "!tool":
             name, _, args = rest.partition(" ")
-            yield {
-                "type": "doing",
-                "id": "stub-1",
-                "name": name,
-                "arguments": json.loads(args) if args.strip() else {},
-            }
+            yield doing("stub-1", name, args)  # parsed as every provider's are
         elif tools:
             yield {
                 "type": "doing",

@@ -24,7 +24,6 @@ so a reloaded session has its turns' numbers and can rewind them. Version 1 file
 
 from __future__ import annotations
 
-import json
 import logging
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -32,6 +31,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..conversation import Conversation, Message, is_content, text_of
+from ..jsonsafe import dumps, loads
+from ..owned import read_bytes
 
 if TYPE_CHECKING:
     from ..ports import SessionView
@@ -104,7 +105,7 @@ def seconds(text: Any) -> float | None:
 
 def encode(record: Record) -> bytes:
     """One line of the file."""
-    return (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+    return (dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
 
 
 # -- reading ---------------------------------------------------------------------------
@@ -139,14 +140,14 @@ class Stored:
 
 def read_lines(path: Path) -> list[Record]:
     """The file's records; a torn last line is dropped, a corrupt middle line skipped."""
-    data = path.read_bytes()
+    data = read_bytes(path)  # never through a link (owned.py)
     lines = data.split(b"\n")
     records = []
     for number, raw in enumerate(lines, 1):
         if not raw.strip():
             continue
         try:
-            record = json.loads(raw)
+            record = loads(raw)
             if not isinstance(record, dict):
                 raise ValueError("not an object")
         except ValueError as exc:
@@ -159,7 +160,7 @@ def read_lines(path: Path) -> list[Record]:
 
 def head_of(first_line: bytes, path: Path, updated: str) -> Stored:
     """A stored session's metadata from its first line alone (for listings)."""
-    return replay([json.loads(first_line)], path, updated)
+    return replay([loads(first_line)], path, updated)
 
 
 def replay(records: list[Record], path: Path, updated: str) -> Stored:

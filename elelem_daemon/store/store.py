@@ -6,6 +6,11 @@ records.py. The file is written when the first message is kept, so a session nob
 talked to leaves no file. Every line is flushed and fsynced as it is written; a
 half-written last line is cut off before the next append. While a process holds a
 session open, the file is locked (flock) so no second process appends to it.
+
+Session files are elelem's own (owned.py): opened with `O_NOFOLLOW`, only as regular
+files with one link. A symlink, hard link or FIFO planted as `<id>.jsonl` is skipped by
+listings and refused by `load`; `delete` removes such a name itself, never opening
+(or truncating) what it points to.
 """
 
 from __future__ import annotations
@@ -14,11 +19,13 @@ import fcntl
 import logging
 import os
 import re
+import stat
 from datetime import UTC, datetime
 from pathlib import Path
 
 from ..config import state_dir
 from ..errors import NoStoredSession, SessionLocked
+from ..owned import open_owned, read_line
 from . import records
 from .records import Record, Stored
 
@@ -64,8 +71,7 @@ class Store:
         return sorted(found, key=lambda s: (s.updated, s.created), reverse=True)
 
     def _head(self, path: Path) -> Stored:
-        with path.open("rb") as file:
-            first = file.readline()
+        first = read_line(path)
         if not first.endswith(b"\n"):
             raise ValueError("no complete metadata line")
         return records.head_of(first, path, _mtime(path))
@@ -86,7 +92,7 @@ class Store:
             return records.replay(records.read_lines(path), path, _mtime(path))
         except FileNotFoundError:
             raise NoStoredSession(f"no stored session {session_id!r}") from None
-        except ValueError as exc:
+        except (OSError, ValueError) as exc:  # a symlink or FIFO planted there, too
             raise NoStoredSession(f"stored session {session_id!r} is unreadable: {exc}") from None
 
     def find(self, prefix: str) -> str:
@@ -109,8 +115,15 @@ class Store:
     def delete(self, session_id: str) -> None:
         """Remove a stored session; not one that a process has open (SessionLocked)."""
         writer = self.writer(session_id)
-        if not writer.path.is_file():
+        try:
+            info = writer.path.lstat()
+        except FileNotFoundError:
+            raise NoStoredSession(f"no stored session {session_id!r}") from None
+        if stat.S_ISDIR(info.st_mode):
             raise NoStoredSession(f"no stored session {session_id!r}")
+        if not stat.S_ISREG(info.st_mode) or info.st_nlink > 1:
+            writer.path.unlink()  # a planted link or FIFO: the name goes, what it names stays
+            return
         writer.open()  # takes the lock, or raises SessionLocked
         try:
             writer.path.unlink()
@@ -134,7 +147,7 @@ class Writer:
             return self
         self.path.parent.mkdir(parents=True, exist_ok=True)
         created = not self.path.exists()
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600)
+        fd = open_owned(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

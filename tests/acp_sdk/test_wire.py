@@ -135,7 +135,12 @@ async def test_a_plugin_printing_to_stdout_cannot_break_the_protocol(tmp_path: P
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env,
     )  # fmt: skip
     wire = Wire(process)
-    sid = await session(wire, tmp_path / "project")
+    new = await wire.call(
+        1,
+        "session/new",
+        {"cwd": str(tmp_path / "project"), "mcpServers": [], "_meta": {"trusted": True}},
+    )
+    sid = new["result"]["sessionId"]
     block = {"type": "text", "text": "!tool shout {}"}
     answer = await wire.call(2, "session/prompt", {"sessionId": sid, "prompt": [block]})
     assert answer["result"]["stopReason"] == "end_turn"

@@ -180,17 +180,36 @@ async def test_a_symlink_out_of_the_cwd_counts_as_outside(registry, isolated):
     assert len(asked.questions) == 1 and not (isolated / "elsewhere" / "x.txt").exists()
 
 
-async def test_project_rules_follow_user_rules_and_need_trust(registry, isolated):
-    user_rules(isolated, "read deny\n")
-    project_rules("read allow\nglob ask\n")
+async def test_project_rules_may_only_tighten_and_need_trust(registry, isolated):
+    user_rules(isolated, "read deny\nlist allow\n")
+    project_rules("read allow\nglob ask\nlist deny\n")
     Path("a.txt").write_text("hi")
     trusted, _ = session(registry, [])
-    assert (await trusted.toolbox.run("read", {"path": "a.txt"})).ok
-    assert not (await trusted.toolbox.run("glob", {"pattern": "*"})).ok
+    denied = await trusted.toolbox.run("read", {"path": "a.txt"})  # the project cannot allow
+    assert denied.payload["error"] == "Permission denied: read"
+    assert not (await trusted.toolbox.run("glob", {"pattern": "*"})).ok  # it can ask
+    assert (await trusted.toolbox.run("list", {})).payload["error"] == "Permission denied: list"
     untrusted, _ = session(registry, [], project=False)
     denied = await untrusted.toolbox.run("read", {"path": "a.txt"})
     assert denied.payload["error"] == "Permission denied: read"
     assert (await untrusted.toolbox.run("glob", {"pattern": "*"})).ok
+
+
+def test_a_project_cannot_loosen_a_tools_own_default(isolated):
+    """An MCP tool asks by default (its `permission`); the project's `allow` cannot
+    change that, its `deny` can; the user's `allow` can."""
+    from elelem_daemon.builtins.permissions import Policy
+
+    user_rules(isolated, "")
+    project_rules("demo__add allow\ndemo__rm deny\n")
+    policy = Policy.load(Path.cwd(), project=True)
+    assert policy.rule("demo__add", default="ask") == "ask"
+    assert policy.rule("demo__rm", default="ask") == "deny"
+    assert policy.rule("read", default="allow") == "ask-outside"
+    user_rules(isolated, "demo__* allow\n")
+    policy = Policy.load(Path.cwd(), project=True)
+    assert policy.rule("demo__add", default="ask") == "allow"
+    assert policy.rule("demo__rm", default="ask") == "deny"
 
 
 async def test_patterns_are_globs_or_aliases_and_the_last_match_wins(registry, isolated):
@@ -290,3 +309,21 @@ def test_the_terminal_repl_asks_and_runs_on_yes(isolated):
     assert "Allow execute: echo ran > marker? [allow/deny/always/never] no\n" in run.stdout
     assert "  ✗ User denied permission: execute" in run.stdout
     assert not Path("marker").exists()
+
+
+def test_a_projects_review_rule_tightens_allow_and_never_loosens_ask(isolated):
+    """`review` sits between `ask-outside` and `ask`: a project's `review` counts over the
+    user's `allow`, not over the user's `ask`; a project's `allow` cannot undo the
+    reviewing editor's defaults."""
+    from elelem_daemon.builtins.permissions import Policy
+
+    user_rules(isolated, "write allow\nedit ask\n")
+    project_rules("write review\nedit review\n")
+    policy = Policy.load(Path.cwd(), project=True)
+    assert policy.rule("write") == "review"
+    assert policy.rule("edit") == "ask"
+    user_rules(isolated, "")
+    project_rules("write allow\n")
+    policy = Policy.load(Path.cwd(), project=True)
+    assert policy.rule("write", reviewing=True) == "review"
+    assert policy.rule("write") == "ask-outside"

@@ -32,13 +32,29 @@ def test_the_transcript_puts_the_system_prompt_first_and_clear_empties(tmp_path)
     assert transcript.messages() == [{"role": "system", "content": "sys"}]
 
 
-def test_system_prompt_default_and_agents_md_walking_up(tmp_path):
-    inner = tmp_path / "a" / "b"
+def test_system_prompt_default_and_agents_md_walking_up_to_the_repository_root(tmp_path):
+    repo = tmp_path / "repo"
+    inner = repo / "a" / "b"
     inner.mkdir(parents=True)
+    (repo / ".git").mkdir()
     prompt = SystemPrompt(cwd=inner)
     assert prompt.render() == "You are a terminal coding agent."
-    (tmp_path / "AGENTS.md").write_text("Run bin/test.\n")
+    (tmp_path / "AGENTS.md").write_text("Above the repository: not the project's.\n")
+    assert prompt.render() == "You are a terminal coding agent."
+    (repo / "AGENTS.md").write_text("Run bin/test.\n")
     assert prompt.render() == "You are a terminal coding agent.\n\nRun bin/test."
+    (repo / "a" / "AGENTS.md").write_text("Nearer.\n")
+    assert prompt.render().endswith("\n\nNearer.")
+
+
+def test_outside_a_repository_only_the_working_directorys_agents_md_counts(tmp_path):
+    inner = tmp_path / "a"
+    inner.mkdir()
+    (tmp_path / "AGENTS.md").write_text("A parent's.\n")
+    prompt = SystemPrompt(cwd=inner)
+    assert prompt.render() == "You are a terminal coding agent."
+    (inner / "AGENTS.md").write_text("Its own.\n")
+    assert prompt.render().endswith("Its own.")
 
 
 def test_transcript_renders_the_system_prompt_fresh_every_time(tmp_path):

@@ -66,6 +66,7 @@ async def test_unknown_session(client: Client) -> None:
         "session/context",
         "session/close",
         "session/complete",
+        "session/trust",
     ):
         params = {"sessionId": "nope", "text": "hi", "line": "/help"}
         error = await fails(client.request(method, params))
@@ -103,7 +104,7 @@ def slow_command(workdir: Path) -> None:
 
 @pytest.mark.parametrize("how", ["$/cancelRequest", "session/cancel"])
 async def test_request_cancelled(client: Client, slow_command: None, how: str) -> None:
-    session = (await within(client.new_session()))["sessionId"]
+    session = (await within(client.new_session(trusted=True)))["sessionId"]
     msg_id = 4242
     message = {
         "jsonrpc": "2.0",
@@ -133,7 +134,7 @@ async def test_internal_error(client: Client, workdir: Path) -> None:
         "    def explode(session):\n"
         "        raise RuntimeError('setup exploded')\n"
     )
-    error = await fails(client.new_session())
+    error = await fails(client.new_session(trusted=True))
     assert (error.code, error.kind) == (-32603, "internal_error")
     assert "setup exploded" in error.message
     assert "traceback" not in error.data

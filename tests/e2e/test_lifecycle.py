@@ -137,7 +137,7 @@ async def test_stdout_carries_only_protocol_messages(spawn, workdir: Path) -> No
     )
     client = await spawn(stderr=asyncio.subprocess.DEVNULL)
     await within(client.initialize())
-    session = (await within(client.new_session()))["sessionId"]
+    session = (await within(client.new_session(trusted=True)))["sessionId"]
     assert (await within(client.command(session, "/noise")))["output"] == "said"
     # every byte the client read parsed as a frame: anything else would be a BadFrame
     assert client.bad_frames == []

@@ -59,10 +59,18 @@ async def test_an_untrusted_session_does_not_load_project_plugins(
         "    def hello(session, args):\n"
         "        session.output.say('hello ' + (args or 'you'))\n"
     )
-    trusted = await within(client.new_session())
+    trusted = await within(client.new_session(trusted=True))
     untrusted = await within(client.new_session(trusted=False))
+    unsaid = await within(client.new_session())  # no word from the client: not trusted yet
     assert "hello" in [c["name"] for c in trusted["commands"]]
     assert "hello" not in [c["name"] for c in untrusted["commands"]]
+    assert "hello" not in [c["name"] for c in unsaid["commands"]]
+    assert unsaid["trust"] == {
+        "folder": str(workdir.resolve()),
+        "trusted": False,
+        "skipped": [str(workdir.resolve() / ".agents" / "plugins")],
+    }
+    assert trusted["trust"] == {"folder": str(workdir.resolve()), "trusted": True, "skipped": []}
     output = await within(client.command(trusted["sessionId"], "/hello there"))
     assert output == {"output": "hello there", "turnId": 1}
 

@@ -209,7 +209,7 @@ async def test_a_deny_rule_in_the_project_is_final(spawn, env, workdir) -> None:
     (workdir / ".agents" / "permissions").write_text("execute deny\n")
     asked = asyncio.Event()
     client = await opened(spawn, on_ask=lambda params: asked.set() or "allow")
-    session = (await within(client.new_session()))["sessionId"]
+    session = (await within(client.new_session(trusted=True)))["sessionId"]
     seen: list[dict] = []
     await within(client.turn(session, '!tool bash {"command": "true"}', on_event=seen.append))
     done = next(e["params"] for e in seen if e["method"] == "event/result")

@@ -246,10 +246,12 @@ async def test_usage_is_summed_and_the_round_cap_ends_a_turn(client: Client, wor
     plugins = workdir / ".agents" / "plugins"
     plugins.mkdir(parents=True)
     (plugins / "looping.py").write_text(PROVIDER_PLUGIN)
-    once = (await within(client.new_session(provider="looping", model="once")))["sessionId"]
+    once = (await within(client.new_session(provider="looping", model="once", trusted=True)))[
+        "sessionId"
+    ]
     result = await within(client.turn(once, "hi"))
     assert result["usage"] == {"input_tokens": 10, "output_tokens": 2}
-    looping = (await within(client.new_session(provider="looping")))["sessionId"]
+    looping = (await within(client.new_session(provider="looping", trusted=True)))["sessionId"]
     result = await within(client.turn(looping, "hi"), 30)
     assert result["stopReason"] == "max_turn_requests"
     assert result["reply"].endswith("[stopped: 100 rounds of tool calls]")

@@ -69,8 +69,9 @@ def verify(daemon: Fuzzed, got: list[dict[str, Any]], ids: list[Any]) -> None:
 
 
 # -- framing ---------------------------------------------------------------------------
+FINITE = st.floats(allow_nan=False, allow_infinity=False)  # JSON has no NaN nor Infinity
 JSON = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
+    st.none() | st.booleans() | st.integers() | FINITE | st.text(max_size=20),
     lambda inner: (
         st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
     ),
@@ -163,6 +164,7 @@ METHODS = [
     "session/delete",
     "session/close",
     "session/context",
+    "session/trust",
     "session/cancel",
     "$/cancelRequest",
     "initialized",
@@ -217,6 +219,7 @@ OWN = {  # the params each method reads
     "session/load": {"sessionId", "provider", "model", "trusted"},
     "session/delete": {"sessionId"},
     "session/context": {"sessionId"},
+    "session/trust": {"sessionId"},
     "session/cancel": {"sessionId"},
     "$/cancelRequest": {"id"},
 }

@@ -58,7 +58,7 @@ async def spawn_with_canary(spawn: Any, env: dict[str, str], **more: str) -> tup
 async def everything(client: Client, workdir: Path) -> tuple[list[Any], list[Any], str]:
     """Run every probe in one session; return its events, results and context."""
     plugin(workdir, "leaky", LEAKY)
-    session = (await within(client.new_session(cwd=str(workdir))))["sessionId"]
+    session = (await within(client.new_session(cwd=str(workdir), trusted=True)))["sessionId"]
     events: list[Any] = []
     replies = [await within(client.turn(session, p, on_event=events.append)) for p in PROBES]
     errors = []

@@ -56,7 +56,7 @@ async def still_works(client: Client, session: str) -> None:
 @pytest.fixture
 async def faulty(client: Client, workdir: Path) -> str:
     plugin(workdir, "faulty", FAULTY)
-    return (await within(client.new_session(cwd=str(workdir))))["sessionId"]
+    return (await within(client.new_session(cwd=str(workdir), trusted=True)))["sessionId"]
 
 
 async def test_a_handler_that_raises_is_a_failed_result(client: Client, faulty: str) -> None:

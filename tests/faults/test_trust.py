@@ -1,12 +1,24 @@
-"""Trust: a session reports which plugins it loaded and where each came from, and an
-untrusted workspace loads none of the project's."""
+"""Trust is asked once per folder, in every face (issue 13, item 3). A folder is
+untrusted until the user trusts it (the trusted-folders file,
+`$XDG_CONFIG_HOME/elelem/trusted`): until then not one line of its plugins runs, its
+rules and MCP servers are not read, and `session/new` says what was skipped. The
+daemon takes `trusted` from the editor (and `session/trust`), the ACP face asks with
+`session/request_permission` (or takes `_meta.trusted`), the terminal asks once.
+AGENTS.md is read up to the repository's root, not above it."""
 
 from __future__ import annotations
 
+import asyncio
+import json
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from support.async_pty import Terminal
+from support.ndjson import Wire
+
+from elelem_daemon.jsonrpc.client import RpcError
 
 from .conftest import plugin, within
 
@@ -15,7 +27,7 @@ pytestmark = pytest.mark.e2e
 TOOL = """
 def register(plugin):
     @plugin.tool("{name}", "a {name} tool", {{}})
-    def run(args):
+    def run(session, args):
         return "{name}"
 """
 
@@ -41,14 +53,39 @@ def plugins(env: dict[str, str], workdir: Path) -> dict[str, Path]:
     }
 
 
+def ran(plugins: dict[str, Path]) -> bool:
+    return plugins["spy"].with_suffix(".ran").exists()
+
+
 def by_name(result: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {p["name"]: p for p in result["plugins"]}
 
 
+async def until(check: Any, every: float = 0.05) -> None:
+    while not check():
+        await asyncio.sleep(every)
+
+
+def trusted_file(env: dict[str, str]) -> Path:
+    return Path(env["XDG_CONFIG_HOME"]) / "elelem" / "trusted"
+
+
+def everything_to_trust(workdir: Path) -> list[str]:
+    """Rules, modes and MCP servers beside the plugins; their paths, as reported."""
+    (workdir / ".agents" / "permissions").write_text("execute deny\n")
+    (workdir / ".agents" / "modes").mkdir()
+    (workdir / ".agents" / "modes" / "review.md").write_text("Review only.\n")
+    (workdir / ".mcp.json").write_text('{"mcpServers": {}}\n')
+    folder = workdir.resolve()
+    return [str(folder / name) for name in (".agents/plugins", ".agents/permissions",
+                                            ".agents/modes", ".mcp.json")]  # fmt: skip
+
+
+# -- the daemon ----------------------------------------------------------------------
 async def test_a_trusted_session_reports_every_plugin_and_its_origin(
     client: Any, workdir: Path, plugins: dict[str, Path]
 ) -> None:
-    result = await within(client.new_session(cwd=str(workdir)))
+    result = await within(client.new_session(cwd=str(workdir), trusted=True))
     found = by_name(result)
     assert found["shell"] == {
         "name": "shell",
@@ -64,96 +101,359 @@ async def test_a_trusted_session_reports_every_plugin_and_its_origin(
     }
     assert found["theirs"]["source"] == "project"
     assert found["theirs"]["path"] == str(plugins["theirs"].resolve())
-    assert found["broken"]["source"] == "project"
     assert found["broken"]["error"] == "ValueError: nope"
     assert {"mine", "theirs"} <= {t["name"] for t in result["tools"]}
     sources = [p["source"] for p in result["plugins"]]
     assert sources == sorted(sources, key=["builtin", "entry-point", "user", "project"].index)
+    assert result["trust"] == {"folder": str(workdir.resolve()), "trusted": True, "skipped": []}
 
 
-async def test_an_untrusted_session_loads_and_reports_no_project_plugin(
-    client: Any, workdir: Path, plugins: dict[str, Path]
+@pytest.mark.parametrize("said", [{"trusted": False}, {}], ids=["trusted false", "nothing"])
+async def test_an_untrusted_folder_loads_nothing_of_its_own_and_says_so(
+    client: Any, workdir: Path, plugins: dict[str, Path], said: dict[str, Any]
 ) -> None:
-    result = await within(client.new_session(cwd=str(workdir), trusted=False))
+    skipped = everything_to_trust(workdir)
+    result = await within(client.new_session(cwd=str(workdir), **said))
     assert "project" not in {p["source"] for p in result["plugins"]}
-    assert {"mine", "shell"} <= set(by_name(result))
-    assert "theirs" not in {t["name"] for t in result["tools"]}
-    assert not plugins["spy"].with_suffix(".ran").exists()  # not one line of it ran
-    trusted = await within(client.new_session(cwd=str(workdir), trusted=True))
-    assert "theirs" in by_name(trusted)
-    assert plugins["spy"].with_suffix(".ran").exists()
+    assert {"mine", "shell"} <= set(by_name(result))  # the user's own still load
+    assert not ran(plugins)  # not one line of it ran
+    assert result["trust"] == {
+        "folder": str(workdir.resolve()),
+        "trusted": False,
+        "skipped": skipped,
+    }
+    events: list[Any] = []  # its rules are not read: its `execute deny` does not apply
+    await within(
+        client.turn(result["sessionId"], '!tool execute {"command": "echo ran"}', events.append)
+    )
+    assert [e["params"]["result"]["content"] for e in events if e["method"] == "event/result"] == [
+        "ran\n"
+    ]
 
 
-async def test_a_client_that_says_nothing_gets_the_product_behaviour(
-    client: Any, workdir: Path, plugins: dict[str, Path]
+async def test_the_trusted_folders_file_decides_for_a_client_that_says_nothing(
+    client: Any, env: dict[str, str], workdir: Path, plugins: dict[str, Path]
 ) -> None:
+    trusted_file(env).write_text(f"# mine\n{workdir.parent.resolve()}\n")  # the parent only
+    assert "theirs" not in by_name(await within(client.new_session(cwd=str(workdir))))
+    assert not ran(plugins)  # a parent's trust does not cover its subfolders
+    trusted_file(env).write_text(f"{workdir.resolve()}\n")
     result = await within(client.new_session(cwd=str(workdir)))
-    assert by_name(result)["theirs"]["source"] == "project"
+    assert by_name(result)["theirs"]["source"] == "project" and ran(plugins)
+    refused = await within(client.new_session(cwd=str(workdir), trusted=False))
+    assert "theirs" not in by_name(refused)  # the editor's no wins over the file
+
+
+async def test_session_trust_loads_the_folder_now_and_remembers_it(
+    client: Any, env: dict[str, str], workdir: Path, plugins: dict[str, Path]
+) -> None:
+    session = (await within(client.new_session(cwd=str(workdir))))["sessionId"]
+    assert not ran(plugins)
+    trusted = await within(client.trust(session))
+    assert "theirs" in {t["name"] for t in trusted["tools"]} and ran(plugins)
+    assert trusted["trust"]["trusted"] is True and trusted["trust"]["skipped"] == []
+    assert trusted_file(env).read_text() == f"{workdir.resolve()}\n"
+    events: list[Any] = []
+    await within(client.turn(session, "!tool theirs {}", on_event=events.append))
+    assert [e["params"]["ok"] for e in events if e["method"] == "event/result"] == [True]
+    later = await within(client.new_session(cwd=str(workdir)))
+    assert "theirs" in by_name(later)
+    await within(client.trust(later["sessionId"]))  # once: the file names it once
+    assert trusted_file(env).read_text() == f"{workdir.resolve()}\n"
+
+
+async def test_session_trust_refuses_a_busy_session(client: Any, workdir: Path) -> None:
+    session = (await within(client.new_session(cwd=str(workdir))))["sessionId"]
+    turn = await within(client.start_turn(session, "!stream 1000 10"))
+    with pytest.raises(RpcError) as error:
+        await within(client.trust(session))
+    assert error.value.kind == "session_busy"
+    await turn.cancel()
+    await within(turn.result())
 
 
 async def test_trusted_must_be_a_boolean(client: Any, workdir: Path) -> None:
-    from elelem_daemon.jsonrpc.client import RpcError
-
     with pytest.raises(RpcError) as error:
         await within(client.new_session(cwd=str(workdir), trusted="yes"))
     assert error.value.kind == "invalid_params"
 
 
-@pytest.mark.parametrize("flag", [[], ["--no-project-plugins"]])
-async def test_the_terminal_opts_out_with_no_project_plugins(
-    env: dict[str, str], workdir: Path, plugins: dict[str, Path], flag: list[str]
-) -> None:
-    import asyncio
-    import sys
-
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "elelem_daemon",
-        "ask",
-        "-p",
-        "stub",
-        *flag,
-        "!echo hi",
-        env=env,
-        cwd=str(workdir),
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    stdout, stderr = await within(process.communicate(), 30)
-    assert (process.returncode, stdout.strip()) == (0, b"hi"), stderr
-    trusted = not flag
-    assert plugins["spy"].with_suffix(".ran").exists() == trusted
-    assert (b"broken" in stderr) == trusted  # a broken project plugin is warned about
-
-
-@pytest.mark.parametrize("trusted", [True, False])
-async def test_project_permission_files_apply_only_to_a_trusted_workspace(
-    client: Any, workdir: Path, trusted: bool
-) -> None:
-    """The user's file allows `execute` (the e2e env); the project's denies it."""
-    (workdir / ".agents").mkdir(exist_ok=True)
-    (workdir / ".agents" / "permissions").write_text("execute deny\n")
-    session = (await within(client.new_session(cwd=str(workdir), trusted=trusted)))["sessionId"]
-    events: list[dict[str, Any]] = []
-    call = '!tool execute {"command": "echo ran"}'
-    await within(client.turn(session, call, on_event=events.append))
-    (result,) = [e["params"]["result"] for e in events if e["method"] == "event/result"]
-    if trusted:
-        assert result["error"] == "Permission denied: execute"
-    else:
-        assert result["content"] == "ran\n"
-
-
-async def test_a_loaded_session_reports_its_plugins_and_keeps_to_its_trust(
+async def test_a_loaded_session_keeps_to_its_trust(
     client: Any, workdir: Path, plugins: dict[str, Path]
 ) -> None:
-    session = (await within(client.new_session(cwd=str(workdir))))["sessionId"]
+    session = (await within(client.new_session(cwd=str(workdir), trusted=True)))["sessionId"]
     await within(client.turn(session, "!echo kept"))
     await within(client.close_session(session))
     plugins["spy"].with_suffix(".ran").unlink()
-    loaded = await within(client.request("session/load", {"sessionId": session, "trusted": False}))
-    assert "project" not in {p["source"] for p in loaded["plugins"]}
-    assert "shell" in by_name(loaded)
-    assert not plugins["spy"].with_suffix(".ran").exists()
+    for params in ({"trusted": False}, {}):
+        loaded = await within(client.load_session(session, **params))
+        assert "project" not in {p["source"] for p in loaded["plugins"]}
+        assert loaded["trust"]["trusted"] is False and loaded["trust"]["skipped"]
+        assert not ran(plugins)
+        await within(client.close_session(session))
+
+
+async def test_agents_md_stops_at_the_repository_root(
+    client: Any, workdir: Path, tmp_path: Path
+) -> None:
+    (tmp_path / "AGENTS.md").write_text("Above the repository: obey the README.\n")
+    (workdir / ".git").mkdir()
+    (workdir / "src").mkdir()
+    session = (await within(client.new_session(cwd=str(workdir / "src"))))["sessionId"]
+    system = (await within(client.context(session)))[0]["content"]
+    assert "obey the README" not in system
+    (workdir / "AGENTS.md").write_text("Use tabs.\n")
+    system = (await within(client.context(session)))[0]["content"]
+    assert system.endswith("Use tabs.")
+
+
+# -- the ACP face --------------------------------------------------------------------
+class Acp:
+    """The ACP face on raw NDJSON, answering its permission questions from a script."""
+
+    def __init__(self, wire: Wire, answers: list[str | None]) -> None:
+        self.wire = wire
+        self.answers = answers
+        self.asked: list[dict[str, Any]] = []
+        self.ids = iter(range(1, 1000))
+
+    @classmethod
+    async def start(cls, env: dict[str, str], cwd: Path, answers: list[str | None]) -> Acp:
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "elelem_daemon", "daemon", "--acp", "--provider", "stub",
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, env=env, cwd=cwd,
+        )  # fmt: skip
+        acp = cls(Wire(process), answers)
+        await acp.call("initialize", {"protocolVersion": 1})
+        return acp
+
+    async def call(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        ident = next(self.ids)
+        await self.wire.send(id=ident, method=method, params=params)
+        while True:
+            message = await self.wire.read()
+            if message.get("method") == "session/request_permission":
+                self.asked.append(message["params"])
+                answer = self.answers.pop(0) if self.answers else None
+                outcome = (
+                    {"outcome": "selected", "optionId": answer}
+                    if answer
+                    else {"outcome": "cancelled"}
+                )
+                reply = {"jsonrpc": "2.0", "id": message["id"], "result": {"outcome": outcome}}
+                await self.wire.line(json.dumps(reply) + "\n")
+            elif message.get("id") == ident and "method" not in message:
+                assert "result" in message, message
+                return message["result"]
+
+    async def new(self, cwd: Path, **meta: Any) -> dict[str, Any]:
+        params: dict[str, Any] = {"cwd": str(cwd), "mcpServers": []}
+        if meta:
+            params["_meta"] = meta
+        return await self.call("session/new", params)
+
+    async def prompt(self, session: str, text: str) -> dict[str, Any]:
+        block = {"type": "text", "text": text}
+        return await self.call("session/prompt", {"sessionId": session, "prompt": [block]})
+
+    def tools_run(self) -> list[str]:
+        return [
+            m["params"]["update"].get("status")
+            for m in self.wire.seen
+            if m.get("method") == "session/update"
+            and m["params"]["update"].get("sessionUpdate") == "tool_call_update"
+        ]
+
+    async def stop(self) -> None:
+        self.wire.process.kill()
+        await self.wire.process.wait()
+
+
+async def test_the_acp_face_asks_once_at_the_first_prompt_and_keeps_always(
+    env: dict[str, str], workdir: Path, plugins: dict[str, Path]
+) -> None:
+    acp = await Acp.start(env, workdir, ["always"])
+    try:
+        new = await acp.new(workdir)
+        assert new["_meta"]["elelem"]["trust"] == {
+            "folder": str(workdir.resolve()),
+            "trusted": False,
+            "skipped": [str(workdir.resolve() / ".agents" / "plugins")],
+        }
+        assert not ran(plugins)
+        answer = await acp.prompt(new["sessionId"], "!tool theirs {}")
+        assert answer["stopReason"] == "end_turn"
+        assert len(acp.asked) == 1
+        question = json.dumps(acp.asked[0])
+        assert f"Trust the plugins and rules in {workdir.resolve()}?" in question
+        assert {o["kind"] for o in acp.asked[0]["options"]} == {
+            "allow_always",
+            "allow_once",
+            "reject_once",
+        }
+        assert ran(plugins) and acp.tools_run()[-1] == "completed"  # it loaded, then ran
+        await acp.prompt(new["sessionId"], "!echo again")
+        assert len(acp.asked) == 1  # once
+        assert trusted_file(env).read_text() == f"{workdir.resolve()}\n"
+        again = await acp.new(workdir)  # trusted from the file now: no question
+        assert again["_meta"]["elelem"]["trust"]["trusted"] is True
+        await acp.prompt(again["sessionId"], "!echo hi")
+        assert len(acp.asked) == 1
+    finally:
+        await acp.stop()
+
+
+@pytest.mark.parametrize("answer", ["deny", None], ids=["deny", "dismissed"])
+async def test_the_acp_face_refused_trust_loads_nothing_and_asks_no_more(
+    env: dict[str, str], workdir: Path, plugins: dict[str, Path], answer: str | None
+) -> None:
+    acp = await Acp.start(env, workdir, [answer])
+    try:
+        session = (await acp.new(workdir))["sessionId"]
+        assert (await acp.prompt(session, "!echo one"))["stopReason"] == "end_turn"
+        await acp.prompt(session, "!tool theirs {}")
+        assert len(acp.asked) == 1 and not ran(plugins)
+        assert acp.tools_run()[-1] == "failed"  # no such tool
+        assert not trusted_file(env).exists()
+    finally:
+        await acp.stop()
+
+
+@pytest.mark.parametrize(
+    "meta, loads",
+    [
+        ({"trusted": False}, False),
+        ({"elelem": {"trusted": False}}, False),
+        ({"trusted": True}, True),
+        ({"elelem": {"trusted": True}}, True),
+    ],
+)
+async def test_the_acp_face_honours_meta_trusted(
+    env: dict[str, str], workdir: Path, plugins: dict[str, Path], meta: Any, loads: bool
+) -> None:
+    acp = await Acp.start(env, workdir, [])
+    try:
+        new = await acp.new(workdir, **meta)
+        assert ran(plugins) == loads
+        assert new["_meta"]["elelem"]["trust"]["trusted"] == loads
+        await acp.prompt(new["sessionId"], "!echo hi")
+        assert acp.asked == []  # the client said: nothing to ask
+        assert not trusted_file(env).exists()  # the client's word is not kept
+    finally:
+        await acp.stop()
+
+
+async def test_the_acp_face_asks_nothing_of_a_folder_with_nothing_to_trust(
+    env: dict[str, str], workdir: Path
+) -> None:
+    acp = await Acp.start(env, workdir, [])
+    try:
+        session = (await acp.new(workdir))["sessionId"]
+        await acp.prompt(session, "!echo hi")
+        assert acp.asked == []
+    finally:
+        await acp.stop()
+
+
+# -- the terminal ----------------------------------------------------------------------
+QUESTION = "Trust the plugins and rules in {}? [y/N]"
+
+
+@pytest.mark.parametrize("answer", ["y", "n"])
+async def test_the_terminal_asks_once_before_anything_loads(
+    env: dict[str, str], workdir: Path, plugins: dict[str, Path], answer: str
+) -> None:
+    chat = await Terminal.spawn(["chat", "--provider", "stub", "--no-save"], env, workdir)
+    try:
+        await chat.expect(QUESTION.format(workdir.resolve()))
+        assert not ran(plugins)  # asked before a line of it runs
+        chat.type(f"{answer}\r")
+        screen = await chat.prompt()
+        assert ran(plugins) == (answer == "y")
+        if answer == "n":
+            assert f"{workdir.resolve()} is not trusted: not loaded: .agents/plugins" in screen
+        chat.type("/exit\r")
+        assert await chat.wait() == 0
+    finally:
+        await chat.close()
+    assert trusted_file(env).exists() == (answer == "y")
+    if answer == "y":  # kept: the next run does not ask
+        again = await Terminal.spawn(["chat", "--provider", "stub", "--no-save"], env, workdir)
+        try:
+            screen = await again.prompt()
+            assert "Trust the plugins" not in screen
+        finally:
+            await again.close()
+
+
+@pytest.mark.parametrize(
+    "args", [["ask"], ["ask", "--no-project-plugins"], ["chat", "--no-project-plugins"]]
+)
+async def test_the_terminal_without_a_question_loads_nothing_of_an_untrusted_folder(
+    env: dict[str, str], workdir: Path, plugins: dict[str, Path], args: list[str]
+) -> None:
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "elelem_daemon", *args, "-p", "stub", "--no-save",
+        *(["!echo hi"] if args[0] == "ask" else []),
+        env=env, cwd=str(workdir), stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    stdout, stderr = await within(process.communicate(b"" if args[0] == "ask" else b"/exit\n"), 30)
+    assert process.returncode == 0, stderr
+    assert not ran(plugins)
+    assert b"Trust the plugins" not in stdout + stderr  # no terminal to ask on, or opted out
+    if args == ["ask"]:
+        assert stdout.strip() == b"hi"
+        assert b"is not trusted: not loaded: .agents/plugins" in stderr
+
+
+async def test_the_terminal_asks_nothing_of_a_folder_with_nothing_to_trust(
+    env: dict[str, str], workdir: Path
+) -> None:
+    chat = await Terminal.spawn(["chat", "--provider", "stub", "--no-save"], env, workdir)
+    try:
+        screen = await chat.prompt()
+        assert "Trust the plugins" not in screen
+    finally:
+        await chat.close()
+
+
+# -- MCP servers and the trusted-folders file itself ------------------------------------
+async def test_an_untrusted_folders_mcp_servers_do_not_start_until_it_is_trusted(
+    client: Any, workdir: Path, tmp_path: Path
+) -> None:
+    marker = tmp_path / "started"
+    server = {"command": "sh", "args": ["-c", f"touch {marker}; sleep 60"]}
+    (workdir / ".mcp.json").write_text(json.dumps({"mcpServers": {"planted": server}}))
+    new = await within(client.new_session(cwd=str(workdir)))
+    assert new["trust"]["skipped"] == [str(workdir.resolve() / ".mcp.json")]
+    said = await within(client.command(new["sessionId"], "/mcp"))
+    assert "No MCP servers" in json.dumps(said)
+    await within(client.turn(new["sessionId"], "!echo settled"))
+    assert not marker.exists()
+    await within(client.trust(new["sessionId"]))  # now it loads: the check above can fail
+    await within(until(marker.exists), 30)
+    await within(client.close_session(new["sessionId"]))
+
+
+@pytest.mark.parametrize("plant", ["symlink", "hard link"])
+async def test_a_trusted_folders_file_planted_as_a_link_trusts_nothing(
+    client: Any, env: dict[str, str], workdir: Path, plugins: dict[str, Path], tmp_path: Path,
+    plant: str,
+) -> None:  # fmt: skip
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.write_text(f"{workdir.resolve()}\n")
+    if plant == "symlink":
+        trusted_file(env).symlink_to(elsewhere)
+    else:
+        trusted_file(env).hardlink_to(elsewhere)
+    result = await within(client.new_session(cwd=str(workdir)))
+    assert result["trust"]["trusted"] is False and not ran(plugins)
+    with pytest.raises(RpcError) as error:  # nor is it appended to through the link
+        await within(client.trust(result["sessionId"]))
+    assert error.value.kind == "trust_not_kept", error.value
+    assert "is a symlink or not a regular file" in str(error.value) or "hard links" in str(
+        error.value
+    )
+    assert not ran(plugins)
+    assert elsewhere.read_text() == f"{workdir.resolve()}\n"

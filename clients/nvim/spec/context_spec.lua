@@ -112,4 +112,23 @@ describe("context", function()
     H.turn("/hello")
     assert.matches("hello from the project", H.text())
   end)
+
+  it("asks about a folder with rules but no plugins, and sends nothing for an empty one", function()
+    local trust = require("elelem.trust")
+    local project = H.tmp .. "/ruled"
+    vim.fn.mkdir(project .. "/.agents", "p")
+    assert.is_nil(trust.decide(project)) -- nothing to trust: nothing said
+    vim.fn.writefile({ "execute deny" }, project .. "/.agents/permissions")
+    H.setup({ cwd = project })
+    assert.is_false(trust.decide(project)) -- headless, never asked: not trusted
+    local real = vim.uv.fs_realpath(project)
+    local dir = vim.api.nvim_create_buf(false, true) -- as `:edit .` then `:trust`
+    vim.api.nvim_buf_set_name(dir, real)
+    assert.is_true(vim.secure.trust({ action = "allow", bufnr = dir }))
+    vim.api.nvim_buf_delete(dir, { force = true })
+    assert.is_true(trust.decide(project))
+    vim.secure.trust({ action = "deny", path = real })
+    assert.is_false(trust.decide(project))
+    vim.secure.trust({ action = "remove", path = real })
+  end)
 end)

@@ -3,7 +3,13 @@
 
 Requests run as tasks, so a long `session/prompt` never blocks the `session/cancel`
 behind it, nor the editor's answers to our own requests (`fs/*`, permissions).
-Lines have no length limit. `$/cancel_request {requestId}` cancels a running request.
+`$/cancel_request {requestId}` cancels a running request.
+
+A line is bounded as the daemon's frames are (`max_frame`: `--max-frame`,
+`ELELEM_MAX_FRAME`, 64 MiB by default): a longer one is skipped as it arrives and
+answered with a parse error (`message too large: N bytes (limit L)`), and the next
+line is served. A line nested deeper than `jsonsafe.MAX_DEPTH`, or holding `NaN` or
+`Infinity`, is a parse error too (jsonsafe.loads), never a crash.
 """
 
 from __future__ import annotations
@@ -26,6 +32,8 @@ from ...jsonrpc.errors import (
     invalid_params,
     rpc_error,
 )
+from ...jsonrpc.framing import MAX_BODY
+from ...jsonsafe import loads
 
 log = logging.getLogger(__name__)
 
@@ -34,8 +42,9 @@ Write = Callable[[bytes], None]
 
 
 class Connection:
-    def __init__(self, write: Write) -> None:
+    def __init__(self, write: Write, max_frame: int = MAX_BODY) -> None:
         self._write = write
+        self.max_frame = max_frame
         self.requests: dict[str, Handler] = {}
         self.notifications: dict[str, Handler] = {}
         self._running: dict[str, asyncio.Task[None]] = {}
@@ -72,8 +81,10 @@ class Connection:
     # -- receiving --------------------------------------------------------------
     async def serve(self, read: Callable[[], Awaitable[bytes]]) -> None:
         """Dispatch every line until end of input; then cancel what still runs."""
-        async for received in ndjson.lines(read):
-            if received.strip():
+        async for received in ndjson.lines(read, self.max_frame):
+            if isinstance(received, ndjson.TooLong):
+                self._parse_error(received.message)
+            elif received.strip():
                 self.receive(received)
         await self.close()
 
@@ -90,11 +101,9 @@ class Connection:
 
     def receive(self, line: bytes) -> None:
         try:
-            message = json.loads(line)
+            message = loads(line)
         except ValueError as exc:
-            self.send(
-                {"id": None, "error": {"code": PARSE_ERROR, "message": f"parse error: {exc}"}}
-            )
+            self._parse_error(f"parse error: {exc}")
             return
         if not isinstance(message, dict):
             self._invalid(None, "a message must be a JSON object")
@@ -106,6 +115,9 @@ class Connection:
             self._answer(message)
         else:
             self._invalid(message.get("id"), "neither a request, a notification nor a response")
+
+    def _parse_error(self, why: str) -> None:
+        self.send({"id": None, "error": {"code": PARSE_ERROR, "message": why}})
 
     def _invalid(self, ident: Any, why: str) -> None:
         if not isinstance(ident, str | int):

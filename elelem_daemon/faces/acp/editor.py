@@ -134,11 +134,19 @@ class AcpInput(NullInput):
         if not options:
             return None
         choices = [self._option(option, kind) for option in options]
-        params = {
-            "sessionId": self._session_id(),
-            "toolCall": self._tool_call(prompt, tool),
-            "options": choices,
-        }
+        alone = self.output.current is None  # a question of no running call (trust.py's)
+        call = self._tool_call(prompt, tool)
+        params = {"sessionId": self._session_id(), "toolCall": call, "options": choices}
+        chosen = await self._permission(params, options)
+        if alone:  # nothing else will end the call the question showed
+            status = "failed" if chosen in (None, "deny", "never") else "completed"
+            self.output.update(
+                {"sessionUpdate": "tool_call_update", "toolCallId": call["toolCallId"],
+                 "status": status}
+            )  # fmt: skip
+        return chosen
+
+    async def _permission(self, params: dict[str, Any], options: list[str]) -> str | None:
         try:
             answer = await self.connection.request("session/request_permission", params)
         except (RpcError, ConnectionError) as exc:

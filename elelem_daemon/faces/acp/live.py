@@ -20,15 +20,17 @@ if TYPE_CHECKING:
     from ...session import Session
 
 EXIT_TEXT = "To end this session, close it in the editor."
+TRUST_OPTIONS = ["always", "allow", "deny"]  # keep it, this session only, no
 
 
 class AcpLive(Live):
-    def __init__(self, session: Session, output: AcpOutput) -> None:
+    def __init__(self, session: Session, output: AcpOutput, ask_trust: bool = False) -> None:
         super().__init__(session)
         self.output = output
         self.advertised: list[dict[str, Any]] | None = None  # the last commands sent
         self.watched: Any = None  # the MCP manager listened to
         self._pending = False
+        self.ask_trust = ask_trust  # an untrusted folder with plugins or rules: ask once
 
     def update(self, payload: dict[str, Any]) -> None:
         self.output.update(payload)
@@ -40,10 +42,52 @@ class AcpLive(Live):
         text, attachments = prompt_parts(blocks, self.session.cwd)
         line = None if attachments else command_line(text)
         try:
+            if self.ask_trust:
+                await self.trust()
             return await (self.run_command(line) if line else self.run_turn(text, attachments))
         except asyncio.CancelledError:
             self.output.interrupted()
             return {"stopReason": "cancelled"}
+
+    async def trust(self) -> None:
+        """Ask once (`session/request_permission`) whether to trust the folder's
+        plugins, rules and MCP servers: "always" keeps the answer (trust.py), "allow"
+        trusts it for this session; a yes loads them before the prompt runs."""
+        task = self._start(self._ask_trust)
+        try:
+            await task
+        finally:
+            self._end()
+
+    async def _ask_trust(self) -> None:
+        from ...errors import TrustNotKept
+        from ...io import ask
+        from ...trust import grant, question
+
+        session, trust = self.session, self.session.trust
+        if trust is None:
+            return
+        names = [str(path.relative_to(trust.folder)) for path in trust.skipped]
+        answer = await ask(
+            session.input,
+            f"{question(trust.folder)} It has {', '.join(names)}: code and rules that run "
+            "in this session once trusted.",
+            TRUST_OPTIONS,
+            kind="permission",
+            tool={"name": "trust", "arguments": {"folder": str(trust.folder), "loads": names}},
+        )
+        self.ask_trust = False
+        if answer not in ("always", "allow"):
+            return
+        try:
+            grant(session, trust, keep=answer == "always")
+        except TrustNotKept as exc:  # a link planted in its place: trust nothing
+            self.output.say(f"Error: {exc}", "error")
+            return
+        self.advertise()
+        self.update(
+            {"sessionUpdate": "config_option_update", "configOptions": self.config_options()}
+        )
 
     async def run_turn(self, text: str, attachments: list[dict[str, Any]]) -> dict[str, Any]:
         result = await self.turn(text, attachments)  # a refused attachment: -32602

@@ -42,6 +42,19 @@ def field(params: dict[str, Any], name: str, kind: type, required: bool = True) 
     return value
 
 
+def trusted_of(params: dict[str, Any]) -> bool | None:
+    """What the client says of the folder's trust: `_meta.elelem.trusted` or
+    `_meta.trusted` (a boolean); None when it says nothing."""
+    meta = params.get("_meta")
+    if not isinstance(meta, dict):
+        return None
+    ours = meta.get("elelem")
+    for value in (ours.get("trusted") if isinstance(ours, dict) else None, meta.get("trusted")):
+        if isinstance(value, bool):
+            return value
+    return None
+
+
 class AcpServer:
     def __init__(
         self,
@@ -112,7 +125,7 @@ class AcpServer:
     async def new_session(self, params: dict[str, Any]) -> dict[str, Any]:
         cwd = self._cwd(params)
         servers = self._mcp_servers(params)
-        live = self._build(cwd)
+        live = self._build(cwd, trusted=trusted_of(params))
         return {"sessionId": live.id, **self._opened(live, servers, "session/new")}
 
     async def load_session(self, params: dict[str, Any]) -> dict[str, Any]:
@@ -122,7 +135,7 @@ class AcpServer:
         live = self.lives.find(ident)
         if live is None:
             cwd = self._cwd(params) if params.get("cwd") is not None else None
-            live = self._build(cwd, self._stored(ident))
+            live = self._build(cwd, self._stored(ident), trusted_of(params))
         live.replay()
         return self._opened(live, servers, "session/load")
 
@@ -141,6 +154,8 @@ class AcpServer:
             "plugins": origins(live.session.registry),
             "mcp": manager.status() if manager is not None else {"servers": [], "problems": []},
         }
+        if live.session.trust is not None:
+            meta["trust"] = live.session.trust.report()
         answer: dict[str, Any] = {
             "modes": live.modes(),
             "configOptions": live.config_options(),
@@ -173,8 +188,11 @@ class AcpServer:
                 raise invalid_params(f"mcpServers[{index}]: an MCP server needs a name")
         return servers
 
-    def _build(self, cwd: Path | None, stored: Stored | None = None) -> AcpLive:
-        """A new session in cwd, or the stored one continued (in cwd if given), saved as it goes."""
+    def _build(
+        self, cwd: Path | None, stored: Stored | None = None, trusted: bool | None = None
+    ) -> AcpLive:
+        """A new session in cwd, or the stored one continued (in cwd if given), saved as
+        it goes; `trusted` is what the client said of the folder (None: nothing)."""
         from ...config import choose_provider  # deferred, as all a session needs: start-up
         from ...session import resume, start
 
@@ -184,17 +202,23 @@ class AcpServer:
         input = AcpInput(self.connection, output, elicits)
         if stored is None:
             provider, model = choose_provider(face_provider=self.provider, face_model=self.model)
-            session = start(self.registry(), provider, model, cwd, input, output, store=self.store)
+            session = start(
+                self.registry(), provider, model, cwd, input, output, store=self.store,
+                project=trusted,
+            )  # fmt: skip
         else:
             session = resume(
-                self.registry(), self.store, stored, cwd=cwd, input=input, output=output
-            )
+                self.registry(), self.store, stored, cwd=cwd, input=input, output=output,
+                project=trusted,
+            )  # fmt: skip
         output.attach(session)
         fs = self.client.get("fs") or {}
         read, write = fs.get("readTextFile") is True, fs.get("writeTextFile") is True
         if read or write:
             session.files = editor_files(self.connection, session.id, read, write)
-        return AcpLive(session, output)
+        trust = session.trust  # untrusted, and the client said nothing: ask at the first prompt
+        ask = trusted is None and trust is not None and not trust.trusted and bool(trust.skipped)
+        return AcpLive(session, output, ask_trust=ask)
 
     async def list_sessions(self, params: dict[str, Any]) -> dict[str, Any]:
         """The sessions open here, then the stored ones, most recent first (the one order,
@@ -225,13 +249,17 @@ class AcpServer:
             listed.append({**row, "_meta": {"elelem": meta}})
         return {"sessions": listed}
 
+    async def stop(self) -> None:
+        """Cancel every running turn and wait (briefly) until their tools are dead."""
+        await asyncio.gather(*(live.stop() for live in self.lives))
+
     async def close(self) -> None:
-        """Release every session (its stored file and lock, its provider); called when
-        input ends."""
+        """Stop every session's turn, then release it (its stored file and lock, its
+        provider); called when input ends or a signal came."""
         lives = list(self.lives)
         for live in lives:
             self.lives.pop(live.id)
-        await asyncio.gather(*(live.session.close() for live in lives))
+        await asyncio.gather(*(live.close() for live in lives))
 
     # -- prompts ------------------------------------------------------------------
     async def prompt(self, params: dict[str, Any]) -> dict[str, Any]:

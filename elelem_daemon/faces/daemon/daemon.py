@@ -78,6 +78,7 @@ class Daemon:
             "session/context": self.context,
             "session/rewind": self.rewind,
             "session/checkpoints": self.checkpoints,
+            "session/trust": self.trust,
         }
         self.notices: dict[str, Callable[[Any], None]] = {
             "session/cancel": self.cancel,
@@ -185,7 +186,7 @@ class Daemon:
         provider, model = choose_provider(
             p.get("provider"), p.get("model"), self.provider, self.model
         )
-        trusted = p.get("trusted", True)
+        trusted = p.get("trusted")  # absent: the trusted-folders file decides (trust.py)
         return self.open(
             lambda **io: start(
                 self.registry, provider, model, cwd, project=trusted, store=self.store, **io
@@ -278,6 +279,17 @@ class Daemon:
         self.lives.pop(live.id)
         await live.close()
         return {}
+
+    async def trust(self, params: Any) -> dict[str, Any]:
+        """Trust the session's folder (kept in the trusted-folders file) and load its
+        plugins, rules and MCP servers now; answer as `session/new` does."""
+        from ...trust import decide, grant
+
+        live = self.lives.get(spec.check(params, spec.SESSION)["sessionId"])
+        live.ensure_idle()
+        session = live.session
+        grant(session, session.trust or decide(session.cwd), keep=True)
+        return live.introduce()
 
     async def context(self, params: Any) -> dict[str, Any]:
         p = spec.check(params, spec.SESSION)

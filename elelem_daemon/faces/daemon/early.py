@@ -18,7 +18,6 @@ other time.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -27,6 +26,7 @@ from ...errors import ElelemError
 from ...jsonrpc.errors import INTERNAL_ERROR, rpc_error
 from ...jsonrpc.framing import BadFrame, FrameReader, encode
 from ...jsonrpc.shapes import is_id, shape_problem
+from ...jsonsafe import loads
 from .daemon import Daemon
 
 if TYPE_CHECKING:
@@ -78,7 +78,7 @@ def takes(frame: Frame) -> dict[str, Any] | None:
     if not isinstance(frame, bytes):
         return None
     try:
-        message = json.loads(frame)
+        message = loads(frame)  # the wire's rules: bounded nesting, no NaN
     except (ValueError, RecursionError):
         return None
     if not isinstance(message, dict) or shape_problem(message):

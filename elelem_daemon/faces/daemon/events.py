@@ -10,6 +10,7 @@ import logging
 from typing import Any, Protocol
 
 from ...io import NullInput, NullOutput
+from ...jsonsafe import dumps
 from ...result import Result
 
 log = logging.getLogger(__name__)
@@ -138,7 +139,7 @@ class Asker(NullInput):
         if options:
             params["options"] = list(options)
         if isinstance(details.get("tool"), dict):
-            params["tool"] = json.loads(json.dumps(details["tool"], default=str))
+            params["tool"] = json.loads(dumps(details["tool"], default=str))
         for key in ("server", "url"):  # kind "authorize": an MCP server's browser step
             if isinstance(details.get(key), str):
                 params[key] = details[key]

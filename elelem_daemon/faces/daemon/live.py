@@ -56,16 +56,20 @@ class DaemonLive(Live):
         await super().close(timeout)
 
     def introduce(self) -> dict[str, Any]:
-        """What `session/new` answers: the description, the tools, the commands and the
-        plugins (with where each came from)."""
+        """What `session/new` answers: the description, the tools, the commands, the
+        plugins (with where each came from), the folder's trust (what it skipped) and
+        the MCP servers' status."""
         s = self.session
-        return {
+        answer = {
             **self.describe(),
             "tools": [{"name": t.name, "description": t.description} for t in s.toolbox],
             "commands": [{"name": n.lstrip("/"), "description": a} for n, a in s.commands],
             "plugins": origins(s.registry),
             "mcp": servers.status(s),
         }
+        if s.trust is not None:
+            answer["trust"] = s.trust.report()
+        return answer
 
     def describe(self) -> dict[str, Any]:
         s = self.session

@@ -41,6 +41,8 @@ from ...jsonrpc.errors import (
 )
 from ...jsonrpc.framing import BadFrame, FrameReader
 from ...jsonrpc.shapes import is_id, shape_problem
+from ...jsonsafe import cleaned, loads
+from ...signals import SIGNALS, on_signals
 from .daemon import Daemon
 from .early import error_message, failure
 from .stdio import StdioPeer, Stdout
@@ -85,19 +87,34 @@ def compact_encoder(default: Callable[[Any], Any]) -> Callable[[Any], str]:
     """Compact ASCII JSON from one C encoder built once (`json.dumps` builds one per call).
 
     No circular-reference bookkeeping: the daemon's messages are trees, and a reused
-    marker table could keep stale entries after a failed encode.
+    marker table could keep stale entries after a failed encode. Never NaN or
+    Infinity: such a value is written as `null` (jsonsafe.cleaned), as JSON.stringify does.
     """
     from json.encoder import (  # type: ignore[attr-defined]
         c_make_encoder,  # undocumented, absent from typeshed
         encode_basestring_ascii,
     )
 
+    plain: Callable[[Any], str]
     if c_make_encoder is None:  # an interpreter without the C accelerator
-        return json.JSONEncoder(separators=(",", ":"), default=default).encode
-    encoder = c_make_encoder(
-        None, default, encode_basestring_ascii, None, ":", ",", False, False, True
-    )
-    return lambda obj: "".join(encoder(obj, 0))
+        plain = json.JSONEncoder(separators=(",", ":"), default=default, allow_nan=False).encode
+    else:
+        encoder = c_make_encoder(
+            None, default, encode_basestring_ascii, None, ":", ",", False, False, False
+        )
+
+        def joined(obj: Any) -> str:
+            return "".join(encoder(obj, 0))
+
+        plain = joined
+
+    def encode(obj: Any) -> str:
+        try:
+            return plain(obj)
+        except (ValueError, RecursionError):  # NaN, Infinity, too deep: written as JSON
+            return plain(cleaned(obj))
+
+    return encode
 
 
 class ElelemProtocol(JsonRPCProtocol):
@@ -115,8 +132,8 @@ class ElelemProtocol(JsonRPCProtocol):
     def receive(self, body: bytes) -> bool:
         """Handle one frame's body; False if it was not JSON (the caller may resync)."""
         try:
-            obj = json.loads(body)
-        except (ValueError, RecursionError) as exc:
+            obj = loads(body)  # bounded nesting, no NaN (jsonsafe)
+        except ValueError as exc:
             self.send_error(None, PARSE_ERROR, f"parse error: {exc}", "parse_error")
             return False
         if not isinstance(obj, dict):
@@ -274,15 +291,13 @@ async def attach(
 ) -> int:
     """Put pygls between the reader, the daemon and the writer that `stdio.run` built,
     then serve until EOF, `exit`, a signal or the client's death; return the exit code."""
-    loop = asyncio.get_running_loop()
     server = JsonRPCServer(ElelemProtocol, converter_factory)
     protocol: ElelemProtocol = server.protocol  # type: ignore[assignment]
     peer.protocol = protocol
     peer.attached.set()
     protocol.set_writer(writer)
     register(server, daemon)
-    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
-        loop.add_signal_handler(sig, peer.stop, 128 + sig)
+    on_signals(peer.stop, (*SIGNALS, signal.SIGINT))  # 128 + N, as every face
     reading = asyncio.create_task(read_loop(reader, protocol, first))
     reading.add_done_callback(lambda _: peer.stop(0))
     code = await peer.stopped

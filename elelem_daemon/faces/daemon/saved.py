@@ -62,7 +62,7 @@ def load(daemon: Daemon, params: dict[str, Any]) -> dict[str, Any]:
             stored,
             params.get("provider"),
             params.get("model"),
-            project=params.get("trusted", True),
+            project=params.get("trusted"),  # absent: the trusted-folders file decides
             **io,
         ),
         params.get("mcpServers"),

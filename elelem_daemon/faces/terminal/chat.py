@@ -7,6 +7,17 @@ words are given (`echo q | elelem ask`). A prompt's `@` mentions are resolved by
 core; one it refuses exits 1 with the reason. `elelem ask` waits for the session's MCP
 servers first (at most ELELEM_MCP_TIMEOUT, 30 s), so their tools are there for the
 turn; an HTTP server's OAuth URL is printed, and the approval waited for.
+
+A folder with plugins, rules or MCP servers of its own that is not trusted yet is
+asked about once, before anything of it loads (`Trust the plugins and rules in
+/path? [y/N]`, on a terminal: stdin a tty); a yes is kept in the trusted-folders file
+(trust.py), a no (or no terminal to ask on) leaves them out and says so on stderr.
+`--no-project-plugins` leaves them out without asking.
+
+SIGTERM or SIGHUP (a closed terminal) cancel what runs, as in every face
+(`signals.on_signals`): the turn is cancelled and kept as `...[cancelled]`, its tools
+are killed, the session is closed, and the process exits 128 + N at once
+(`signals.leave`: the thread reading the terminal cannot hold the exit up).
 """
 
 from __future__ import annotations
@@ -26,11 +37,13 @@ from ...live import Live
 from ...plugins import core_registry
 from ...registry import Registry
 from ...session import MakeIo, Session, resume, start
+from ...signals import leave, on_signals
 from ...store.store import Store
 from .console import TerminalInput, TerminalOutput
 from .interrupt import Interrupts
 from .repl import Repl, turn
 from .resume import choose, pick
+from .visible import visible
 
 
 def console(keep_stdout: bool, ask: bool = False, lines: bool = False) -> MakeIo:
@@ -54,6 +67,26 @@ def console(keep_stdout: bool, ask: bool = False, lines: bool = False) -> MakeIo
 
 
 async def terminal(options: argparse.Namespace, store: Store) -> int:
+    """Run `chat` or `ask`; after a SIGTERM or SIGHUP, once all is cleaned up, exit."""
+    main, caught = asyncio.current_task(), []
+
+    def stop(code: int) -> None:
+        caught.append(code)
+        if main is not None:
+            main.cancel()  # the turn's tools are killed as it unwinds
+
+    remove = on_signals(stop)
+    try:
+        return await _terminal(options, store)
+    except asyncio.CancelledError:
+        if not caught:
+            raise
+    finally:
+        remove()
+    leave(caught[0])
+
+
+async def _terminal(options: argparse.Namespace, store: Store) -> int:
     ask = options.command == "ask"
     keep_stdout = ask and not sys.stdout.isatty()
     saving = None if options.no_save else store
@@ -63,12 +96,14 @@ async def terminal(options: argparse.Namespace, store: Store) -> int:
     title = None
     try:
         prompt = ask_prompt(options.prompt) if ask else ""
-        project, make_io = not options.no_project_plugins, console(keep_stdout, ask, lines)
+        make_io = console(keep_stdout, ask, lines)
         if resuming:
             stored = (
                 choose(store, _first_line) if picking else pick(store, options.resume, Path.cwd())
             )
             title = stored.title
+            where = Path(stored.cwd) if Path(stored.cwd).is_dir() else Path.cwd()
+            project = await trusted(where, options.no_project_plugins, lines)
             session = resume(
                 core_registry(),
                 saving,
@@ -82,6 +117,7 @@ async def terminal(options: argparse.Namespace, store: Store) -> int:
             provider, model = choose_provider(
                 face_provider=options.provider, face_model=options.model
             )
+            project = await trusted(Path.cwd(), options.no_project_plugins, lines)
             session = start(
                 core_registry(), provider, model, project=project, make_io=make_io, store=saving
             )
@@ -103,6 +139,33 @@ async def terminal(options: argparse.Namespace, store: Store) -> int:
         return await ask_once(session, prompt, keep_stdout, interrupts)
     finally:
         await session.close()
+
+
+async def trusted(cwd: Path, refused: bool, lines: bool = False) -> bool:
+    """Whether the folder's plugins and rules load: trusted already, or the user says
+    yes now (kept). Asked only on a terminal, and only when there is something to trust."""
+    from ...errors import TrustNotKept
+    from ...trust import decide, question, remember
+
+    trust = decide(cwd)
+    if trust.trusted or refused or not trust.skipped:
+        return trust.trusted and not refused
+    if sys.stdin.isatty() and not lines:
+        answer = await asyncio.to_thread(_ask, f"{question(trust.folder)} [y/N] ")
+        if answer.strip().lower() in ("y", "yes"):
+            try:
+                remember(trust.folder)
+                return True
+            except TrustNotKept as exc:  # a link planted in its place: trust nothing
+                print(f"elelem: {exc}", file=sys.stderr, flush=True)
+    print(f"elelem: {trust.notice()}", file=sys.stderr, flush=True)
+    return False
+
+
+def _ask(prompt: str) -> str:
+    """On stderr: stdout may be `elelem ask`'s reply. The folder's name is shown, not obeyed."""
+    print(visible(prompt), end="", file=sys.stderr, flush=True)
+    return sys.stdin.readline()
 
 
 def attach(session: Session, interrupts: Interrupts, repl: Repl | None = None) -> None:
@@ -153,7 +216,7 @@ async def ask_once(session: Session, prompt: str, print_reply: bool, interrupts:
         print("elelem: no reply", file=sys.stderr)
         return 1
     if print_reply:
-        print(result.reply)
+        print(visible(result.reply))  # shown, not obeyed: a pipe may end at a terminal
     if result.stop_reason == "max_tokens":
         print("elelem: the reply was cut off at the model's token limit", file=sys.stderr)
     return 0

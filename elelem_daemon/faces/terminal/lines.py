@@ -64,7 +64,10 @@ async def _read(fd: int) -> bytes:
         if not ready.done():
             ready.set_result(None)
 
-    loop.add_reader(fd, readable)
+    try:
+        loop.add_reader(fd, readable)
+    except PermissionError:  # a regular file or /dev/null: epoll cannot watch it, and
+        return await asyncio.to_thread(_read_now, fd)  # a read of it never blocks long
     try:
         await ready
     finally:
@@ -74,6 +77,13 @@ async def _read(fd: int) -> bytes:
     except BlockingIOError:
         return await _read(fd)
     except OSError:  # e.g. EIO: the terminal went away
+        return b""
+
+
+def _read_now(fd: int) -> bytes:
+    try:
+        return os.read(fd, CHUNK)
+    except OSError:
         return b""
 
 

@@ -15,6 +15,7 @@ from ...errors import ElelemError, UnknownSession
 from ...session import Session
 from ...store.records import Stored
 from ...store.store import Store
+from .visible import visible
 
 SHORT = 8
 
@@ -34,7 +35,7 @@ def choose(store: Store, read: Callable[[str], str] = input) -> Stored:
     stored = store.list()
     if not stored:
         raise UnknownSession("no stored sessions")
-    rows = table(stored).splitlines()
+    rows = visible(table(stored)).splitlines()  # titles are shown, not obeyed
     width = len(str(len(rows)))
     print("\n".join(f"{n:>{width}}  {row}" for n, row in enumerate(rows, 1)), flush=True)
     try:
@@ -108,5 +109,5 @@ def sessions(options: argparse.Namespace, store: Store) -> int:
         for entry in stored:
             print(json.dumps(entry.summary(), ensure_ascii=False))
     else:
-        print(table(stored))
+        print(visible(table(stored)))
     return 0

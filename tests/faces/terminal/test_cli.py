@@ -3,6 +3,7 @@
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 
 def elelem(*args, stdin="", env=None):
@@ -103,6 +104,9 @@ def test_a_broken_project_plugin_costs_one_line(tmp_path):
     plugins = tmp_path / ".agents" / "plugins"
     plugins.mkdir(parents=True)
     (plugins / "bad.py").write_text("def register(:\n")
+    trusted = Path(os.environ["XDG_CONFIG_HOME"]) / "elelem" / "trusted"
+    trusted.parent.mkdir(parents=True, exist_ok=True)
+    trusted.write_text(f"{tmp_path.resolve()}\n")  # as a yes to the trust question keeps it
     done = subprocess.run(
         [
             sys.executable,

@@ -1,0 +1,73 @@
+"""Signals: how every face ends on SIGTERM and SIGHUP, the same way.
+
+An editor closing a chat sends SIGTERM (codecompanion, avante), a closed terminal
+SIGHUP. Every face (`elelem daemon`, `--acp`, `elelem chat`, `elelem ask`) installs
+`on_signals(stop)` on its event loop: the first signal calls `stop(128 + N)`; the face
+then cancels its running turns, which kills their tools' process groups (SIGTERM,
+then SIGKILL after the runner's grace period, builtins/shell.py), releases its
+sessions (a cancelled turn is stored as `<text so far>[cancelled]`) and exits with
+`128 + N`: 143 for SIGTERM, 129 for SIGHUP (130 for SIGINT where the face takes it:
+the daemon). A second signal while it stops ends the process at once with the same
+code. Whatever is left (SIGKILL, a crash) is the reaper's (procs.py).
+
+`leave(code)` is how a face exits after that: what is queued for stderr is written
+(the atexit handlers), then `os._exit`, so no thread (a terminal read, a plugin's
+blocked tool) can hold the exit up.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import os
+import signal
+import sys
+from collections.abc import Callable, Iterable
+from typing import NoReturn
+
+SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+
+
+def code_of(sig: int) -> int:
+    """The exit code of a process that ended because of sig: 128 + N."""
+    return 128 + int(sig)
+
+
+def on_signals(stop: Callable[[int], None], signals: Iterable[int] = SIGNALS) -> Callable[[], None]:
+    """Call stop(128 + N) on the first of signals (on the running loop); a second one
+    leaves at once. Returns a function that removes the handlers."""
+    loop = asyncio.get_running_loop()
+    stopping: list[int] = []
+    installed = []
+
+    def caught(sig: int) -> None:
+        if stopping:  # asked twice: the user means it
+            leave(stopping[0])
+        stopping.append(code_of(sig))
+        stop(code_of(sig))
+
+    for sig in signals:
+        try:
+            loop.add_signal_handler(sig, caught, sig)
+        except (NotImplementedError, RuntimeError, ValueError):  # not the main thread
+            continue
+        installed.append(sig)
+
+    def remove() -> None:
+        for sig in installed:
+            loop.remove_signal_handler(sig)
+
+    return remove
+
+
+def leave(code: int) -> NoReturn:
+    """Exit now with code, after the atexit handlers (the log queue) and a flush."""
+    try:
+        atexit._run_exitfuncs()
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(code)
