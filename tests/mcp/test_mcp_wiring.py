@@ -350,7 +350,16 @@ async def ask(env: dict[str, str], cwd: Path, *words: str) -> asyncio.subprocess
     )
 
 
+def trust(env: dict[str, str], folder: Path) -> None:
+    """The user trusted the folder before (its .mcp.json loads only then: `elelem ask`
+    asks nothing)."""
+    kept = Path(env["XDG_CONFIG_HOME"]) / "elelem" / "trusted"
+    kept.parent.mkdir(parents=True, exist_ok=True)
+    kept.write_text(f"{folder.resolve()}\n")
+
+
 async def test_elelem_ask_waits_for_its_servers(env: dict[str, str], project: Path) -> None:
+    trust(env, project)
     (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"demo": stdio()}}))
     process = await ask(env, project, '!tool demo__add {"a": 40, "b": 2}')
     out, err = await asyncio.wait_for(process.communicate(), 120)
@@ -367,6 +376,7 @@ async def test_elelem_ask_prints_where_to_authorize_and_waits(
     port = free_port()
     server = await authed_server(port)
     servers = {"secure": {"type": "http", "url": f"http://127.0.0.1:{port}/mcp"}}
+    trust(env, project)
     (project / ".mcp.json").write_text(json.dumps({"mcpServers": servers}))
     process = await ask(env, project, '!tool secure__add {"a": 1, "b": 2}')
     assert process.stderr is not None
