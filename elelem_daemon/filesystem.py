@@ -1,10 +1,10 @@
 """Files: where the file tools read and write. A face may put the editor in its place.
 
 `session.files` is a `LocalFiles` unless a face replaces it with an `EditorFiles`
-(below): the editor's buffers, through the face's own requests (ACP's
-`fs/read_text_file` and `fs/write_text_file`), so the tools and attachments see
-unsaved changes and edits land in the editor's undo history. `Files` is what every
-replacement has.
+(below): the editor's buffers, through the face's own requests (`fs/read_text_file`
+and `fs/write_text_file` in both editor faces, the daemon face's `files/read` and
+`files/propose`), so the tools and attachments see unsaved changes and edits land in
+the editor's undo history. `Files` is what every replacement has.
 
 What is read is bounded, whatever the file:
 - `excerpt(files, path, offset, limit, cap)` (the `read` tool) reads only the lines
@@ -16,6 +16,15 @@ What is read is bounded, whatever the file:
 
 No file tool, nor an attachment, touches /proc, /sys or /dev (`refusal`, below).
 
+What review needs (changes.py runs it): `snapshot(path)` is the file's whole text with
+its `version` (an editor's document version, else `sha256:<hex>` of the content) and a
+`digest` the daemon computes itself, so what the agent read can be compared with what
+is there now whoever serves the file; `propose(change, review)` lands a change and says
+what happened (`changes.Outcome`). LocalFiles lands it on the disk, unless the disk no
+longer holds what the change was made from (a conflict); it cannot review (`reviews`
+is false): a face whose editor reviews says so. A `read` of the disk hashes the whole
+file too (up to FILE_CAP), so a later edit in the turn can tell that it changed.
+
 Reading runs in a thread; a cancelled or over-long read (TIME_LIMIT seconds) stops
 at the next block.
 """
@@ -24,6 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import codecs
+import hashlib
 import io
 import os
 import stat
@@ -32,7 +42,10 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO, Protocol
+from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
+
+if TYPE_CHECKING:
+    from .changes import Change, Outcome
 
 FILE_CAP = int(os.environ.get("ELELEM_FILE_CAP", str(32 * 1024 * 1024)))
 READ_LINES = 2000  # what one `read` (or one attached file) shows at most
@@ -94,12 +107,42 @@ def open_regular(path: Path, write: bool = False) -> int:
 
 @dataclass
 class Excerpt:
-    """Lines `first`..`last` of a file; `note` says what was left out (None: nothing)."""
+    """Lines `first`..`last` of a file; `note` says what was left out (None: nothing).
+    `digest`: the whole file's (`digest_of`), when it was hashed (`hashed`)."""
 
     text: str
     first: int
     last: int
     note: str | None = None
+    digest: str | None = None
+    hashed: bool = False
+
+
+def digest_of(data: str | bytes) -> str:
+    """The content hash the daemon compares (SHA-256 of the UTF-8 bytes, hex)."""
+    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+    return hashlib.sha256(raw).hexdigest()
+
+
+@dataclass(frozen=True)
+class FileState:
+    """A file as the session sees it now: its text (None: no such file), its version
+    (the editor's document version, or `sha256:<digest>`; None: no file), the digest
+    of its text, and whether an editor's buffer served it."""
+
+    text: str | None
+    version: int | str | None
+    digest: str | None
+    editor: bool = False
+
+    @classmethod
+    def of(cls, text: str, version: int | str | None = None, editor: bool = False) -> FileState:
+        digest = digest_of(text)
+        return cls(text, f"sha256:{digest}" if version is None else version, digest, editor)
+
+    @classmethod
+    def absent(cls) -> FileState:
+        return cls(None, None, None)
 
 
 def cut(
@@ -161,7 +204,9 @@ def cut(
 
 
 def excerpt_of_text(text: str, offset: int, limit: int, cap: int) -> Excerpt:
-    return cut(io.BytesIO(text.encode("utf-8", "surrogatepass")), offset, limit, cap)
+    shown = cut(io.BytesIO(text.encode("utf-8", "surrogatepass")), offset, limit, cap)
+    shown.digest, shown.hashed = digest_of(text), True
+    return shown
 
 
 async def excerpt(files: Any, path: Path, offset: int, limit: int, cap: int) -> Excerpt:
@@ -170,6 +215,17 @@ async def excerpt(files: Any, path: Path, offset: int, limit: int, cap: int) -> 
     if reader is not None:
         return await reader(path, offset, limit, cap)
     return excerpt_of_text(await files.read_text(path, errors="replace"), offset, limit, cap)
+
+
+async def snapshot(files: Any, path: Path, errors: str = "strict") -> FileState:
+    """`files.snapshot(path)`, also for a replacement that has only `read_text`."""
+    taker = getattr(files, "snapshot", None)
+    if taker is not None:
+        return await taker(path, errors)
+    try:
+        return FileState.of(await files.read_text(path, errors))
+    except FileNotFoundError:
+        return FileState.absent()
 
 
 class Files(Protocol):
@@ -181,14 +237,56 @@ class Files(Protocol):
 class LocalFiles:
     """The local disk. A replacement has `read_text` and `write_text`; `read_lines`
     is used when it has one (a subclass that overrides only `read_text` gets its
-    excerpts cut from that text)."""
+    excerpts cut from that text, and its snapshots from it). `reviews`: whether
+    `propose` can show a change to the user (here: no)."""
+
+    reviews = False
+
+    def _replaced(self) -> bool:
+        """Whether a subclass serves the text (e.g. an editor's buffers), not the disk."""
+        return type(self).read_text is not LocalFiles.read_text
+
+    async def snapshot(self, path: Path, errors: str = "strict") -> FileState:
+        """The whole text now, its version and digest; `FileState.absent()` when there
+        is no such file."""
+        if not self._replaced():
+            return await self.disk_snapshot(path, errors)
+        try:
+            return FileState.of(await self.read_text(path, errors), editor=True)
+        except FileNotFoundError:
+            return FileState.absent()
+
+    async def disk_snapshot(self, path: Path, errors: str = "strict") -> FileState:
+        """`snapshot` from the disk itself."""
+        try:
+            data = await asyncio.to_thread(self._bytes, path)
+        except FileNotFoundError:
+            return FileState.absent()
+        return FileState(data.decode("utf-8", errors), f"sha256:{digest_of(data)}", digest_of(data))
+
+    async def propose(self, change: Change, review: bool = False) -> Outcome:
+        """Land the change now (no review here): refused as a conflict when the file no
+        longer holds what the change was made from."""
+        from .changes import Outcome
+
+        if review:
+            raise ValueError("LocalFiles cannot review a change")
+        now = await self.snapshot(change.path, errors="replace")
+        if now.digest != change.base.digest:
+            return Outcome("conflict")
+        await self.write_text(change.path, change.new)
+        return Outcome("accepted", tuple(h.id for h in change.hunks), change.new)
 
     async def read_text(self, path: Path, errors: str = "strict") -> str:
         """The file's text; FileNotFoundError when there is no such file."""
         return await asyncio.to_thread(self._whole, path, errors)
 
+    @classmethod
+    def _whole(cls, path: Path, errors: str) -> str:
+        return cls._bytes(path).decode("utf-8", errors)
+
     @staticmethod
-    def _whole(path: Path, errors: str) -> str:
+    def _bytes(path: Path) -> bytes:
         with open(open_regular(path), "rb") as file:
             size = os.fstat(file.fileno()).st_size
             data = file.read(FILE_CAP + 1) if size <= FILE_CAP else b""
@@ -197,16 +295,17 @@ class LocalFiles:
                 f"{path} is {max(size, len(data))} bytes; whole-file reads and edits take "
                 f"at most {FILE_CAP} (ELELEM_FILE_CAP). Read it in parts with offset and limit"
             )
-        return data.decode("utf-8", errors)
+        return data
 
     async def read_lines(self, path: Path, offset: int, limit: int, cap: int) -> Excerpt:
-        """Lines offset.. of the file, at most limit lines and cap bytes (see `cut`)."""
-        if type(self).read_text is not LocalFiles.read_text:  # a subclass's own text
+        """Lines offset.. of the file, at most limit lines and cap bytes (see `cut`), and
+        the whole file's digest when it is at most FILE_CAP bytes."""
+        if self._replaced():  # a subclass's own text
             return excerpt_of_text(await self.read_text(path, errors="replace"), offset, limit, cap)
         return await self.disk_lines(path, offset, limit, cap)
 
     async def disk_lines(self, path: Path, offset: int, limit: int, cap: int) -> Excerpt:
-        """`read_lines` from the disk itself, in blocks."""
+        """`read_lines` from the disk itself, in blocks, hashing the whole file too."""
         stop, deadline = threading.Event(), time.monotonic() + TIME_LIMIT
 
         def check() -> None:
@@ -217,7 +316,15 @@ class LocalFiles:
 
         def work() -> Excerpt:
             with open(open_regular(path), "rb", buffering=0) as file:
-                return cut(file, offset, limit, cap, check)
+                shown = cut(file, offset, limit, cap, check)
+                if os.fstat(file.fileno()).st_size <= FILE_CAP:
+                    file.seek(0)
+                    hashed = hashlib.sha256()
+                    while block := file.read(BLOCK * 16):
+                        check()
+                        hashed.update(block)
+                    shown.digest, shown.hashed = hashed.hexdigest(), True
+                return shown
 
         try:
             return await asyncio.to_thread(work)
@@ -239,35 +346,57 @@ class LocalFiles:
         return len(data)
 
 
-EditorRead = Callable[[Path], Awaitable["str | None"]]
+EditorRead = Callable[[Path], Awaitable["str | FileState | None"]]
 EditorWrite = Callable[[Path, str], Awaitable[None]]
 
 
 class EditorFiles(LocalFiles):
-    """`session.files` served by the editor, in whichever face: the one seam both editor
-    faces share. `read(path)` is the face's request to its client: the editor's text of
-    the file (an unsaved buffer included), or None when the editor has none for it (the
-    disk is read then); it raises FileNotFoundError or OSError to fail the read.
+    """`session.files` served by the editor, in whichever face: the one seam every
+    editor read goes through (ACP's and the daemon face's `fs/read_text_file`, the
+    daemon face's `files/read`). `read(path)` is the face's request to its client: the
+    editor's text of the file (an unsaved buffer included), or a `FileState` when the
+    editor also names its document version, or None when the editor has none for it
+    (the disk is read then); it raises FileNotFoundError or OSError to fail the read.
     `write(path, text)` sends the whole new text (the edit lands in the editor's undo
     history). A direction without its function stays on the local disk.
 
     What the editor sends is held to the disk's rules: a text past FILE_CAP characters
-    is refused, and a `read` cuts its lines from the text as it cuts a file's."""
+    is refused, and a `read` cuts its lines from the text as it cuts a file's. A
+    snapshot says `editor` only when the editor served it."""
 
     def __init__(self, read: EditorRead | None = None, write: EditorWrite | None = None) -> None:
         self.read = read
         self.write = write
 
-    async def editor_text(self, path: Path) -> str | None:
+    async def editor_state(self, path: Path) -> FileState | None:
+        """The editor's text of the file, its version and digest, or None."""
         if self.read is None:
             return None
-        text = await self.read(path)
-        if text is not None and len(text) > FILE_CAP:
+        shown = await self.read(path)
+        if shown is None:
+            return None
+        text = shown if isinstance(shown, str) else shown.text
+        if text is None:
+            return None
+        if len(text) > FILE_CAP:
             raise OSError(
                 f"the editor's text of {path} is {len(text)} characters; whole-file reads "
                 f"take at most {FILE_CAP} (ELELEM_FILE_CAP)"
             )
-        return text
+        if isinstance(shown, str):
+            return FileState.of(text, editor=True)
+        return FileState.of(text, shown.version, editor=True)
+
+    async def editor_text(self, path: Path) -> str | None:
+        shown = await self.editor_state(path)
+        return None if shown is None else shown.text
+
+    async def snapshot(self, path: Path, errors: str = "strict") -> FileState:
+        try:
+            shown = await self.editor_state(path)
+        except FileNotFoundError:
+            return FileState.absent()
+        return shown if shown is not None else await self.disk_snapshot(path, errors)
 
     async def read_text(self, path: Path, errors: str = "strict") -> str:
         text = await self.editor_text(path)

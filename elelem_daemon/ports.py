@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from .agent import TurnResult
+    from .changes import Seen
     from .commands import Commands
     from .conversation import Content, Conversation, Message
     from .filesystem import Files
@@ -47,6 +48,7 @@ class SessionView(Protocol):
     model: str | None
     registry: Registry
     files: Files
+    seen: Seen
     input: Input
     commands: Commands
     turns: int

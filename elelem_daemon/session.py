@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .agent import Agent, TurnResult
+from .changes import Seen
 from .commands import Commands
 from .conversation import Content, Conversation, Message
 from .errors import AttachmentError, UnknownSession
@@ -122,6 +123,7 @@ class Session:
         self.project = True  # the folder is trusted: its plugins, rules, MCP servers load
         self.trust: Trust | None = None  # how that was decided (trust.py), set by start
         self.files: Files = LocalFiles()  # a face may put the editor here
+        self.seen = Seen()  # what the agent read this turn (changes.py: conflicts)
         self.recorder: Recorder | None = None  # set when the session is stored
         self.permissions: Any = None  # the permission policy's (builtins/permissions.py)
         self.checkpoints: Any = None  # ports.Checkpointer (builtins/checkpoints.py), or None
@@ -176,7 +178,9 @@ class Session:
         prompt already in parts (a list) goes as it is. The plugins' `turn_start` hooks
         run before it, their `turn_end` hooks after it, whatever happened. With `keep`
         false it leaves the conversation as it was (/compact): numbered, and its hooks
-        run (its tools' changes are checkpointed), but not marked: no rewind names it."""
+        run (its tools' changes are checkpointed), but not marked: no rewind names it.
+        What the agent read in the last turn no longer counts (changes.Seen)."""
+        self.seen.new_turn()
         try:
             if isinstance(prompt, str):
                 from .context.expansion import for_session
@@ -205,6 +209,7 @@ class Session:
                 await self.run_hooks("turn_end", number, self.agent.last)
             finally:
                 self.turn_id = None
+                self.seen.new_turn()
 
     def open_number(self) -> int:
         """The next number of the count of turns and commands; the next turn takes it."""

@@ -4,9 +4,12 @@
 `offset` on (`limit` lines), with a `note` saying what was left out and how to read on
 (the caps and the cutting live in filesystem.py, which attachments share).
 
-`write` and `edit` results carry `diff`: a unified diff of what changed (from
-`/dev/null` for a new file), capped at DIFF_CAP characters, so clients can show it;
-computed in a thread, and only for sides of at most DIFF_INPUT_CAP bytes.
+`write` and `edit` land through `changes.land`: refused as a conflict when the file
+changed since the agent read it in this turn, reviewed when the permission policy says
+`review`, and answered with what happened (the texts live there). Their results carry
+`diff`: a unified diff of what changed (from `/dev/null` for a new file), capped at
+DIFF_CAP characters, so clients can show it (hunks.py: the one home of diffs). `read`
+tells the session what it saw (`session.seen`), which the conflict check compares.
 
 No file tool (these, `glob`, `grep`, `list`) touches `/proc`, `/sys` or `/dev`, nor
 anything that resolves into them (symlinks and `..` followed first): `target`
@@ -16,17 +19,16 @@ memory live there.
 
 from __future__ import annotations
 
-import asyncio
-import difflib
 from pathlib import Path
 from typing import Any
 
+from ..changes import land, snapshot
 from ..filesystem import READ_CAP, READ_LINES, excerpt, refusal
+from ..hunks import DIFF_CAP, DIFF_INPUT_CAP, diff, unified
 from ..registry import Plugin
 
 PATH = {"type": "string", "description": "File path, relative to the working directory"}
-DIFF_CAP = 50_000
-DIFF_INPUT_CAP = 2_000_000
+__all__ = ["DIFF_CAP", "DIFF_INPUT_CAP", "diff", "unified", "preview", "resolve", "target"]
 
 
 class Refused(Exception):
@@ -48,31 +50,6 @@ def target(session: Any, path: str) -> Path:
             "(process environments and memory, devices)"
         )
     return resolved
-
-
-def unified(before: str | None, after: str, name: str) -> str:
-    """A unified diff from before (None: no file) to after, as git shows a missing newline."""
-    lines = difflib.unified_diff(
-        (before or "").splitlines(keepends=True),
-        after.splitlines(keepends=True),
-        "/dev/null" if before is None else name,
-        name,
-    )
-    text = "".join(
-        line if line.endswith("\n") else f"{line}\n\\ No newline at end of file\n" for line in lines
-    )
-    if len(text) > DIFF_CAP:
-        cut = text.rfind("\n", 0, DIFF_CAP) + 1 or DIFF_CAP  # whole lines only
-        text = f"{text[:cut]}[... diff truncated: {len(text) - cut} more characters]\n"
-    return text
-
-
-async def diff(before: str | None, after: str, name: str) -> str:
-    """`unified`, in a thread; a note instead when a side is too large to compare."""
-    size = max(len(before or ""), len(after))
-    if size > DIFF_INPUT_CAP:
-        return f"[no diff: {size} characters, past {DIFF_INPUT_CAP}]\n"
-    return await asyncio.to_thread(unified, before, after, name)
 
 
 async def current(session: Any, path: Path) -> str | None:
@@ -110,6 +87,12 @@ async def preview(session: Any, tool: str, args: dict[str, Any]) -> str | None:
     return await diff(before, after, args["path"]) if isinstance(after, str) else None
 
 
+def reviewed(session: Any, tool: str, args: dict[str, Any]) -> bool:
+    """Whether the permission policy says `review` for this call (its hook let it run)."""
+    verdict = getattr(getattr(session, "permissions", None), "verdict", None)
+    return verdict is not None and verdict(session, tool, args) == "review"
+
+
 def register(plugin: Plugin) -> None:
     @plugin.tool(
         "read",
@@ -134,7 +117,10 @@ def register(plugin: Plugin) -> None:
         try:
             shown = await excerpt(session.files, path, offset, limit, READ_CAP)
         except FileNotFoundError:
+            session.seen.record(path, None)
             return {"error": "not found", "path": args["path"]}
+        if shown.hashed:
+            session.seen.record(path, shown.digest)
         result = {"content": shown.text, "path": args["path"]}
         if shown.note:
             result["note"] = shown.note
@@ -150,13 +136,9 @@ def register(plugin: Plugin) -> None:
     )
     async def write(session: Any, args: dict[str, Any]) -> dict[str, Any]:
         path = target(session, args["path"])
-        before = await current(session, path)
-        written = await session.files.write_text(path, args["content"])
-        return {
-            "bytes": written,
-            "path": args["path"],
-            "diff": await diff(before, args["content"], args["path"]),
-        }
+        base = await snapshot(session, path, errors="replace")
+        review = reviewed(session, "write", args)
+        return await land(session, path, args["path"], base, args["content"], review)
 
     @plugin.tool(
         "edit",
@@ -171,18 +153,14 @@ def register(plugin: Plugin) -> None:
     )
     async def edit(session: Any, args: dict[str, Any]) -> dict[str, Any]:
         path = target(session, args["path"])
-        try:
-            text = await session.files.read_text(path)
-        except FileNotFoundError:
+        base = await snapshot(session, path)
+        if base.text is None:
             return {"error": "not found", "path": args["path"]}
-        after = replaced(text, args["old"], args["new"])
+        after = replaced(base.text, args["old"], args["new"])
         if isinstance(after, dict):
             return {**after, "path": args["path"]}
-        written = await session.files.write_text(path, after)
-        return {
-            "bytes": written,
-            "path": args["path"],
-            "replaced": args["old"],
-            "with": args["new"],
-            "diff": await diff(text, after, args["path"]),
-        }
+        review = reviewed(session, "edit", args)
+        result = await land(session, path, args["path"], base, after, review)
+        if "error" in result:
+            return result
+        return {**result, "replaced": args["old"], "with": args["new"]}

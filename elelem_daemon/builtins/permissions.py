@@ -3,13 +3,15 @@ every tool call. The format and the answers are documented in docs/permissions.m
 
 Rules are read when a session starts (and on /reload):
 1. the defaults (DEFAULTS below: execute asks; write, edit and the read-only file
-   tools (read, grep, glob, list) ask outside the cwd);
+   tools (read, grep, glob, list) ask outside the cwd); when the session's editor
+   reviews changes (`changes.reviewer` is `editor`), REVIEWING follows them: write and
+   edit are reviewed inside the cwd;
 2. the user's file, `$XDG_CONFIG_HOME/elelem/permissions` (`~/.config/elelem/permissions`);
    of these two, the last matching line wins;
 3. the project's `.agents/permissions`, only when the folder is trusted (trust.py).
    It may only tighten: its last matching line counts only when it is stricter than
-   the user's (allow < ask-outside < ask < deny), so a project cannot allow what the
-   user's rules ask about or deny.
+   the user's (allow < ask-outside < review < ask < deny), so a project cannot allow
+   what the user's rules ask about or deny.
 
 Below every rule: a `write` or `edit` (any tool of kind edit, delete or move) whose
 `path` is protected (protected.py: `.git/`, `.agents/`, AGENTS.md, shell rc files, the
@@ -25,6 +27,11 @@ failure `{"error", "name", "args", "ok": false}`):
 - `User denied permission: TOOL`: the user was asked and said no;
 - `Permission denied: TOOL (NO_ANSWER)`: the rule is `ask` and no one answered
   (no terminal, or an editor that cannot answer `input/ask`).
+
+`review` (write and edit, inside the cwd): the hook lets the call run and the tool
+has the change reviewed (changes.py); outside the cwd, for a tool that makes no change
+to review, or where no one reviews hunk by hunk, `review` asks as `ask` does. (Once
+the user accepted every change for the turn, the tool lands the rest unreviewed.)
 """
 
 from __future__ import annotations
@@ -38,19 +45,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..changes import check_fresh, reviewer
 from ..config import config_dir
 from ..io import ask
 from ..protected import protected
 from ..registry import Plugin
 from .files import preview, resolve
 
-RULES = ("allow", "ask", "deny", "ask-outside")
-STRICTNESS = {"allow": 0, "ask-outside": 1, "ask": 2, "deny": 3}
+RULES = ("allow", "review", "ask", "deny", "ask-outside")
+# review: asks outside the cwd as ask-outside does, and shows every change inside it
+STRICTNESS = {"allow": 0, "ask-outside": 1, "review": 2, "ask": 3, "deny": 4}
 WRITING_KINDS = frozenset({"edit", "delete", "move"})
 DEFAULTS = (
     "* allow\nexecute ask\nwrite ask-outside\nedit ask-outside\n"
     "read ask-outside\ngrep ask-outside\nglob ask-outside\nlist ask-outside\n"
 )
+REVIEWING = "write review\nedit review\n"  # after DEFAULTS, when the editor reviews
+REVIEWING_SOURCE = "defaults (reviewing editor)"
+REVIEWED = ("write", "edit")  # the tools whose changes can be reviewed
 OPTIONS = ["allow", "deny", "always", "never"]
 PROTECTED_OPTIONS = ["allow", "deny", "never"]  # "always" would not hold for these
 ANSWERS = {
@@ -109,6 +121,7 @@ class Policy:
     @classmethod
     def load(cls, cwd: Path, project: bool = True) -> Policy:
         rules, problems = parse(DEFAULTS, "defaults")
+        rules += parse(REVIEWING, REVIEWING_SOURCE)[0]  # the user's side, as the defaults
         files = [(user_file(), False), *([(project_file(cwd), True)] if project else [])]
         for path, of_project in files:
             try:
@@ -123,14 +136,23 @@ class Policy:
             problems += bad
         return cls(rules, problems=problems)
 
-    def rule(self, tool: str, names: dict[str, str] | None = None, default: str = "allow") -> str:
+    def rule(
+        self,
+        tool: str,
+        names: dict[str, str] | None = None,
+        default: str = "allow",
+        reviewing: bool = False,
+    ) -> str:
         """The user's last matching rule (a pattern may be an alias), unless the
         project's last matching rule is stricter. The defaults' catch-all `* allow`
-        gives way to the tool's own `default`; a project's rule can only tighten it."""
+        gives way to the tool's own `default`; a project's rule can only tighten it;
+        the reviewing editor's defaults count only when `reviewing`."""
         names = names or {}
         found: dict[bool, str] = {}
         for rule in reversed(self.rules):
             if rule.project in found:
+                continue
+            if not reviewing and rule.where.startswith(REVIEWING_SOURCE):
                 continue
             if names.get(rule.pattern, rule.pattern) == tool or fnmatch.fnmatchcase(
                 tool, rule.pattern
@@ -143,11 +165,12 @@ class Policy:
         return theirs if STRICTNESS[theirs] > STRICTNESS[mine] else mine
 
     def verdict(self, session: Any, tool: str, args: dict[str, Any]) -> str:
-        """allow, ask or deny for this call. A tool may carry its own default rule
-        (`permission`, e.g. `ask` for MCP tools), which any rule naming it overrides."""
+        """allow, review, ask or deny for this call. A tool may carry its own default
+        rule (`permission`, e.g. `ask` for MCP tools), which any rule naming it overrides."""
         names = {p.pattern: session.toolbox.resolve(p.pattern).name for p in self.rules}
         default = getattr(session.toolbox.resolve(tool), "permission", None)
-        rule = self.rule(tool, names, default if default in RULES else "allow")
+        by = reviewer(session)
+        rule = self.rule(tool, names, default if default in RULES else "allow", by == "editor")
         if rule == "deny":
             return "deny"
         if guarded(session, tool, args):
@@ -156,6 +179,8 @@ class Policy:
             return "allow"
         if rule == "ask-outside":
             return "ask" if outside(session, args) else "allow"
+        if rule == "review" and tool in REVIEWED and not outside(session, args):
+            return "review" if by is not None else "ask"
         return "ask"
 
 
@@ -226,12 +251,14 @@ def register(plugin: Plugin) -> None:
     async def permission(session: Any, args: dict[str, Any], tool_name: str) -> None:
         policy = policy_of(session)
         verdict = policy.verdict(session, tool_name, args)
-        if verdict == "allow":
+        if verdict in ("allow", "review"):  # a review is the tool's to run (changes.py)
             return
         if verdict == "deny":
             raise PermissionDenied(f"Permission denied: {tool_name}")
         if tool_name in policy.never:  # the user said never for this session
             raise PermissionDenied(f"User denied permission: {tool_name}")
+        if tool_name in REVIEWED and isinstance(args.get("path"), str):
+            await check_fresh(session, resolve(session, args["path"]))  # before it is shown
         tool: dict[str, Any] = {"name": tool_name, "arguments": args}
         if (diff := await preview(session, tool_name, args)) is not None:
             tool["diff"] = diff

@@ -7,8 +7,12 @@ protocol.md over its stdin/stdout. Scripts and the end-to-end tests use it.
         result = await client.turn(session["sessionId"], "hello", on_event=print)
 
 Questions the daemon asks (`input/ask`) go to `on_ask(params) -> str | None`; without
-one the client does not declare the capability. stderr is inherited unless told
-otherwise, never left in an undrained pipe.
+one the client does not declare the capability. Any other request from the daemon
+(`fs/read_text_file`, `files/read`, `files/propose`) goes to `handlers[method](params)`
+(`on_request` fills it), whose return value is the result (an RpcError it raises is
+the error answered); the capabilities that go with them are the client's to declare
+(`initialize(fs=..., files=...)`).
+stderr is inherited unless told otherwise, never left in an undrained pipe.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from .framing import BadFrame, FrameReader, encode
 
 RpcMessage = dict[str, Any]
 Ask = Callable[[RpcMessage], Awaitable[str | None] | str | None]
+Handler = Callable[[Any], Any]
 _DONE = object()
 
 
@@ -69,17 +74,24 @@ class Turn:
 
 
 class Client:
-    def __init__(self, process: asyncio.subprocess.Process, on_ask: Ask | None = None) -> None:
+    def __init__(
+        self,
+        process: asyncio.subprocess.Process,
+        on_ask: Ask | None = None,
+        on_request: dict[str, Handler] | None = None,
+    ) -> None:
         assert process.stdin is not None and process.stdout is not None
         self.process = process
         self.on_ask = on_ask
+        self.trace: list[tuple[str, RpcMessage]] | None = None  # a list: every message kept
         self.notifications: list[RpcMessage] = []  # every notification, in order
         self.errors: asyncio.Queue[RpcError] = asyncio.Queue()  # error responses without id
         self.bad_frames: list[str] = []  # what on the daemon's stdout was not a message
         self.on_notification: Callable[[RpcMessage], Any] | None = None
-        # other requests from the daemon (`fs/read_text_file`): method -> handler(params),
-        # whose value is the result; an RpcError it raises is the error response
-        self.handlers: dict[str, Callable[[RpcMessage], Any]] = {}
+        # other requests from the daemon (`fs/read_text_file`, `files/read`,
+        # `files/propose`): method -> handler(params), whose value is the result; an
+        # RpcError it raises is the error response
+        self.handlers: dict[str, Handler] = dict(on_request or {})
         self._ids = itertools.count(1)
         self._pending: dict[Any, asyncio.Future[Any]] = {}
         self._turns: dict[Any, Turn] = {}
@@ -99,6 +111,7 @@ class Client:
         cwd: str | None = None,
         stderr: Any = None,
         on_ask: Ask | None = None,
+        on_request: dict[str, Handler] | None = None,
     ) -> Client:
         """Start the daemon (`python -m elelem_daemon ARGS`, or `command`)."""
         argv = list(command or [sys.executable, "-m", "elelem_daemon"]) + list(args)
@@ -111,7 +124,7 @@ class Client:
             cwd=cwd,
             limit=1 << 20,
         )
-        return cls(process, on_ask)
+        return cls(process, on_ask, on_request)
 
     async def __aenter__(self) -> Client:
         return self
@@ -128,6 +141,8 @@ class Client:
             await self.process.stdin.drain()
 
     async def send(self, message: RpcMessage) -> None:
+        if self.trace is not None:
+            self.trace.append(("-->", message))
         await self.write_raw(encode(message))
 
     async def notify(self, method: str, params: Any = None) -> None:
@@ -276,6 +291,8 @@ class Client:
                     self.bad_frames.append(f"not JSON: {exc}")
                     continue
                 if isinstance(message, dict):
+                    if self.trace is not None:
+                        self.trace.append(("<--", message))
                     self._dispatch(message)
                 else:
                     self.bad_frames.append(f"not an object: {message!r:.80}")

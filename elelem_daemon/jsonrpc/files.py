@@ -23,7 +23,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from ..filesystem import EditorFiles
+from ..filesystem import EditorFiles, EditorRead, EditorWrite
 from .errors import RESOURCE_NOT_FOUND
 
 Request = Callable[[str, dict[str, Any]], Awaitable[Any]]
@@ -50,6 +50,14 @@ def refusal(exc: Exception) -> str:
 
 def editor_files(request: Request, session_id: str, read: bool, write: bool) -> EditorFiles:
     """`session.files` for a client that serves reads (`read`), writes (`write`) or both."""
+    return EditorFiles(*fs_methods(request, session_id, read, write))
+
+
+def fs_methods(
+    request: Request, session_id: str, read: bool, write: bool
+) -> tuple[EditorRead | None, EditorWrite | None]:
+    """`fs/read_text_file` and `fs/write_text_file` as `EditorFiles`' two functions (None
+    for a direction the client did not offer)."""
 
     async def ask(method: str, params: dict[str, Any], path: Path, doing: str) -> Any:
         try:
@@ -83,4 +91,4 @@ def editor_files(request: Request, session_id: str, read: bool, write: bool) -> 
         except Exception as exc:
             raise OSError(f"the editor could not write {path}: {refusal(exc)}") from None
 
-    return EditorFiles(read_text if read else None, write_text if write else None)
+    return (read_text if read else None), (write_text if write else None)

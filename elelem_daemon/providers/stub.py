@@ -8,6 +8,8 @@ What it does on every fetch:
 
 A prompt that starts with `!` scripts it instead (for tests and benchmarks):
 - `!tool NAME {json}`: step 3 calls NAME with those arguments;
+- `!tools [["NAME", {json}], ...]`: one call per round, in order (ids `stub-1`,
+  `stub-2`, ...), each after the last one's result; then `done.`;
 - `!echo TEXT`: says TEXT and asks for no tool;
 - `!stream N [MS]`: says `tok0 `, `tok1 `, ... N deltas, MS milliseconds apart;
 - `!fail MESSAGE`: raises, so the turn ends with `Error: MESSAGE`;
@@ -56,6 +58,20 @@ class StubProvider:
     ) -> AsyncIterator[dict[str, Any]]:
         yield {"type": "thinking", "text": "considering the request"}
         last = messages[-1] if messages else {"role": "user", "content": ""}
+        script = _script(messages)
+        if script is not None:
+            done = sum(1 for m in messages[_last_prompt(messages) :] if m["role"] == "tool")
+            if done < len(script):
+                step, arguments = script[done]
+                yield {
+                    "type": "doing",
+                    "id": f"stub-{done + 1}",
+                    "name": step,
+                    "arguments": arguments,
+                }
+            else:
+                yield {"type": "saying", "text": "done."}
+            return
         if last["role"] == "tool":
             yield {"type": "saying", "text": "done."}
             return
@@ -142,3 +158,20 @@ def stream_args(rest: str) -> tuple[int, float]:
     if not 0 <= count <= 10_000_000 or not 0 <= delay <= 60_000:
         raise ProviderError(STREAM_USAGE)
     return count, delay
+
+
+def _last_prompt(messages: list[dict[str, Any]]) -> int:
+    for at in range(len(messages) - 1, -1, -1):
+        if messages[at]["role"] == "user":
+            return at
+    return 0
+
+
+def _script(messages: list[dict[str, Any]]) -> list[tuple[str, dict[str, Any]]] | None:
+    """The calls of a `!tools [...]` prompt, or None."""
+    if not messages:
+        return None
+    verb, _, rest = text_of(messages[_last_prompt(messages)].get("content")).partition(" ")
+    if verb != "!tools":
+        return None
+    return [(str(name), dict(args)) for name, args in json.loads(rest)]

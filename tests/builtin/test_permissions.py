@@ -231,7 +231,7 @@ def test_bad_lines_are_reported_and_ask(capsys):
         ("edit", "deny", "f:5"),
     ]
     assert problems[0] == (
-        "f:1: expected `TOOL RULE` with RULE one of allow, ask, deny, ask-outside; "
+        "f:1: expected `TOOL RULE` with RULE one of allow, review, ask, deny, ask-outside; "
         "got 'execute alow', so execute will ask"
     )
     assert len(problems) == 3
@@ -309,3 +309,21 @@ def test_the_terminal_repl_asks_and_runs_on_yes(isolated):
     assert "Allow execute: echo ran > marker? [allow/deny/always/never] no\n" in run.stdout
     assert "  ✗ User denied permission: execute" in run.stdout
     assert not Path("marker").exists()
+
+
+def test_a_projects_review_rule_tightens_allow_and_never_loosens_ask(isolated):
+    """`review` sits between `ask-outside` and `ask`: a project's `review` counts over the
+    user's `allow`, not over the user's `ask`; a project's `allow` cannot undo the
+    reviewing editor's defaults."""
+    from elelem_daemon.builtins.permissions import Policy
+
+    user_rules(isolated, "write allow\nedit ask\n")
+    project_rules("write review\nedit review\n")
+    policy = Policy.load(Path.cwd(), project=True)
+    assert policy.rule("write") == "review"
+    assert policy.rule("edit") == "ask"
+    user_rules(isolated, "")
+    project_rules("write allow\n")
+    policy = Policy.load(Path.cwd(), project=True)
+    assert policy.rule("write", reviewing=True) == "review"
+    assert policy.rule("write") == "ask-outside"

@@ -134,3 +134,43 @@ async def test_a_client_that_offers_no_files_keeps_the_disk(
     with pytest.raises(RpcError) as caught:
         await within(client.initialize(fs={"readTextFile": "yes"}), 30)
     assert caught.value.data["errors"] == ["capabilities.fs.readTextFile: expected a boolean"]
+
+
+async def test_files_and_fs_together_read_through_files_and_write_the_rest_through_fs(
+    spawn: Any, env: dict[str, str], project: Path
+) -> None:
+    """Both declared (protocol.md, "`files` or `fs`"): `files/read` serves the reads and
+    `fs/read_text_file` is never asked; a write to a file the editor has not open goes
+    to `fs/write_text_file`, not the disk."""
+    permissions = Path(env["XDG_CONFIG_HOME"]) / "elelem" / "permissions"
+    permissions.write_text("write allow\n")
+    client = await spawn()
+    editor = Editor(project)
+    editor.serve(client)
+    documents = {str(project / "app.py"): UNSAVED}
+    asked: list[str] = []
+
+    def files_read(params: dict[str, Any]) -> dict[str, Any] | None:
+        asked.append(params["path"])
+        text = documents.get(params["path"])
+        return None if text is None else {"text": text, "version": 7}
+
+    client.handlers["files/read"] = files_read
+    both = {"files": {"read": True, "apply": True}}
+    await within(client.initialize(fs={"readTextFile": True, "writeTextFile": True}, **both))
+    sid = (await within(client.new_session(cwd=str(project)), 30))["sessionId"]
+    events: list[dict[str, Any]] = []
+    await within(client.turn(sid, '!tool read {"path": "app.py"}', events.append), 30)
+    (read,) = [e["params"] for e in events if e["method"] == "event/result"]
+    assert read["ok"] is True and "not saved yet" in json.dumps(read["result"])
+    events.clear()
+    call = json.dumps({"path": "out.py", "content": "X = 2\n"})
+    await within(client.turn(sid, f"!tool write {call}", events.append), 30)
+    (wrote,) = [e["params"] for e in events if e["method"] == "event/result"]
+    assert wrote["ok"] is True, wrote
+    assert editor.reads == []  # files/read answered every read
+    assert str(project / "out.py") in asked
+    assert editor.writes == [
+        {"sessionId": sid, "path": str(project / "out.py"), "content": "X = 2\n"}
+    ]
+    assert not (project / "out.py").exists()

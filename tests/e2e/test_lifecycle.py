@@ -46,7 +46,7 @@ async def test_shutdown_then_exit_ends_with_code_0(client: Client, session: str)
 
 async def test_exit_without_shutdown_ends_with_code_1(client: Client) -> None:
     await client.notify("exit")
-    assert await within(client.process.wait(), 2) == 1
+    assert await within(client.process.wait(), 10) == 1  # a bound on waiting, generous under load
 
 
 async def test_end_of_input_ends_the_daemon_within_a_second(client: Client, session: str) -> None:

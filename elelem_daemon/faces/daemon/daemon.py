@@ -55,7 +55,10 @@ class Daemon:
         self.lives: Lives[DaemonLive] = Lives()
         self.ask = False
         self.editor_states = False  # capabilities.editorState
-        self.fs = (False, False)  # capabilities.fs: readTextFile, writeTextFile
+        # capabilities.files (read, apply, review) and capabilities.fs (readTextFile,
+        # writeTextFile): every session's DaemonFiles reads these two, kept in place
+        self.files = dict.fromkeys(spec.FILE_CAPABILITIES, False)
+        self.fs = [False, False]
         self.interval = 0.0  # capabilities.events.coalesceMs, in seconds
         self.shut_down = False
         self._registry: Registry | None = None
@@ -117,12 +120,14 @@ class Daemon:
                 "capabilities.editorState must be a boolean",
                 errors=["capabilities.editorState: expected a boolean"],
             )
+        files, fs = spec.file_capabilities(caps), spec.file_system(caps)
         self.ask, self.interval, self.editor_states = bool(ask), interval, bool(editor)
-        self.fs = spec.file_system(caps)
+        self.files.update(files)
+        self.fs[:] = fs
         for live in self.lives:
             live.asker.enabled = self.ask
             live.events.interval = self.interval
-            self.serve_files(live.session)
+            self.serve_files(live.session, live.events)
         client = p.get("clientInfo", {})
         log.info("client: %s %s", client.get("name", "?"), client.get("version", ""))
         if p.get("processId", 0) > 0 and self._watch is None:
@@ -133,6 +138,7 @@ class Daemon:
                 "providers": self.registry.provider_names(),
                 "cancel": True,
                 "inputAsk": True,
+                "files": {"read": True, "propose": True},
                 "maxFrameBytes": self.max_frame,
                 "attachments": ATTACHMENTS,
                 "editorState": True,
@@ -196,20 +202,21 @@ class Daemon:
         events = Events(self.peer)
         asker = Asker(self.peer, events, self.ask)
         session = build(input=asker, output=events)
-        self.serve_files(session)
+        self.serve_files(session, events)
         events.session_id = session.id
         events.interval = self.interval
         live = self.lives.add(DaemonLive(session, events, asker))
         return self.add_servers(live, mcp_servers, where)
 
-    def serve_files(self, session: Session) -> None:
+    def serve_files(self, session: Session, events: Events) -> None:
         """`session.files` through the editor in the directions the client offered
-        (`capabilities.fs`), else the local disk."""
-        read, write = self.fs
-        if read or write:
-            from ...jsonrpc.files import editor_files
+        (`capabilities.files`, `capabilities.fs`: faces/daemon/files.py), else the local
+        disk."""
+        if any(self.files.values()) or any(self.fs):
+            if not isinstance(session.files, EditorFiles):
+                from .files import DaemonFiles  # it reads the capabilities at each call
 
-            session.files = editor_files(self.peer.request, session.id, read, write)
+                session.files = DaemonFiles(self.peer, events, self.files, self.fs)
         elif isinstance(session.files, EditorFiles):
             session.files = LocalFiles()
 

@@ -38,6 +38,7 @@ class Events(NullOutput):
         self.peer = peer
         self.session_id: str | None = None
         self.turn_id: int | None = None
+        self.call_id: str | None = None  # the tool call running (files/propose names it)
         self.interval = interval
         self._held: list[str] = []
         self._held_method = ""
@@ -95,6 +96,7 @@ class Events(NullOutput):
 
     def doing(self, call: dict[str, Any]) -> None:
         self.flush()
+        self.call_id = call["id"]
         self._send(
             "event/doing",
             {"id": call["id"], "name": call["name"], "arguments": call.get("arguments", {})},
@@ -103,6 +105,7 @@ class Events(NullOutput):
     def result(self, call: dict[str, Any], result: Result) -> None:
         payload = json.loads(result.to_json())  # JSON-safe whatever the tool returned
         self.flush()
+        self.call_id = None
         self._send(
             "event/result",
             {"id": call["id"], "name": call["name"], "ok": result.ok, "result": payload},

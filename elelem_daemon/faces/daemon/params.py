@@ -123,6 +123,29 @@ def render_interval(capabilities: dict[str, Any]) -> float:
     return ms / 1000
 
 
+FILE_CAPABILITIES = ("read", "apply", "review")
+
+
+def file_capabilities(capabilities: dict[str, Any]) -> dict[str, bool]:
+    """`capabilities.files: {read?, apply?, review?}` (booleans; absent or null: false)."""
+    files = capabilities.get("files")
+    if files is None:
+        return dict.fromkeys(FILE_CAPABILITIES, False)
+    if not isinstance(files, dict):
+        raise InvalidParams(
+            "capabilities.files must be an object",
+            errors=["capabilities.files: expected an object"],
+        )
+    problems = [
+        f"capabilities.files.{name}: expected a boolean"
+        for name in FILE_CAPABILITIES
+        if files.get(name) is not None and not isinstance(files.get(name), bool)
+    ]
+    if problems:
+        raise InvalidParams("capabilities.files: " + "; ".join(problems), errors=problems)
+    return {name: files.get(name) is True for name in FILE_CAPABILITIES}
+
+
 def file_system(capabilities: dict[str, Any]) -> tuple[bool, bool]:
     """`capabilities.fs.readTextFile` and `.writeTextFile` (absent or null: false)."""
     fs = capabilities.get("fs")

@@ -297,7 +297,10 @@ def painted_diff(diff: str, color: bool) -> str:
 class TerminalInput(NullInput):
     """The terminal: the REPL's lines, with the line editor on a terminal (else line by
     line from `stream`); questions on the same terminal. `attach` gives it what the
-    line editor shows and where Ctrl-C goes, once the session exists."""
+    line editor shows and where Ctrl-C goes, once the session exists. It reviews changes
+    hunk by hunk (`reviews`; review.py, for questions of kind `review`)."""
+
+    reviews = True
 
     def __init__(
         self,
@@ -354,15 +357,23 @@ class TerminalInput(NullInput):
     ) -> str | None:
         if self.output is not None:
             self.output.pause()
-        diff = (details.get("tool") or {}).get("diff")
-        if diff:
-            print(painted_diff(diff.rstrip("\n"), _isatty(sys.stdout)), flush=True)
         from . import questions
 
-        if self.lines:
-            answer = await questions.by_line(self._read_line, prompt, options, details)
+        if details.get("kind") == "review":
+            from .review import review
+
+            read = self._read_line if self.lines else questions.line_on_terminal
+            show = lambda text: print(text, flush=True)  # noqa: E731
+            change = details.get("change") or {}
+            answer = await review(change, read, show, _isatty(sys.stdout))
         else:
-            answer = await questions.on_terminal(prompt, options, details)
+            diff = (details.get("tool") or {}).get("diff")
+            if diff:
+                print(painted_diff(diff.rstrip("\n"), _isatty(sys.stdout)), flush=True)
+            if self.lines:
+                answer = await questions.by_line(self._read_line, prompt, options, details)
+            else:
+                answer = await questions.on_terminal(prompt, options, details)
         if answer is None and self.interrupts is not None and not self.lines:
             self.interrupts.cancel_turn()  # Ctrl-C at a question: no answer, and stop
         elif self.output is not None:

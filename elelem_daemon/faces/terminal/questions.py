@@ -119,3 +119,15 @@ async def _one_key(message: Any, keys: dict[str, str]) -> str | None:
 
     session: PromptSession[str | None] = PromptSession(key_bindings=bindings)
     return await session.prompt_async(message, handle_sigint=False)
+
+
+async def line_on_terminal(prompt: str) -> str | None:
+    """One typed line after `prompt` (shown visible); None for Ctrl-C or Ctrl-D. The
+    terminal's review (review.py) reads its y/n/a/d/q answers with it."""
+    from prompt_toolkit import PromptSession
+
+    session: PromptSession[str] = PromptSession()
+    try:
+        return await session.prompt_async(visible(prompt), handle_sigint=False)
+    except (KeyboardInterrupt, EOFError):
+        return None
