@@ -94,10 +94,10 @@ class StubProvider:
                 yield event
             return
         if verb == "!tool":
-            name, arguments = tool_args(rest)
+            name, raw = tool_args(rest)
         yield {"type": "saying", "text": "let me check."}
         if verb == "!tool":
-            yield doing("stub-1", name, arguments)  # checked as every provider's are
+            yield doing("stub-1", name, raw)  # checked as every provider's are
         elif tools:
             yield {
                 "type": "doing",
@@ -131,18 +131,23 @@ class StubProvider:
                 await asyncio.sleep(0)  # let a cancel in
 
 
-def tool_args(rest: str) -> tuple[str, dict[str, Any]]:
-    """`NAME {json}` of a `!tool` script; a clear ProviderError when it is not that."""
+def tool_args(rest: str) -> tuple[str, str]:
+    """`NAME {json}` of a `!tool` script: the name and the arguments' text, which goes
+    to the agent as a model's would (calls.doing: a NaN or a depth past the wire's
+    bound is a failed call the model reads). A clear ProviderError when the script is
+    not that shape at all."""
     name, _, raw = rest.strip().partition(" ")
     if not name:
         raise ProviderError(TOOL_USAGE)
     try:
-        arguments = json.loads(raw) if raw.strip() else {}
-    except (ValueError, RecursionError):
+        arguments: Any = json.loads(raw) if raw.strip() else {}
+    except RecursionError:  # deep, but JSON: the agent's bound says so to the model
+        arguments = {}
+    except ValueError:
         raise ProviderError(f"{TOOL_USAGE} (the arguments are not JSON)") from None
     if not isinstance(arguments, dict):
         raise ProviderError(f"{TOOL_USAGE} (the arguments are not an object)")
-    return name, arguments
+    return name, raw
 
 
 def stream_args(rest: str) -> tuple[int, float]:

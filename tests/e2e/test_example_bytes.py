@@ -144,5 +144,6 @@ async def test_the_example_shows_what_clients_must_handle(tmp_path: Path) -> Non
         "attachments",
         "editorState",
         "mcpServers",
+        "files",
     }
     assert "plugins" in daemon_says[1]["result"]

@@ -44,7 +44,14 @@ class Terminal:
             stdin=slave,
             stdout=slave,
             stderr=slave,
-            env={**env, "TERM": "xterm-256color", "COLUMNS": "120", "LINES": "40"},
+            # this pty answers no cursor-position request: prompt_toolkit must not wait for one
+            env={
+                **env,
+                "TERM": "xterm-256color",
+                "COLUMNS": "120",
+                "LINES": "40",
+                "PROMPT_TOOLKIT_NO_CPR": "1",
+            },
             cwd=str(cwd),
             start_new_session=True,
             preexec_fn=controlling,
