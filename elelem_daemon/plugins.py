@@ -28,6 +28,7 @@ BUILTINS = (
     "elelem_daemon.builtins.search",
     "elelem_daemon.builtins.interview",
     "elelem_daemon.builtins.commands",
+    "elelem_daemon.builtins.steer",
     "elelem_daemon.builtins.permissions",
     "elelem_daemon.builtins.checkpoints",  # after the permission policy: a denied call takes none
     "elelem_daemon.builtins.mcp",

@@ -13,6 +13,7 @@ a turn run directly (the terminal) numbers itself. Around each turn the plugins'
 `turn_start` and `turn_end` hooks run (`plugin.on`), the end ones even when the turn
 failed or was cancelled; `close` hooks run when the session closes. `delete` is how a
 face deletes a stored session: the plugins' `delete` hooks forget what they kept of it.
+`steer` sends a user message to the running turn (steering.py).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from .agent import Agent, TurnResult
 from .changes import Seen
 from .commands import Commands
 from .conversation import Content, Conversation, Message
-from .errors import AttachmentError, UnknownSession
+from .errors import AttachmentError, NotRunning, UnknownSession
 from .filesystem import Files, LocalFiles
 from .io import Input, NullInput, NullOutput, Output
 from .ports import Provider, SessionView
@@ -41,6 +42,7 @@ from .toolbox import Toolbox
 from .transcript import SystemPrompt, face_template
 
 if TYPE_CHECKING:
+    from .steering import Steer
     from .store.recorder import Recorder
     from .store.store import Store, Stored
     from .trust import Trust
@@ -210,6 +212,16 @@ class Session:
             finally:
                 self.turn_id = None
                 self.seen.new_turn()
+
+    def steer(self, text: str) -> Steer:
+        """Queue `text` for the running turn's next provider request (steering.py).
+        NotRunning when no turn runs that keeps its conversation (none, a command, or
+        /compact's summary turn): the client sends a turn instead."""
+        if not (self.agent.in_turn and self.agent.keeping):
+            raise NotRunning(
+                "no turn is running: send the text as a turn", sessionId=self.id
+            )
+        return self.agent.steering.put(text)
 
     def open_number(self) -> int:
         """The next number of the count of turns and commands; the next turn takes it."""

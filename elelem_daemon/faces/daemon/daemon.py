@@ -70,6 +70,7 @@ class Daemon:
             "session/new": self.new,
             "session/turn": self.turn,
             "session/command": self.command,
+            "session/steer": self.steer,
             "session/complete": self.complete,
             "session/list": self.list_sessions,
             "session/load": self.load,
@@ -251,6 +252,13 @@ class Daemon:
         if result.exit:  # the client ends the session, if it wants to
             answer["exit"] = True
         return answer
+
+    async def steer(self, params: Any) -> dict[str, Any]:
+        """`session/steer`: a user message for the running turn (steering.py); -32006
+        `not_running` when no turn runs. `event/steer` says when the turn took it."""
+        p = spec.check(params, spec.STEER)
+        self.lives.get(p["sessionId"]).session.steer(p["text"])
+        return {"queued": True}
 
     async def complete(self, params: Any) -> dict[str, Any]:
         p = spec.check(params, spec.COMPLETE)

@@ -319,6 +319,7 @@ class TerminalInput(NullInput):
         self.cwd: Path | None = None
         self.history: Path | None = None
         self.status: Callable[[], str] | None = None
+        self.typeahead: Any = None  # typeahead.TypeAhead while a turn runs
         self._editor: LineEditor | None = None
 
     def attach(
@@ -357,6 +358,12 @@ class TerminalInput(NullInput):
     ) -> str | None:
         if self.output is not None:
             self.output.pause()
+        if self.typeahead is not None:  # the question reads the terminal, not the steers
+            with self.typeahead.paused():
+                return await self._ask(prompt, options, details)
+        return await self._ask(prompt, options, details)
+
+    async def _ask(self, prompt: str, options: list[str] | None, details: Any) -> str | None:
         from . import questions
 
         if details.get("kind") == "review":
