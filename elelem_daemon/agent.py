@@ -34,6 +34,7 @@ from .io import NullOutput, Output
 from .jsonsafe import problem
 from .result import Result
 from .steering import Steering
+from .tool import CURRENT_CALL
 from .toolbox import Toolbox
 from .transcript import SystemPrompt, Transcript
 
@@ -294,4 +295,8 @@ class Agent:
         """A provider may flag a call it could not parse; the model then reads the error."""
         if error:
             return Result.failure(error)
-        return await self.toolbox.run(call["name"], call["arguments"])
+        token = CURRENT_CALL.set(call)  # the call a tool's nested work is under (task)
+        try:
+            return await self.toolbox.run(call["name"], call["arguments"])
+        finally:
+            CURRENT_CALL.reset(token)

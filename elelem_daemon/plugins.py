@@ -27,6 +27,7 @@ BUILTINS = (
     "elelem_daemon.builtins.shell",
     "elelem_daemon.builtins.search",
     "elelem_daemon.builtins.interview",
+    "elelem_daemon.builtins.task",
     "elelem_daemon.builtins.commands",
     "elelem_daemon.builtins.steer",
     "elelem_daemon.builtins.permissions",

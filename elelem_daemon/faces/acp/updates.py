@@ -152,6 +152,8 @@ def result_text(payload: dict[str, Any]) -> str:
         return fenced(content) if content else "(empty)"
     if "answer" in payload:
         return str(payload["answer"])
+    if isinstance(payload.get("result"), str):  # a sub-agent's answer (the `task` tool)
+        return payload["result"]
     return fenced(json.dumps(payload, ensure_ascii=False, indent=2, default=str), "json")
 
 
