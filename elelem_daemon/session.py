@@ -218,9 +218,7 @@ class Session:
         NotRunning when no turn runs that keeps its conversation (none, a command, or
         /compact's summary turn): the client sends a turn instead."""
         if not (self.agent.in_turn and self.agent.keeping):
-            raise NotRunning(
-                "no turn is running: send the text as a turn", sessionId=self.id
-            )
+            raise NotRunning("no turn is running: send the text as a turn", sessionId=self.id)
         return self.agent.steering.put(text)
 
     def open_number(self) -> int:

@@ -30,9 +30,7 @@ def waiting(gate: Path) -> str:
 async def queued(conn, sid: str, text: str, project: Path) -> asyncio.Task:
     """Send a prompt during the turn; once a later request is answered, it is queued
     (requests start in the order they came)."""
-    steer = asyncio.ensure_future(
-        conn.prompt(session_id=sid, prompt=[acp.text_block(text)])
-    )
+    steer = asyncio.ensure_future(conn.prompt(session_id=sid, prompt=[acp.text_block(text)]))
     async with asyncio.timeout(TIMEOUT):
         await conn.list_sessions(cwd=str(project))
     return steer

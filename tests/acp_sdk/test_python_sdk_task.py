@@ -14,14 +14,14 @@ from support.processes import alive
 
 pytestmark = pytest.mark.e2e
 
-SLOW_READ = '''
+SLOW_READ = """
 from elelem_daemon.builtins.shell import run
 
 def register(plugin):
     @plugin.tool("slowread", "Reads slowly", {}, kind="read")
     async def slowread(session, args):
         return await run(["sleep", "32.5"], session.cwd)
-'''
+"""
 
 
 @pytest.fixture
@@ -43,9 +43,7 @@ async def test_the_child_shows_in_the_task_call_and_its_answer_is_the_result(
     async with daemon(tmp_path, editor) as (conn, _):
         sid = (await conn.new_session(cwd=str(project), mcp_servers=[])).session_id
         async with asyncio.timeout(TIMEOUT):
-            answer = await conn.prompt(
-                session_id=sid, prompt=task('!tool read {"path": "a.txt"}')
-            )
+            answer = await conn.prompt(session_id=sid, prompt=task('!tool read {"path": "a.txt"}'))
     assert answer.stop_reason == "end_turn"
     calls = editor.of("tool_call")
     assert [c.title for c in calls] == ["task"] and calls[0].kind == "think"
@@ -69,7 +67,9 @@ async def test_cancelling_the_parent_cancels_the_child(tmp_path: Path, project: 
     editor = Editor()
     async with daemon(tmp_path, editor) as (conn, process):
         sid = (await conn.new_session(cwd=str(project), mcp_servers=[])).session_id
-        prompt = asyncio.ensure_future(conn.prompt(session_id=sid, prompt=task("!tool slowread {}")))
+        prompt = asyncio.ensure_future(
+            conn.prompt(session_id=sid, prompt=task("!tool slowread {}"))
+        )
         await editor.until(
             lambda: any(
                 u.status == "in_progress" and "slowread" in u.content[0].content.text

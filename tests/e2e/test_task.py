@@ -18,14 +18,14 @@ from .conftest import cmdline, descendants, running, within
 
 pytestmark = pytest.mark.e2e
 
-SLOW_READ = '''
+SLOW_READ = """
 from elelem_daemon.builtins.shell import run
 
 def register(plugin):
     @plugin.tool("slowread", "Reads slowly", {}, kind="read")
     async def slowread(session, args):
         return await run(["sleep", "31.5"], session.cwd)
-'''
+"""
 
 
 def task(prompt: str) -> str:
@@ -116,9 +116,7 @@ async def test_cancelling_the_parent_kills_the_child_tool(
         await asyncio.sleep(0.02)
     else:
         raise AssertionError("the child's tool never ran")
-    assert any(
-        e["method"] == "event/doing" and e["params"].get("parentToolCallId") for e in events
-    )
+    assert any(e["method"] == "event/doing" and e["params"].get("parentToolCallId") for e in events)
     await turn.cancel()
     result = await within(turn, 10)
     await within(collecting)

@@ -48,6 +48,12 @@ NEW: Spec = {
 TURN: Spec = {**SESSION, "text": ("string", True), "attachments": ("array", False)}
 COMMAND: Spec = {**SESSION, "line": ("string", True)}
 STEER: Spec = {**SESSION, "text": ("string", True)}
+EDIT_CONTEXT: Spec = {
+    **SESSION,
+    "delete": ("array", False),
+    "index": ("integer", False),
+    "content": ("string", False),
+}
 COMPLETE: Spec = {**SESSION, "text": ("string", True)}
 LIST: Spec = {"cwd": ("string", False)}
 LOAD: Spec = {

@@ -348,6 +348,14 @@ class TerminalInput(NullInput):
             )
         return self._editor
 
+    async def edit(self, text: str, name: str = "text") -> str | None:
+        """`text` in `$EDITOR` (edit_text.py): what was saved, or None."""
+        from .edit_text import edit_text
+
+        if self.output is not None:
+            self.output.pause()
+        return await edit_text(text, name, self.output)
+
     async def readline(self, prompt: str = "> ") -> str | None:
         if self.lines:
             return await self._read_line(prompt)
