@@ -30,6 +30,7 @@ BUILTINS = (
     "elelem_daemon.builtins.task",
     "elelem_daemon.builtins.commands",
     "elelem_daemon.builtins.steer",
+    "elelem_daemon.builtins.shell_session",
     "elelem_daemon.builtins.permissions",
     "elelem_daemon.builtins.checkpoints",  # after the permission policy: a denied call takes none
     "elelem_daemon.builtins.mcp",

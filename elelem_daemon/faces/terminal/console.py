@@ -356,6 +356,18 @@ class TerminalInput(NullInput):
             self.output.pause()
         return await edit_text(text, name, self.output)
 
+    async def shell(self) -> str | None:
+        """`/shell`: `$SHELL` under `script` (shell_session.py); its transcript."""
+        from .shell_session import run_shell
+
+        if self.lines:  # a pipe or a script: there is no terminal to lend the shell
+            if self.output is not None:
+                self.output.say("/shell needs a terminal (stdin and stdout)", "error")
+            return None
+        if self.output is not None:
+            self.output.pause()
+        return await run_shell(self.output)
+
     async def readline(self, prompt: str = "> ") -> str | None:
         if self.lines:
             return await self._read_line(prompt)
