@@ -31,8 +31,8 @@ async def edit(session: Any, spec: str) -> str:
     editor = getattr(session.input, "edit", None)
     if not callable(editor):
         return (
-            f"  no editor here: an editor client edits message {number} through "
-            "session/editContext (the terminal opens $EDITOR)"
+            f"  no editor here: /context edit {number} opens $EDITOR in the terminal"
+            " (elelem chat); editor clients of the daemon send session/editContext"
         )
     current = text_of(session.conversation[number - 2]["content"])
     saved = await editor(current, f"message-{number}")

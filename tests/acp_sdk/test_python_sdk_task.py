@@ -46,7 +46,8 @@ async def test_the_child_shows_in_the_task_call_and_its_answer_is_the_result(
             answer = await conn.prompt(session_id=sid, prompt=task('!tool read {"path": "a.txt"}'))
     assert answer.stop_reason == "end_turn"
     calls = editor.of("tool_call")
-    assert [c.title for c in calls] == ["task"] and calls[0].kind == "think"
+    assert [c.title for c in calls] == ['Task: !tool read {"path": "a.txt"}']
+    assert calls[0].kind == "think"
     ident = calls[0].tool_call_id
     updates = editor.of("tool_call_update")
     assert {u.tool_call_id for u in updates} == {ident}  # nothing else is a call of its own
