@@ -9,7 +9,7 @@ import asyncio
 import pytest
 from support.outputs import Scripted, SpyOutput
 
-from elelem_daemon.errors import InvalidParams, NotRunning, SteerRefused
+from elelem_daemon.errors import AttachmentError, InvalidParams, NotRunning, SteerRefused
 from elelem_daemon.plugins import core_registry
 from elelem_daemon.session import start
 from elelem_daemon.steering import MAX_QUEUED, MAX_TEXT
@@ -158,3 +158,38 @@ async def test_compact_summary_turn_takes_no_steer(tmp_path):
         session.steer("not for the summary")
     release.set()
     await asyncio.wait_for(compact, 5)
+
+
+async def test_a_steer_sent_as_the_turn_starts_goes_with_its_first_request(tmp_path):
+    provider = Scripted([{"type": "saying", "text": "both read"}])
+    session, *_ = session_with(provider, tmp_path)
+    starting, go = asyncio.Event(), asyncio.Event()
+
+    async def hold(turn_id):
+        starting.set()
+        await go.wait()
+
+    session.hooks["turn_start"].append(hold)
+    turn = asyncio.ensure_future(session.turn("the prompt"))
+    await asyncio.wait_for(starting.wait(), 5)  # begun, not yet at the agent
+    session.steer("right after it")
+    go.set()
+    assert (await asyncio.wait_for(turn, 5)).reply == "both read"
+    first = provider.requests[0][0]
+    assert [(m["role"], m["content"]) for m in first[1:]] == [
+        ("user", "the prompt"),
+        ("user", "right after it"),
+    ]
+
+
+async def test_a_steer_for_a_refused_turn_is_dropped_and_said(tmp_path):
+    session, output, *_ = session_with(Scripted(), tmp_path)
+    turn = asyncio.ensure_future(session.turn("read it", [{"type": "file", "path": "missing.txt"}]))
+    await asyncio.sleep(0)  # expanding the attachment (read off the loop)
+    session.steer("orphan")
+    with pytest.raises(AttachmentError):
+        await asyncio.wait_for(turn, 5)
+    assert ("say", ("steer not sent (the turn ended first): orphan", "info")) in output.calls
+    assert not session.agent.steering.waiting and len(session.conversation) == 0
+    with pytest.raises(NotRunning):
+        session.steer("after")

@@ -44,7 +44,7 @@ class AcpLive(Live):
     async def prompt(self, blocks: Any) -> dict[str, Any]:
         """Run one prompt: a slash command or a turn. Answers with the stop reason; an
         empty prompt (no blocks, or only blank text) does nothing and ends the turn."""
-        if self.busy and self.session.agent.in_turn and self.session.agent.keeping:
+        if self.busy and self.session.steerable:
             return await self.steer(blocks)  # an extension: docs/acp.md, `_meta`
         self.ensure_idle()  # before the blocks are read: a busy session says so first
         text, attachments = prompt_parts(blocks, self.session.cwd)
