@@ -21,7 +21,9 @@ bounded: EDITOR_WAIT seconds for a read or an unreviewed change
 (ELELEM_EDITOR_TIMEOUT, default 30: the bound of every editor request, jsonrpc/files.py),
 and a review by REVIEW_TIMEOUT (ELELEM_REVIEW_TIMEOUT, default 1800: half an hour
 for a person to decide; 0: no bound). Either is withdrawn (`$/cancelRequest`) when it
-runs out or the turn is cancelled, and the model reads that nothing was applied.
+runs out or the turn is cancelled, and the model reads that nothing was applied. So is
+its size: a change whose `oldText` and `newText` pass PROPOSE_CAP characters together
+(ELELEM_PROPOSE_CAP, default ELELEM_FILE_CAP) is not sent, and fails the same way.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from ...jsonrpc.files import EDITOR_WAIT, fs_methods
 from .events import Events, Peer
 
 REVIEW_TIMEOUT = number("ELELEM_REVIEW_TIMEOUT", 1800)
+PROPOSE_CAP = int(number("ELELEM_PROPOSE_CAP", FILE_CAP, minimum=1))  # oldText + newText
 VERSION_CAP = 256  # characters of a string version
 
 
@@ -127,6 +130,13 @@ class DaemonFiles(EditorFiles):
             if review:
                 raise ValueError("the client does not review changes")
             return await self._land(change)  # not open in the editor: fs/write or the disk
+        size = len(change.old) + len(change.new)
+        if size > PROPOSE_CAP:  # one message the editor must hold whole, twice over
+            return Outcome(
+                "failed",
+                reason=f"not applied: the change is {size} characters, more than the editor "
+                f"is sent to review ({PROPOSE_CAP}, ELELEM_PROPOSE_CAP)",
+            )
         params = {
             "sessionId": self.events.session_id,
             "turnId": self.events.turn_id,
