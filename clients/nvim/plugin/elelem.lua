@@ -47,3 +47,17 @@ end, { desc = "elelem: pick a stored session" })
 command("ElelemRestart", function()
   elelem().restart()
 end, { desc = "elelem: stop the daemon; the next command starts it again" })
+
+command("ElelemAccept", function(opts)
+  elelem().accept(opts.args)
+end, {
+  nargs = "?",
+  complete = function()
+    return { "turn" }
+  end,
+  desc = "elelem: accept the open review's change (`turn`: and every later change of this turn)",
+})
+
+command("ElelemReject", function(opts)
+  elelem().reject(opts.args)
+end, { nargs = "*", desc = "elelem: reject the open review's change, with an optional reason for the model" })

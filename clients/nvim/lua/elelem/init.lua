@@ -4,8 +4,10 @@ local ask = require("elelem.ask")
 local config = require("elelem.config")
 local daemon = require("elelem.daemon")
 local events = require("elelem.events")
+local files = require("elelem.files")
 local input = require("elelem.input")
 local log = require("elelem.log")
+local requests = require("elelem.requests")
 local session = require("elelem.session")
 
 local M = {}
@@ -45,6 +47,23 @@ highlights()
 daemon.handlers.notification = events.on_notification
 daemon.handlers.exit = events.on_daemon_exit
 daemon.handlers.request["input/ask"] = ask.answer
+daemon.handlers.request["files/read"] = files.read
+daemon.handlers.request["files/propose"] = files.propose
+daemon.handlers.request["fs/read_text_file"] = files.read_text_file
+daemon.handlers.request["fs/write_text_file"] = files.write_text_file
+daemon.handlers.cancel = requests.cancel
+files.on_outcome = function(params, answer)
+  local s = session.find(params.sessionId)
+  if not s or not params.review then
+    return
+  end
+  s.chat:flush()
+  local shown = answer.outcome
+  if answer.outcome == "partial" then
+    shown = ("partial: hunks %s of %d accepted"):format(table.concat(answer.acceptedHunks, ", "), #params.hunks)
+  end
+  s.chat:notice(("review of %s → %s"):format(require("elelem.review").shown_path(params.path), shown))
+end
 ask.on_question = function(params)
   local s = session.find(params.sessionId)
   if not s then
@@ -212,6 +231,34 @@ end
 --- Picks a stored session to load (protocol draft, issue 8).
 function M.pick()
   require("elelem.history").pick()
+end
+
+--- Accepts the whole change of the open review (the current buffer's, else the newest);
+--- `"turn"`: and every later change of this turn, unreviewed.
+---@param arg string?
+---@return boolean
+function M.accept(arg)
+  local r = require("elelem.review").find()
+  if not r then
+    vim.notify("elelem: no review is open", vim.log.levels.INFO)
+    return false
+  end
+  r:all(true, { turn = vim.trim(arg or "") == "turn" })
+  return true
+end
+
+--- Rejects the whole change of the open review; `reason` is shown to the model.
+---@param reason string?
+---@return boolean
+function M.reject(reason)
+  local r = require("elelem.review").find()
+  if not r then
+    vim.notify("elelem: no review is open", vim.log.levels.INFO)
+    return false
+  end
+  reason = vim.trim(reason or "")
+  r:all(false, { reason = reason ~= "" and reason or nil })
+  return true
 end
 
 --- Stops the daemon; the next command starts it again.

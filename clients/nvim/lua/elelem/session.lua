@@ -8,6 +8,7 @@ local daemon = require("elelem.daemon")
 local errors = require("elelem.errors")
 local input = require("elelem.input")
 local layout = require("elelem.layout")
+local review = require("elelem.review")
 local trust = require("elelem.trust")
 
 local M = {}
@@ -227,7 +228,8 @@ end
 function Session:turn(text, epoch)
   local id = self.id
   daemon.request("session/turn", { sessionId = id, text = text }, function(err, result)
-    ask.dismiss(id) -- a question cannot outlive its turn
+    ask.dismiss(id) -- a question cannot outlive its turn, nor a review
+    review.dismiss(id)
     if epoch ~= self.epoch then
       return
     elseif err then

@@ -1,0 +1,204 @@
+-- The agent works through the editor (issue 16, protocol.md "Files"): reads see unsaved
+-- buffers, changes land in the buffer as one undo step after a hunk-by-hunk review.
+local H = require("spec.helpers")
+
+local api = vim.api
+
+describe("files through the editor", function()
+  teardown(H.shutdown)
+
+  local file = H.project .. "/notes.txt"
+  local twenty = {}
+  for i = 1, 20 do
+    twenty[i] = "line " .. i
+  end
+
+  --- Opens `file` with `lines` on disk and in the buffer.
+  local function open(lines)
+    vim.cmd("silent! only")
+    pcall(vim.cmd.bwipeout, { file, bang = true })
+    vim.fn.writefile(lines, file)
+    vim.cmd.edit(vim.fn.fnameescape(file))
+    return api.nvim_get_current_buf()
+  end
+
+  local function buffer_lines(buf)
+    return api.nvim_buf_get_lines(buf, 0, -1, false)
+  end
+
+  --- Sends `prompt` and waits for the review split to open.
+  local function reviewing(prompt)
+    vim.cmd("Elelem " .. prompt)
+    H.wait(function()
+      return #require("elelem.review").open > 0
+    end, "the review to open")
+    local r = require("elelem.review").open[1]
+    api.nvim_set_current_win(r.win)
+    return r
+  end
+
+  local seen, stop
+
+  --- What the model read from the last tool call (its `event/result`), as JSON.
+  local function last_result()
+    for i = #seen, 1, -1 do
+      if seen[i].method == "event/result" then
+        return vim.json.encode(seen[i].params.result)
+      end
+    end
+    return "(no event/result)"
+  end
+
+  before_each(function()
+    H.setup()
+    H.reset()
+    seen, stop = H.record()
+  end)
+
+  after_each(function()
+    stop()
+  end)
+
+  it("declares files, fs, input and editorState in initialize", function()
+    local caps = require("elelem.daemon").capabilities()
+    assert.are.same({ read = true, apply = true, review = true }, caps.files)
+    assert.are.same({ readTextFile = true, writeTextFile = true }, caps.fs)
+    assert.is_true(caps.input.ask)
+    assert.is_true(caps.editorState)
+  end)
+
+  it("read sees the buffer's unsaved changes", function()
+    local buf = open({ "on disk" })
+    api.nvim_buf_set_lines(buf, 0, -1, false, { "typed, not saved" })
+    H.turn(('!tool read {"path":"%s"}'):format(file))
+    assert.matches("typed, not saved", last_result())
+    assert.are.same({ "on disk" }, vim.fn.readfile(file))
+  end)
+
+  it("an accepted edit lands in the buffer and u undoes it in one step", function()
+    local buf = open(twenty)
+    local r = reviewing(('!tool edit {"path":"%s","old":"line 2\\n","new":"LINE TWO\\nand more\\n"}'):format(file))
+    assert.are.same(1, #r.params.hunks)
+    vim.cmd("normal ga")
+    H.idle()
+    assert.are.same("LINE TWO", buffer_lines(buf)[2])
+    assert.are.same("and more", buffer_lines(buf)[3])
+    assert.is_true(vim.bo[buf].modified)
+    assert.matches("accepted by the user", last_result())
+    assert.matches("review of notes%.txt → accepted", H.text())
+    vim.cmd("silent! only")
+    api.nvim_set_current_buf(buf)
+    vim.cmd("silent normal! u")
+    assert.are.same(twenty, buffer_lines(buf))
+    assert.are.same(twenty, vim.fn.readfile(file)) -- the disk was never written behind the buffer
+  end)
+
+  it("accepting hunk 1 and rejecting hunk 2 leaves exactly hunk 1", function()
+    local buf = open(twenty)
+    local content = vim.deepcopy(twenty)
+    content[2], content[18] = "CHANGED 2", "CHANGED 18"
+    local json = vim.json.encode({ path = file, content = table.concat(content, "\n") .. "\n" })
+    local r = reviewing("!tool write " .. json)
+    assert.are.same(2, #r.params.hunks)
+    assert.matches("^@@ %-1,5 %+1,5 @@", api.nvim_buf_get_lines(r.buf, r.rows[1], r.rows[1] + 1, false)[1])
+    vim.cmd("normal ga") -- hunk 1 (the cursor starts there), then it moves to hunk 2
+    assert.are.same(2, r:current())
+    vim.cmd("normal gr")
+    H.idle()
+    local expected = vim.deepcopy(twenty)
+    expected[2] = "CHANGED 2"
+    assert.are.same(expected, buffer_lines(buf))
+    local result = last_result()
+    assert.matches("applied 1 of 2 hunks; hunk 2 %(lines 15.-20%) was rejected by the user", result)
+    assert.matches("%+CHANGED 2", result)
+    assert.is_nil(result:find("+CHANGED 18", 1, true))
+    assert.matches("review of notes%.txt → partial: hunks 1 of 2 accepted", H.text())
+  end)
+
+  it("a rejection with a reason reaches the model, and the buffer is untouched", function()
+    local buf = open(twenty)
+    reviewing(('!tool edit {"path":"%s","old":"line 5","new":"line five"}'):format(file))
+    vim.cmd("ElelemReject keep the digits")
+    H.idle()
+    assert.are.same(twenty, buffer_lines(buf))
+    assert.matches("the user rejected the change: keep the digits", last_result())
+  end)
+
+  it("a buffer changed during the review gives conflict and stays as the user left it", function()
+    local buf = open(twenty)
+    reviewing(('!tool edit {"path":"%s","old":"line 7","new":"line seven"}'):format(file))
+    api.nvim_buf_set_lines(buf, 0, 1, false, { "the user's own edit" })
+    vim.cmd("normal gA")
+    H.idle()
+    local expected = vim.deepcopy(twenty)
+    expected[1] = "the user's own edit"
+    assert.are.same(expected, buffer_lines(buf))
+    assert.matches("conflict: the file changed since you read it; read it again", last_result())
+  end)
+
+  it("a buffer changed after the agent read it gives conflict before any review", function()
+    local buf = open(twenty)
+    local files = require("elelem.daemon").handlers.request
+    local read = files["files/read"]
+    local reads = 0
+    files["files/read"] = function(params, id)
+      local answer = read(params, id)
+      reads = reads + 1
+      if reads == 1 then -- the user types right after the agent's read
+        vim.schedule(function()
+          api.nvim_buf_set_lines(buf, 2, 3, false, { "typed after the read" })
+        end)
+      end
+      return answer
+    end
+    local content = table.concat(twenty, "\n"):gsub("line 10", "line ten") .. "\n"
+    local script = vim.json.encode({ { "read", { path = file } }, { "write", { path = file, content = content } } })
+    local ok, err = pcall(H.turn, "!tools " .. script)
+    files["files/read"] = read
+    assert(ok, err)
+    assert.are.same(0, #require("elelem.review").open)
+    local expected = vim.deepcopy(twenty)
+    expected[3] = "typed after the read"
+    assert.are.same(expected, buffer_lines(buf))
+    assert.matches("conflict: the file changed since you read it", last_result())
+  end)
+
+  it("accept all for this turn applies the later changes unreviewed", function()
+    local buf = open(twenty)
+    local script = vim.json.encode({
+      { "edit", { path = file, old = "line 3\n", new = "line three\n" } },
+      { "edit", { path = file, old = "line 19", new = "line nineteen" } },
+    })
+    reviewing("!tools " .. script)
+    vim.cmd("normal gT")
+    H.idle()
+    assert.are.same("line three", buffer_lines(buf)[3])
+    assert.are.same("line nineteen", buffer_lines(buf)[19])
+    assert.matches("accepted: the user accepts every change in this turn", last_result())
+    vim.cmd("silent! only")
+    api.nvim_set_current_buf(buf)
+    vim.cmd("silent normal! u")
+    assert.are.same("line 19", buffer_lines(buf)[19]) -- each change is its own undo step
+  end)
+
+  it("cancelling the turn closes the review and changes nothing", function()
+    local buf = open(twenty)
+    reviewing(('!tool edit {"path":"%s","old":"line 9","new":"line nine"}'):format(file))
+    vim.cmd("ElelemCancel")
+    H.idle()
+    assert.are.same(0, #require("elelem.review").open)
+    assert.are.same(twenty, buffer_lines(buf))
+  end)
+
+  it("a file that is not open is reviewed and the daemon writes the disk", function()
+    vim.cmd("silent! only")
+    pcall(vim.cmd.bwipeout, { file, bang = true })
+    vim.fn.writefile(twenty, file)
+    reviewing(('!tool edit {"path":"%s","old":"line 4","new":"line four"}'):format(file))
+    vim.cmd("ElelemAccept")
+    H.idle()
+    local expected = vim.deepcopy(twenty)
+    expected[4] = "line four"
+    assert.are.same(expected, vim.fn.readfile(file))
+  end)
+end)
