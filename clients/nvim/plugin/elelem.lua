@@ -61,3 +61,11 @@ end, {
 command("ElelemReject", function(opts)
   elelem().reject(opts.args)
 end, { nargs = "*", desc = "elelem: reject the open review's change, with an optional reason for the model" })
+
+command("ElelemUndo", function()
+  elelem().undo()
+end, { desc = "elelem: undo the last turn (its files and its messages), after a confirmation" })
+
+command("ElelemRewind", function(opts)
+  elelem().rewind(tonumber(opts.args))
+end, { nargs = "?", desc = "elelem: rewind to before a turn (picked from a list, or N)" })

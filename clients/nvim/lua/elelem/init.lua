@@ -261,6 +261,17 @@ function M.reject(reason)
   return true
 end
 
+--- Undoes this tab's last turn (files and conversation), after a confirmation.
+function M.undo()
+  require("elelem.rewind").undo()
+end
+
+--- Rewinds to before turn `turn`, or picks the turn from a list.
+---@param turn integer?
+function M.rewind(turn)
+  require("elelem.rewind").pick(turn)
+end
+
 --- Stops the daemon; the next command starts it again.
 function M.restart()
   daemon.stop()

@@ -31,6 +31,7 @@ local by_id = {}
 ---@field creating fun(err: elelem.Error?)[]?
 ---@field chat elelem.Chat
 ---@field prompt integer? the prompt buffer
+---@field turns {turnId: integer, text: string}[] this client's turns, by their `turnId`
 local Session = {}
 Session.__index = Session
 
@@ -40,7 +41,7 @@ function M.current()
   local tab = api.nvim_get_current_tabpage()
   local session = M.sessions[tab]
   if not session then
-    session = setmetatable({ tab = tab, busy = false, cancelled = false, epoch = 0 }, Session)
+    session = setmetatable({ tab = tab, busy = false, cancelled = false, epoch = 0, turns = {} }, Session)
     session.chat = chat.new(tostring(tab))
     M.sessions[tab] = session
   end
@@ -236,6 +237,9 @@ function Session:turn(text, epoch)
       return self:fail(err, text)
     end
     self.busy = false
+    if type(result.turnId) == "number" then -- names the turn for good: :ElelemRewind takes it
+      table.insert(self.turns, { turnId = result.turnId, text = text })
+    end
     self.chat:finish(result)
     self:refresh()
   end)
@@ -349,6 +353,7 @@ function Session:reset()
     end
   end
   self.id, self.info, self.busy, self.creating = nil, nil, false, nil
+  self.turns = {}
   self.chat:clear()
   self:refresh()
 end
