@@ -69,3 +69,11 @@ end, { desc = "elelem: undo the last turn (its files and its messages), after a 
 command("ElelemRewind", function(opts)
   elelem().rewind(tonumber(opts.args))
 end, { nargs = "?", desc = "elelem: rewind to before a turn (picked from a list, or N)" })
+
+command("ElelemAdd", function(opts)
+  if opts.range > 0 then
+    elelem().add(opts.line1, opts.line2, opts.bang)
+  else
+    elelem().add(nil, nil, opts.bang)
+  end
+end, { range = true, bang = true, desc = "elelem: attach this file (or the range) to the next prompt; ! clears" })

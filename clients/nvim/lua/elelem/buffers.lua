@@ -13,6 +13,18 @@ local function resolved(name)
 end
 M.resolved = resolved
 
+--- `path` relative to the session folder (`config.cwd()`) when inside it, else with `~`.
+---@param path string
+---@return string
+function M.shown(path)
+  local cwd = resolved(require("elelem.config").cwd())
+  local prefix = cwd:sub(-1) == "/" and cwd or cwd .. "/"
+  if vim.startswith(path, prefix) then
+    return path:sub(#prefix + 1)
+  end
+  return vim.fn.fnamemodify(path, ":~")
+end
+
 --- The loaded file buffer of `path` (an absolute path), if any.
 ---@param path string
 ---@return integer?

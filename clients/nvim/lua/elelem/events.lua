@@ -29,6 +29,7 @@ end
 ---@param expected boolean
 function M.on_daemon_exit(expected)
   session.forget()
+  require("elelem.context").reset()
   for tab, s in pairs(session.sessions) do
     if not vim.api.nvim_tabpage_is_valid(tab) then
       session.sessions[tab] = nil

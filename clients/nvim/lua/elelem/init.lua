@@ -2,6 +2,7 @@
 --- `setup(opts)` is optional; the functions below back the user commands of plugin/elelem.lua.
 local ask = require("elelem.ask")
 local config = require("elelem.config")
+local context = require("elelem.context")
 local daemon = require("elelem.daemon")
 local events = require("elelem.events")
 local files = require("elelem.files")
@@ -42,6 +43,20 @@ vim.api.nvim_create_autocmd("TabClosed", {
   end,
 })
 vim.api.nvim_create_autocmd("ColorScheme", { group = group, callback = highlights })
+vim.api.nvim_create_autocmd({ "BufEnter", "WinEnter" }, {
+  group = group,
+  callback = function()
+    context.track()
+    context.debounce()
+  end,
+})
+vim.api.nvim_create_autocmd({ "CursorHold", "CursorHoldI", "DiagnosticChanged", "WinScrolled", "ModeChanged" }, {
+  group = group,
+  callback = function()
+    context.debounce()
+  end,
+})
+context.track()
 highlights()
 
 daemon.handlers.notification = events.on_notification
@@ -138,6 +153,7 @@ end
 --- Opens (or focuses) this tab's chat and sends `prompt` if given.
 ---@param prompt string?
 function M.open(prompt)
+  context.track() -- the buffer `#buffer` means, before the prompt area takes the focus
   local s = session.current()
   s:show("input")
   if prompt and vim.trim(prompt) ~= "" then
@@ -231,6 +247,37 @@ end
 --- Picks a stored session to load (protocol draft, issue 8).
 function M.pick()
   require("elelem.history").pick()
+end
+
+--- `:ElelemAdd`: the current file (or lines `line1`..`line2`; the visual selection when
+--- they are its lines) waits as an attachment of the next prompt; `clear` drops them.
+---@param line1 integer?
+---@param line2 integer?
+---@param clear boolean?
+function M.add(line1, line2, clear)
+  local s = session.current()
+  if clear then
+    s.pending = nil
+    s:show_pending()
+    return true
+  end
+  local buf = vim.api.nvim_get_current_buf()
+  if vim.bo[buf].buftype ~= "" then
+    buf = context.editor_buffer() or buf
+  end
+  local attachment
+  if line1 then
+    local v1, v2 = vim.api.nvim_buf_get_mark(buf, "<")[1], vim.api.nvim_buf_get_mark(buf, ">")[1]
+    if v1 == line1 and v2 == line2 then
+      attachment = context.selection(buf)
+    end
+    attachment = attachment or context.selection(buf, line1, line2)
+  else
+    attachment = context.file(buf)
+  end
+  s:attach({ attachment })
+  s:show("input")
+  return true
 end
 
 --- Accepts the whole change of the open review (the current buffer's, else the newest);

@@ -44,16 +44,9 @@ function M.find(buf)
   return M.open[#M.open]
 end
 
----@param path string
----@return string
-function M.shown_path(path)
-  local cwd = config.cwd()
-  local prefix = vim.fs.normalize(vim.fn.fnamemodify(cwd, ":p"))
-  prefix = prefix:sub(-1) == "/" and prefix or prefix .. "/"
-  if vim.startswith(path, prefix) then
-    return path:sub(#prefix + 1)
-  end
-  return vim.fn.fnamemodify(path, ":~")
+--- `path` as the chat shows it (relative to the session's folder when inside it).
+M.shown_path = function(path)
+  return require("elelem.buffers").shown(path)
 end
 
 --- The help line of a review buffer, from the configured keys.

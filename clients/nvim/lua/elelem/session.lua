@@ -4,6 +4,7 @@
 local ask = require("elelem.ask")
 local chat = require("elelem.chat")
 local config = require("elelem.config")
+local context = require("elelem.context")
 local daemon = require("elelem.daemon")
 local errors = require("elelem.errors")
 local input = require("elelem.input")
@@ -173,8 +174,11 @@ end
 function Session:fail(err, text)
   self.busy = false
   self.chat:notice("error: " .. errors.message(err), "ElelemError")
-  if text and errors.kind(err) == "session_busy" and input.restore(self:input(), text) then
+  local kind = errors.kind(err)
+  if text and kind == "session_busy" and input.restore(self:input(), text) then
     self.chat:notice("(the prompt is back in the prompt area: send it when the session is free)")
+  elseif text and kind == "invalid_attachment" and input.restore(self:input(), text) then
+    self.chat:notice("(nothing was sent: your prompt is back in the prompt area)")
   end
   self:refresh()
 end
@@ -197,11 +201,27 @@ function Session:send(text)
     vim.notify(reason, vim.log.levels.WARN)
     return false, reason
   end
+  local sent, attachments = text, nil
+  if text:sub(1, 1) ~= "/" then
+    local found, problem
+    sent, found, problem = context.expand(text)
+    if problem then
+      input.restore(self:input(), text)
+      vim.notify("elelem: " .. problem .. " (your prompt waits in the prompt area)", vim.log.levels.WARN)
+      return false, problem
+    end
+    attachments = vim.list_extend(self.pending or {}, found)
+    self.pending = nil
+    self:show_pending()
+  end
   self.busy, self.cancelled = true, false
   if text:sub(1, 1) == "/" then
     self.chat:command(text)
   else
     self.chat:user(text)
+    if #attachments > 0 then
+      self.chat:notice("attached: " .. table.concat(vim.tbl_map(context.label, attachments), " · "))
+    end
   end
   self:refresh()
   local epoch = self.epoch
@@ -218,23 +238,63 @@ function Session:send(text)
     if text:sub(1, 1) == "/" then
       self:command(text, epoch)
     else
-      self:turn(text, epoch)
+      self:turn(sent, epoch, attachments, text)
     end
   end)
   return true
 end
 
----@param text string
+--- Adds attachments for the next prompt, shown above the prompt area.
+---@param attachments table[]
+function Session:attach(attachments)
+  self.pending = self.pending or {}
+  vim.list_extend(self.pending, attachments)
+  self:show_pending()
+end
+
+local ns_pending = api.nvim_create_namespace("elelem.pending")
+
+--- Shows the pending attachments as a virtual line above the prompt.
+function Session:show_pending()
+  local buf = self:input()
+  api.nvim_buf_clear_namespace(buf, ns_pending, 0, -1)
+  if self.pending and #self.pending > 0 then
+    local shown = "attached: " .. table.concat(vim.tbl_map(context.label, self.pending), " · ")
+      .. "  (:ElelemAdd! clears)"
+    api.nvim_buf_set_extmark(buf, ns_pending, 0, 0, {
+      virt_lines = { { { shown, "ElelemDim" } } },
+      virt_lines_above = true,
+    })
+  end
+end
+
+--- The pending attachments' labels (what the prompt area shows).
+---@return string[]
+function Session:pending_labels()
+  return vim.tbl_map(context.label, self.pending or {})
+end
+
+---@param text string what the model reads (the `#` words taken out)
 ---@param epoch integer
-function Session:turn(text, epoch)
+---@param attachments table[]?
+---@param typed string? what the user typed, put back when the turn is refused
+function Session:turn(text, epoch, attachments, typed)
   local id = self.id
-  daemon.request("session/turn", { sessionId = id, text = text }, function(err, result)
+  local params = { sessionId = id, text = text }
+  if attachments and #attachments > 0 then
+    params.attachments = attachments
+  end
+  daemon.request("session/turn", params, function(err, result)
     ask.dismiss(id) -- a question cannot outlive its turn, nor a review
     review.dismiss(id)
     if epoch ~= self.epoch then
       return
     elseif err then
-      return self:fail(err, text)
+      if errors.kind(err) == "invalid_attachment" and attachments then
+        self.pending = vim.list_extend(attachments, self.pending or {}) -- nothing was sent: kept
+        self:show_pending()
+      end
+      return self:fail(err, typed or text)
     end
     self.busy = false
     if type(result.turnId) == "number" then -- names the turn for good: :ElelemRewind takes it
@@ -353,7 +413,10 @@ function Session:reset()
     end
   end
   self.id, self.info, self.busy, self.creating = nil, nil, false, nil
-  self.turns = {}
+  self.turns, self.pending = {}, nil
+  if self.prompt and api.nvim_buf_is_valid(self.prompt) then
+    self:show_pending()
+  end
   self.chat:clear()
   self:refresh()
 end
