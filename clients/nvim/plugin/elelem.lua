@@ -77,3 +77,7 @@ command("ElelemAdd", function(opts)
     elelem().add(nil, nil, opts.bang)
   end
 end, { range = true, bang = true, desc = "elelem: attach this file (or the range) to the next prompt; ! clears" })
+
+command("ElelemMcp", function()
+  elelem().mcp()
+end, { desc = "elelem: show this tab's MCP servers and their state" })

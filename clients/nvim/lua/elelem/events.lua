@@ -22,6 +22,8 @@ function M.on_notification(method, params)
     c:result(params)
   elseif method == "event/say" then
     c:say(params)
+  elseif method == "event/mcp" then
+    s:mcp_status(params.mcp)
   end
 end
 

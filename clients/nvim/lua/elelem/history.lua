@@ -40,7 +40,7 @@ function M.load(entry)
   if s.busy then
     return notify("a turn is running; wait for it or :ElelemCancel", vim.log.levels.WARN)
   end
-  local params = { sessionId = entry.sessionId }
+  local params = { sessionId = entry.sessionId, mcpServers = config.options.mcpServers }
   if entry.cwd then
     params.trusted = trust.decide(entry.cwd)
   end

@@ -94,7 +94,8 @@ ask.on_answer = function(params, answer, dismissed)
   local s = session.find(params.sessionId)
   if s then
     local question = params.prompt or (params.tool and params.tool.name) or "?"
-    local shown = dismissed and "(dismissed: the turn ended)" or answer == nil and "(no answer)" or answer
+    local gone = params.kind == "authorize" and "(withdrawn: no longer needed)" or "(dismissed: the turn ended)"
+    local shown = dismissed and gone or answer == nil and "(no answer)" or answer
     s.chat:notice(("? %s → %s"):format(question, shown))
   end
 end
@@ -317,6 +318,12 @@ end
 ---@param turn integer?
 function M.rewind(turn)
   require("elelem.rewind").pick(turn)
+end
+
+--- Shows this tab's MCP servers and their state.
+---@return string[]
+function M.mcp()
+  return require("elelem.mcp").show()
 end
 
 --- Stops the daemon; the next command starts it again.

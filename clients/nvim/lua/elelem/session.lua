@@ -137,6 +137,27 @@ end
 function Session:adopt(result)
   self.id, self.info = result.sessionId, result
   by_id[self.id] = self
+  self.mcp = nil
+  self:mcp_status(result.mcp)
+end
+
+--- A new MCP status (`result.mcp`, `event/mcp`): each server whose state changed gets a line.
+---@param status table?
+function Session:mcp_status(status)
+  if type(status) ~= "table" then
+    return
+  end
+  local changed = require("elelem.mcp").changes(self.mcp, status)
+  self.mcp = status
+  for _, line in ipairs(changed) do
+    self.chat:notice("MCP " .. line)
+  end
+  for _, problem in ipairs(type(status.problems) == "table" and status.problems or {}) do
+    if not self.mcp_problems or not vim.tbl_contains(self.mcp_problems, problem) then
+      self.chat:notice("MCP problem: " .. tostring(problem), "ElelemError")
+    end
+  end
+  self.mcp_problems = type(status.problems) == "table" and status.problems or nil
 end
 
 --- Calls `cb(err)` once the session exists on the daemon, creating it if needed.
@@ -152,6 +173,7 @@ function Session:ensure(cb)
   local cwd = config.cwd()
   local params = { cwd = cwd, provider = config.options.provider, model = config.options.model }
   params.trusted = trust.decide(cwd)
+  params.mcpServers = config.options.mcpServers
   local epoch = self.epoch
   self:refresh()
   daemon.request("session/new", params, function(err, result)
