@@ -201,4 +201,28 @@ describe("files through the editor", function()
     expected[4] = "line four"
     assert.are.same(expected, vim.fn.readfile(file))
   end)
+
+  it("a review the daemon withdraws ($/cancelRequest) closes and changes nothing", function()
+    H.shutdown()
+    H.setup({ env = vim.tbl_extend("force", H.options.env, { ELELEM_REVIEW_TIMEOUT = "1" }) })
+    H.reset()
+    seen, stop = H.record()
+    local buf = open(twenty)
+    local handlers = require("elelem.daemon").handlers
+    local cancel, closed_by_cancel = handlers.cancel, nil
+    local r
+    handlers.cancel = function(id)
+      cancel(id)
+      closed_by_cancel = r and r.finished and H.session().busy -- closed then, before the turn's end
+    end
+    r = reviewing(('!tool edit {"path":"%s","old":"line 6","new":"line six"}'):format(file))
+    H.idle()
+    handlers.cancel = cancel
+    assert.is_true(closed_by_cancel)
+    assert.is_true(r.finished)
+    assert.is_false(vim.api.nvim_buf_is_valid(r.buf))
+    assert.are.same(twenty, buffer_lines(buf))
+    assert.matches("the review got no answer within 1 s", last_result())
+    H.shutdown()
+  end)
 end)
