@@ -81,3 +81,13 @@ end, { range = true, bang = true, desc = "elelem: attach this file (or the range
 command("ElelemMcp", function()
   elelem().mcp()
 end, { desc = "elelem: show this tab's MCP servers and their state" })
+
+command("ElelemMode", function(opts)
+  elelem().mode(opts.args)
+end, {
+  nargs = "?",
+  complete = function()
+    return elelem().mode_names()
+  end,
+  desc = "elelem: switch this tab's session to a mode (build, plan, review, verify, ...), or pick one",
+})

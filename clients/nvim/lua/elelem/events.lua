@@ -12,6 +12,9 @@ function M.on_notification(method, params)
     return
   end
   local c = s.chat
+  if params.parentToolCallId and (method == "event/saying" or method == "event/thinking") then
+    return -- a sub-agent's stream: its final answer is the task call's result
+  end
   if method == "event/saying" then
     c:push("saying", tostring(params.text or ""))
   elseif method == "event/thinking" then
@@ -24,6 +27,12 @@ function M.on_notification(method, params)
     c:say(params)
   elseif method == "event/mcp" then
     s:mcp_status(params.mcp)
+  elseif method == "event/plan" then
+    c:plan(params.entries)
+  elseif method == "event/mode" then
+    s:set_mode(params.mode)
+  elseif method == "event/steer" then
+    c:notice("↪ steered: " .. tostring(params.text or ""))
   end
 end
 

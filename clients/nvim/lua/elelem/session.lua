@@ -122,6 +122,10 @@ function Session:refresh()
   local parts = {}
   if info then
     table.insert(parts, ("%s · %s"):format(info.provider or "?", info.model or "?"))
+    local mode = self:mode()
+    if mode then
+      table.insert(parts, "mode: " .. mode)
+    end
   end
   if self.creating then
     table.insert(parts, "starting…")
@@ -139,6 +143,28 @@ function Session:adopt(result)
   by_id[self.id] = self
   self.mcp = nil
   self:mcp_status(result.mcp)
+end
+
+--- The current mode's id (`session/new`'s `mode.current`, then `event/mode`), if any.
+---@return string?
+function Session:mode()
+  local mode = self.info and self.info.mode
+  return type(mode) == "table" and type(mode.current) == "string" and mode.current or nil
+end
+
+--- A new mode (`event/mode`, `session/setMode`'s answer): the winbar and statusline follow.
+---@param mode table?
+function Session:set_mode(mode)
+  if type(mode) ~= "table" or not self.info then
+    return
+  end
+  local before = self:mode()
+  self.info.mode = mode
+  if before ~= self:mode() then
+    self.chat:notice(("(mode: %s)"):format(tostring(self:mode())))
+  end
+  self:refresh()
+  pcall(vim.cmd.redrawstatus)
 end
 
 --- A new MCP status (`result.mcp`, `event/mcp`): each server whose state changed gets a line.
