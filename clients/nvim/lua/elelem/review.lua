@@ -254,7 +254,7 @@ function M.start(params, opened, done)
   vim.bo[buf].modifiable = false
   vim.bo[buf].bufhidden = "wipe"
   vim.bo[buf].filetype = "diff"
-  pcall(api.nvim_buf_set_name, buf, ("elelem://review/%s/%s"):format(tostring(params.toolCallId), params.path))
+  pcall(api.nvim_buf_set_name, buf, ("elelem://review/%s/%s"):format(tostring(params.toolCallId), M.shown_path(params.path)))
   vim.b[buf].elelem_review = true
   keymaps(r)
   api.nvim_create_autocmd("BufWipeout", {
@@ -269,12 +269,18 @@ function M.start(params, opened, done)
   table.insert(M.open, r)
   r.back = api.nvim_get_current_win()
   local height = math.max(6, math.min(#lines + 1, math.floor(vim.o.lines * 0.5)))
-  r.win = api.nvim_open_win(buf, true, { split = "below", win = -1, height = height })
+  -- under a window that shows the file, else under the whole layout
+  local beside = opened and vim.fn.win_findbuf(require("elelem.buffers").find(params.path) or -1)[1]
+  local target = beside and api.nvim_win_get_tabpage(beside) == api.nvim_get_current_tabpage() and beside or -1
+  r.win = api.nvim_open_win(buf, true, { split = "below", win = target, height = height })
   vim.wo[r.win].winfixheight = true
   vim.wo[r.win].wrap = false
   vim.wo[r.win].foldenable = false
   if hunks[1] then
     api.nvim_win_set_cursor(r.win, { r.rows[hunks[1].id] + 1, 0 })
+    api.nvim_win_call(r.win, function()
+      vim.fn.winrestview({ topline = 1 }) -- the title and the keys stay in view
+    end)
   end
   r:mark()
   pcall(vim.cmd.redraw)
