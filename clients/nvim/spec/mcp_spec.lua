@@ -117,4 +117,14 @@ describe("MCP servers", function()
     end, "the question to be withdrawn")
     server:kill(9)
   end)
+
+  it("opens only http and https URLs", function()
+    local ask = require("elelem.ask")
+    assert.is_true(ask.openable("http://127.0.0.1:9/authorize?x=1"))
+    assert.is_true(ask.openable("https://auth.example/authorize"))
+    for _, url in ipairs({ "file:///etc/passwd", "javascript:alert(1)", "http://a b", "http://a\nb", "", 42,
+      "https://" .. ("a"):rep(9000) }) do
+      assert.is_false(ask.openable(url), tostring(url))
+    end
+  end)
 end)

@@ -67,6 +67,44 @@ describe("files through the editor", function()
     assert.is_true(caps.editorState)
   end)
 
+  it("refuses a malformed proposal with a clear error and changes nothing", function()
+    local buf = open(twenty)
+    local files = require("elelem.files")
+    local good = { id = 1, oldStart = 1, oldLines = 1, newStart = 1, newLines = 1, diff = "@@ -1 +1 @@\n-line 1\n+x\n" }
+    local function with(over)
+      return vim.tbl_extend("force", { sessionId = "s", toolCallId = "t", path = file, review = false,
+        oldText = table.concat(twenty, "\n") .. "\n", newText = "x\n", hunks = { good } }, over)
+    end
+    local cases = {
+      { with({ path = 42 }), "path must be an absolute path" },
+      { with({ path = "relative.txt" }), "path must be an absolute path" },
+      { with({ newText = { "no" } }), "newText must be a string" },
+      { with({ oldText = 7 }), "oldText must be a string or null" },
+      { with({ hunks = {} }), "hunks must be a non%-empty list" },
+      { with({ hunks = { a = good } }), "hunks must be a non%-empty list" },
+      { with({ hunks = { "nope" } }), "hunks%[0%] must be an object" },
+      { with({ hunks = { vim.tbl_extend("force", good, { oldStart = -1 }) } }), "hunks%[0%]%.oldStart must be a whole number" },
+      { with({ hunks = { vim.tbl_extend("force", good, { newLines = 1.5 }) } }), "hunks%[0%]%.newLines must be a whole number" },
+      { with({ hunks = { good, good } }), "hunks%[1%]%.id 1 is repeated" },
+      { with({ hunks = { vim.tbl_extend("force", good, { diff = false }) } }), "hunks%[0%]%.diff must be a string" },
+      { "not an object", "params must be an object" },
+    }
+    for _, case in ipairs(cases) do
+      local result, err = files.propose(case[1], nil)
+      assert.is_nil(result)
+      assert.are.equal(-32602, err.code)
+      assert.matches("^files/propose: " .. case[2], err.message)
+    end
+    assert.are.same(twenty, buffer_lines(buf))
+    assert.are.same(0, #require("elelem.review").open)
+    -- fs/write_text_file wants an absolute path and a string
+    local _, err = files.write_text_file({ path = "rel.txt", content = "x" })
+    assert.are.equal(-32602, err.code)
+    _, err = files.write_text_file({ path = file, content = 3 })
+    assert.are.equal(-32602, err.code)
+    assert.are.same(twenty, vim.fn.readfile(file))
+  end)
+
   it("read sees the buffer's unsaved changes", function()
     local buf = open({ "on disk" })
     api.nvim_buf_set_lines(buf, 0, -1, false, { "typed, not saved" })

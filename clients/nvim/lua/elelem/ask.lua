@@ -83,6 +83,13 @@ function M.show(params, done)
   end
 end
 
+--- Whether an authorize question's `url` may be opened: http(s), no control characters.
+---@param url any
+---@return boolean
+function M.openable(url)
+  return type(url) == "string" and #url <= 8192 and url:match("^https?://[^%s%c]+$") ~= nil
+end
+
 ---@type table<string, fun(answer: string?, dismissed: boolean?)> session id -> its open question
 local open = {}
 
@@ -159,7 +166,9 @@ function M.answer(params, request_id)
   if answer == nil then
     return vim.NIL
   end
-  if params.kind == "authorize" and answer == "open" and type(params.url) == "string" then
+  if params.kind == "authorize" and answer == "open" and not M.openable(params.url) then
+    vim.notify("elelem: not opened (only http and https URLs are): " .. tostring(params.url), vim.log.levels.WARN)
+  elseif params.kind == "authorize" and answer == "open" then
     local ok, err = pcall(vim.ui.open, params.url)
     if not ok then
       vim.notify("elelem: cannot open " .. params.url .. ": " .. tostring(err), vim.log.levels.WARN)

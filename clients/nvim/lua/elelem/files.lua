@@ -69,13 +69,61 @@ local function settle(params, buf, decision)
   }
 end
 
+local MAX_HUNKS = 10000
+
+---@param n any
+---@return boolean
+local function count(n)
+  return type(n) == "number" and n >= 0 and n == math.floor(n) and n < 2 ^ 31
+end
+
+--- What is wrong with a `files/propose`'s params (protocol.md's shapes), or nil.
+---@param params any
+---@return string?
+function M.invalid(params)
+  if type(params) ~= "table" then
+    return "params must be an object"
+  elseif type(params.path) ~= "string" or params.path:sub(1, 1) ~= "/" then
+    return "path must be an absolute path"
+  elseif type(params.newText) ~= "string" then
+    return "newText must be a string"
+  elseif params.oldText ~= nil and params.oldText ~= vim.NIL and type(params.oldText) ~= "string" then
+    return "oldText must be a string or null"
+  elseif type(params.hunks) ~= "table" or not vim.islist(params.hunks) or #params.hunks == 0 then
+    return "hunks must be a non-empty list"
+  elseif #params.hunks > MAX_HUNKS then
+    return ("hunks: more than %d"):format(MAX_HUNKS)
+  end
+  local seen = {}
+  for i, h in ipairs(params.hunks) do
+    local where = ("hunks[%d]"):format(i - 1)
+    if type(h) ~= "table" then
+      return where .. " must be an object"
+    end
+    for _, key in ipairs({ "id", "oldStart", "oldLines", "newStart", "newLines" }) do
+      if not count(h[key]) then
+        return ("%s.%s must be a whole number >= 0"):format(where, key)
+      end
+    end
+    if seen[h.id] then
+      return ("%s.id %d is repeated"):format(where, h.id)
+    end
+    seen[h.id] = true
+    if type(h.diff) ~= "string" then
+      return where .. ".diff must be a string"
+    end
+  end
+  return nil
+end
+
 --- `files/propose`: runs in the request's coroutine and yields while the user reviews.
 ---@param params table
 ---@param id any the request's id, for `$/cancelRequest`
 ---@return table
 function M.propose(params, id)
-  if type(params) ~= "table" or type(params.hunks) ~= "table" or type(params.newText) ~= "string" then
-    return nil, vim.lsp.rpc.rpc_response_error(-32602, "files/propose: hunks and newText are required")
+  local problem = M.invalid(params)
+  if problem then
+    return nil, vim.lsp.rpc.rpc_response_error(-32602, "files/propose: " .. problem)
   end
   local buf = buffers.find(params.path)
   local answer
@@ -121,8 +169,9 @@ end
 --- unsaved changes), else to the disk.
 ---@param params table
 function M.write_text_file(params)
-  if type(params) ~= "table" or type(params.path) ~= "string" or type(params.content) ~= "string" then
-    return nil, vim.lsp.rpc.rpc_response_error(-32602, "fs/write_text_file: path and content are required")
+  if type(params) ~= "table" or type(params.path) ~= "string" or params.path:sub(1, 1) ~= "/"
+    or type(params.content) ~= "string" then
+    return nil, vim.lsp.rpc.rpc_response_error(-32602, "fs/write_text_file: an absolute path and a string content are required")
   end
   local buf = buffers.find(params.path)
   if buf then

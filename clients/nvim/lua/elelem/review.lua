@@ -241,7 +241,7 @@ function M.start(params, opened, done)
   local r = setmetatable({ params = params, buf = buf, rows = {}, decided = {}, done = done, finished = false }, Review)
   local hunks = params.hunks
   local lines = {
-    ("elelem review: %s%s · %d hunk%s"):format(M.shown_path(params.path), params.oldText == vim.NIL
+    ("elelem review: %s%s · %d hunk%s"):format(M.shown_path(params.path), (params.oldText == nil or params.oldText == vim.NIL)
       and " (new file)" or opened and "" or " (not open: written to disk on accept)", #hunks, #hunks == 1 and "" or "s"),
     help(),
     "",
