@@ -131,6 +131,18 @@ describe("files through the editor", function()
     assert.are.same(twenty, vim.fn.readfile(file)) -- the disk was never written behind the buffer
   end)
 
+  it("the agent's change is its own undo step, apart from the user's edit just before it", function()
+    local buf = open(twenty)
+    api.nvim_buf_set_lines(buf, 0, 1, false, { "the user's line" }) -- through the API, no key between
+    local text = require("elelem.buffers").text(buf):gsub("line 12\n", "line twelve\n")
+    require("elelem.buffers").set(buf, text)
+    assert.are.same("line twelve", buffer_lines(buf)[12])
+    vim.cmd("silent normal! u")
+    local expected = vim.deepcopy(twenty)
+    expected[1] = "the user's line"
+    assert.are.same(expected, buffer_lines(buf))
+  end)
+
   it("accepting hunk 1 and rejecting hunk 2 leaves exactly hunk 1", function()
     local buf = open(twenty)
     local content = vim.deepcopy(twenty)

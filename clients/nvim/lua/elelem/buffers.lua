@@ -104,7 +104,11 @@ function M.set(buf, text)
   if first <= last_old or first <= last_new then
     local modifiable = vim.bo[buf].modifiable
     vim.bo[buf].modifiable = true
+    -- setting 'undolevels' closes the undo block (`:help undo-break`): the change is its own
+    -- step, not joined to an edit of the user's made just before through the API
+    vim.bo[buf].undolevels = vim.bo[buf].undolevels
     api.nvim_buf_set_lines(buf, first - 1, last_old, false, vim.list_slice(new, first, last_new))
+    vim.bo[buf].undolevels = vim.bo[buf].undolevels
     vim.bo[buf].modifiable = modifiable
   end
   if not eol and vim.bo[buf].fixeol then
