@@ -64,6 +64,17 @@ describe("the editor's context", function()
       .. "function M.add(a, b)\n  return a + b\n</attachment>", sent())
   end)
 
+  it("#selection of a characterwise selection sends its text and UTF-16 range", function()
+    local buf = open_file()
+    api.nvim_buf_set_lines(buf, 0, 1, false, { "local é = 'café au lait'" })
+    vim.cmd("normal! 1G0f'lvee\27") -- "café au"
+    local a = require("elelem.context").selection(buf)
+    assert.are.equal("café au", a.text)
+    assert.are.same({ start = { line = 0, character = 11 }, ["end"] = { line = 0, character = 18 } }, a.range)
+    H.turn("!echo about #selection")
+    assert.matches('<attachment type="selection" path="calc.lua" lines="1%-1">\ncafé au\n</attachment>$', sent())
+  end)
+
   it("#selection without any selection keeps the prompt and says why", function()
     local buf = open_file()
     api.nvim_buf_del_mark(buf, "<")
@@ -154,6 +165,13 @@ describe("the editor's context", function()
     end, "the editor state in the system prompt")
     local system = messages()[1].content
     assert.matches("visible lines: 1%-5", system)
+    -- and after a pause, by itself: moving into visual mode selects lines 2-4
+    vim.cmd("normal! 2GVjj")
+    vim.cmd("doautocmd CursorHold")
+    H.wait(function()
+      return messages()[1].content:find("selected: lines 2-4", 1, true) ~= nil
+    end, "the debounced editor/state", 10000)
+    vim.cmd("normal! \27")
     -- never kept in the conversation
     for i = 2, #messages() do
       assert.is_nil(tostring(messages()[i].content):find("open file:", 1, true))

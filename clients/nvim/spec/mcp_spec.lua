@@ -51,6 +51,15 @@ describe("MCP servers", function()
     local report = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
     assert.matches("MCP demo %(client, stdio%): ready", report)
     vim.cmd("bwipeout")
+    -- session/load passes them too: a resumed session starts its servers again
+    local old = H.session().id
+    vim.cmd("ElelemNew")
+    vim.cmd("ElelemResume")
+    H.wait(function()
+      return H.session().id == old
+    end, "the session to load")
+    ready("demo")
+    assert.are.equal("session/load", H.session().mcp.servers[1].origin)
   end)
 
   it("names a bad entry as a problem and starts the others", function()

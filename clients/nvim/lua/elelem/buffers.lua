@@ -13,6 +13,16 @@ local function resolved(name)
 end
 M.resolved = resolved
 
+--- Names a scratch buffer `name` (or `name-N` when another buffer has that name): a buffer
+--- left unnamed would be taken over by the next `:edit` in its window.
+---@param buf integer
+---@param name string
+function M.name(buf, name)
+  if not pcall(api.nvim_buf_set_name, buf, name) then
+    pcall(api.nvim_buf_set_name, buf, ("%s-%d"):format(name, buf))
+  end
+end
+
 --- `path` relative to the session folder (`config.cwd()`) when inside it, else with `~`.
 ---@param path string
 ---@return string
@@ -50,7 +60,8 @@ local function newline(buf)
   return vim.bo[buf].fileformat == "dos" and "\r\n" or "\n"
 end
 
---- The text `:write` would put on disk.
+--- The buffer's whole text, line ends as 'fileformat' says, the last one as 'eol' says: an
+--- unchanged buffer gives the file's bytes ('fixeol' adds a last newline only on :write).
 ---@param buf integer
 ---@return string
 function M.text(buf)
@@ -59,7 +70,7 @@ function M.text(buf)
     return "" -- an empty buffer writes an empty file
   end
   local nl = newline(buf)
-  local eol = vim.bo[buf].eol or (vim.bo[buf].fixeol and not vim.bo[buf].binary)
+  local eol = vim.bo[buf].eol
   return table.concat(lines, nl) .. (eol and nl or "")
 end
 

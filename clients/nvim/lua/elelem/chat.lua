@@ -48,7 +48,7 @@ function Chat:buffer()
     return self.buf
   end
   local buf = api.nvim_create_buf(false, true)
-  pcall(api.nvim_buf_set_name, buf, "elelem://chat/" .. self.name)
+  require("elelem.buffers").name(buf, "elelem://chat/" .. self.name)
   vim.bo[buf].filetype = "markdown"
   vim.bo[buf].modifiable = false
   vim.b[buf].elelem_chat = true

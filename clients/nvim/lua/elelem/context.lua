@@ -88,7 +88,9 @@ function M.selection(buf, l1, l2)
     if start[1] == 0 or finish[1] == 0 then
       return nil, "#selection: no visual selection in this buffer yet (select lines, then come back)"
     end
-    mode = vim.fn.visualmode()
+    mode = api.nvim_buf_call(buf, function() -- per buffer, as its '< and '> marks
+      return vim.fn.visualmode()
+    end)
   end
   local lines = api.nvim_buf_get_lines(buf, start[1] - 1, finish[1], false)
   local range, text

@@ -254,7 +254,7 @@ function M.start(params, opened, done)
   vim.bo[buf].modifiable = false
   vim.bo[buf].bufhidden = "wipe"
   vim.bo[buf].filetype = "diff"
-  pcall(api.nvim_buf_set_name, buf, ("elelem://review/%s/%s"):format(tostring(params.toolCallId), M.shown_path(params.path)))
+  require("elelem.buffers").name(buf, ("elelem://review/%s/%s"):format(tostring(params.toolCallId), M.shown_path(params.path)))
   vim.b[buf].elelem_review = true
   keymaps(r)
   api.nvim_create_autocmd("BufWipeout", {
