@@ -40,7 +40,8 @@ local function prompt_of(params)
     local head = prompt or ("MCP server %s asks you to authorize it in a browser"):format(tostring(params.server))
     return head:find(url, 1, true) and head or (head .. "\n" .. url)
   elseif params.kind == "confirm" and type(params.tool) == "table" and type(params.tool.plan) == "table" then
-    local plan = require("elelem.rewind").describe(params.tool.plan)
+    local s = require("elelem.session").find(params.sessionId)
+    local plan = require("elelem.rewind").describe(params.tool.plan, s and s.info and s.info.cwd)
     return table.concat(plan, "\n") .. "\n" .. (prompt or "Go on?")
   end
   if not tool then

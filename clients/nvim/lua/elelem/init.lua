@@ -92,6 +92,10 @@ ask.on_question = function(params)
 end
 ask.on_answer = function(params, answer, dismissed)
   local s = session.find(params.sessionId)
+  local tool = type(params.tool) == "table" and params.tool or {}
+  if s and params.kind == "confirm" and tool.name == "rewind" and answer == "yes" and type(tool.plan) == "table" then
+    s.rewound = tool.plan -- the command goes on: reload and redraw when it answers
+  end
   if s then
     local question = params.prompt or (params.tool and params.tool.name) or "?"
     local gone = params.kind == "authorize" and "(withdrawn: no longer needed)" or "(dismissed: the turn ended)"

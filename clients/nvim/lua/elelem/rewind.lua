@@ -100,7 +100,7 @@ end
 --- Reloads the buffers of the touched files from disk (their unsaved changes were named).
 ---@param plan table
 ---@param cwd string?
-local function reload(plan, cwd)
+function M.reload(plan, cwd)
   for _, path in ipairs(touched(plan)) do
     local buf = buffers.find(absolute(path, cwd))
     if buf and vim.fn.filereadable(absolute(path, cwd)) == 1 then
@@ -193,7 +193,7 @@ function M.rewind(s, turn, opts)
         elseif rerr then
           return notify(M.explain(rerr, turn), vim.log.levels.ERROR)
         end
-        reload(result, cwd)
+        M.reload(result, cwd)
         s.chat:clear()
         s.chat:history(result.messages or {})
         local summary = M.describe(result, cwd)
@@ -201,6 +201,28 @@ function M.rewind(s, turn, opts)
         s:refresh()
       end)
     end)
+  end)
+end
+
+--- After `/undo` or `/rewind N` (a slash command that asked its confirm question and went
+--- on): the buffers of `plan`'s files are reloaded and the chat redrawn from the conversation
+--- as it now is (`session/context`), then the command's output.
+---@param s elelem.Session
+---@param plan table the question's `tool.plan`
+---@param output string
+function M.after(s, plan, output)
+  local cwd = s.info and s.info.cwd
+  M.reload(plan, cwd)
+  local epoch = s.epoch
+  daemon.request("session/context", { sessionId = s.id }, function(err, result)
+    if epoch ~= s.epoch then
+      return
+    end
+    if not err and type(result) == "table" then
+      s.chat:clear()
+      s.chat:history(result.messages or {})
+    end
+    s.chat:output(output)
   end)
 end
 

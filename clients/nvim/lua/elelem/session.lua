@@ -356,6 +356,7 @@ end
 ---@param line string
 ---@param epoch integer
 function Session:command(line, epoch)
+  self.rewound = nil
   daemon.request("session/command", { sessionId = self.id, line = line }, function(err, result)
     if epoch ~= self.epoch then
       return
@@ -363,6 +364,12 @@ function Session:command(line, epoch)
       return self:fail(err, line)
     end
     self.busy = false
+    local rewound = self.rewound -- /undo or /rewind N went on: its plan, from the question
+    self.rewound = nil
+    if rewound then
+      require("elelem.rewind").after(self, rewound, tostring(result.output or ""))
+      return self:refresh()
+    end
     self.chat:output(tostring(result.output or ""))
     if result.exit then -- /exit: this session is over
       self:reset()
