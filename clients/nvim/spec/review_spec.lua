@@ -263,6 +263,18 @@ describe("files through the editor", function()
     assert.are.same(twenty, buffer_lines(buf))
   end)
 
+  it("a new file is reviewed and, accepted, written by the daemon", function()
+    vim.cmd("silent! only")
+    local new = H.project .. "/brand-new.txt"
+    os.remove(new)
+    local r = reviewing(('!tool write {"path":"%s","content":"fresh\\n"}'):format(new))
+    assert.matches("%(new file%)", api.nvim_buf_get_lines(r.buf, 0, 1, false)[1])
+    vim.cmd("normal gA")
+    H.idle()
+    assert.are.same({ "fresh" }, vim.fn.readfile(new))
+    assert.matches("accepted by the user", last_result())
+  end)
+
   it("a file that is not open is reviewed and the daemon writes the disk", function()
     vim.cmd("silent! only")
     pcall(vim.cmd.bwipeout, { file, bang = true })

@@ -201,6 +201,37 @@ function M.label(a)
   return ("%s %s"):format(a.type, path)
 end
 
+--- `:ElelemAdd`: the current file (or lines `line1`..`line2`; the visual selection when
+--- they are its lines) waits as an attachment of the next prompt; `clear` drops them.
+---@param line1 integer?
+---@param line2 integer?
+---@param clear boolean?
+function M.add(line1, line2, clear)
+  local s = require("elelem.session").current()
+  if clear then
+    s.pending = nil
+    s:show_pending()
+    return true
+  end
+  local buf = api.nvim_get_current_buf()
+  if vim.bo[buf].buftype ~= "" then
+    buf = M.editor_buffer() or buf
+  end
+  local attachment
+  if line1 then
+    local v1, v2 = api.nvim_buf_get_mark(buf, "<")[1], api.nvim_buf_get_mark(buf, ">")[1]
+    if v1 == line1 and v2 == line2 then
+      attachment = M.selection(buf)
+    end
+    attachment = attachment or M.selection(buf, line1, line2)
+  else
+    attachment = M.file(buf)
+  end
+  s:attach({ attachment })
+  s:show("input")
+  return true
+end
+
 -- editor/state --------------------------------------------------------------------------
 
 local timer

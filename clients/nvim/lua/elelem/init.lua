@@ -254,35 +254,13 @@ function M.pick()
   require("elelem.history").pick()
 end
 
---- `:ElelemAdd`: the current file (or lines `line1`..`line2`; the visual selection when
---- they are its lines) waits as an attachment of the next prompt; `clear` drops them.
+--- `:ElelemAdd`: the current file (or lines `line1`..`line2`) waits as an attachment of the
+--- next prompt; `clear` drops the pending ones.
 ---@param line1 integer?
 ---@param line2 integer?
 ---@param clear boolean?
 function M.add(line1, line2, clear)
-  local s = session.current()
-  if clear then
-    s.pending = nil
-    s:show_pending()
-    return true
-  end
-  local buf = vim.api.nvim_get_current_buf()
-  if vim.bo[buf].buftype ~= "" then
-    buf = context.editor_buffer() or buf
-  end
-  local attachment
-  if line1 then
-    local v1, v2 = vim.api.nvim_buf_get_mark(buf, "<")[1], vim.api.nvim_buf_get_mark(buf, ">")[1]
-    if v1 == line1 and v2 == line2 then
-      attachment = context.selection(buf)
-    end
-    attachment = attachment or context.selection(buf, line1, line2)
-  else
-    attachment = context.file(buf)
-  end
-  s:attach({ attachment })
-  s:show("input")
-  return true
+  return context.add(line1, line2, clear)
 end
 
 --- Accepts the whole change of the open review (the current buffer's, else the newest);
@@ -354,68 +332,23 @@ function M.complete(arglead, cmdline)
   end, input.matches(s:commands(), arglead))
 end
 
---- `:ElelemMode [name]`: switches this tab's session to mode `name` (`session/setMode`),
---- or picks one from the session's modes.
+--- `:ElelemMode [name]`: switches this tab's session to mode `name`, or picks one.
 ---@param name string?
 function M.mode(name)
-  local s = session.current()
-  name = name and vim.trim(name) or ""
-  s:ensure(function(err)
-    if err then
-      return vim.notify("elelem: " .. require("elelem.errors").message(err), vim.log.levels.ERROR)
-    end
-    local function set(id)
-      daemon.request("session/setMode", { sessionId = s.id, modeId = id }, function(serr, result)
-        if serr then
-          local data = type(serr.data) == "table" and serr.data or {}
-          local known = type(data.modes) == "table" and (" (modes: " .. table.concat(data.modes, ", ") .. ")") or ""
-          return vim.notify("elelem: " .. require("elelem.errors").message(serr) .. known, vim.log.levels.ERROR)
-        end
-        s:set_mode(result and result.mode)
-      end)
-    end
-    if name ~= "" then
-      return set(name)
-    end
-    local mode = s.info and s.info.mode
-    local available = type(mode) == "table" and mode.available or {}
-    if #available == 0 then
-      return vim.notify("elelem: this daemon has no modes", vim.log.levels.WARN)
-    end
-    vim.ui.select(available, {
-      prompt = "elelem mode",
-      kind = "elelem.mode",
-      format_item = function(m)
-        local current = m.id == mode.current and " (current)" or ""
-        return ("%s%s — %s"):format(m.name or m.id, current, m.description or "")
-      end,
-    }, function(choice)
-      if choice then
-        set(choice.id)
-      end
-    end)
-  end)
+  require("elelem.modes").pick(name)
 end
 
 --- The mode ids of this tab's session, for completion.
 ---@return string[]
 function M.mode_names()
-  local s = session.sessions[vim.api.nvim_get_current_tabpage()]
-  local mode = s and s.info and s.info.mode
-  return vim.tbl_map(function(m)
-    return m.id
-  end, type(mode) == "table" and mode.available or {})
+  return require("elelem.modes").names()
 end
 
 --- A statusline component: "" without a session, else "elelem:MODE" and "…" while a turn
 --- runs (e.g. `vim.o.statusline = "%f %=%{v:lua.require'elelem'.statusline()}"`).
 ---@return string
 function M.statusline()
-  local s = session.sessions[vim.api.nvim_get_current_tabpage()]
-  if not s or not s.id then
-    return ""
-  end
-  return ("elelem:%s%s"):format(s:mode() or "build", s.busy and " …" or "")
+  return require("elelem.modes").statusline()
 end
 
 --- A short status for statuslines: "", "elelem: working…", "elelem: ready".

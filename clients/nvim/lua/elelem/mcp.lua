@@ -57,6 +57,27 @@ function M.changes(old, new)
   return out
 end
 
+--- A new MCP status (`result.mcp`, `event/mcp`) of session `self`: each server whose state
+--- changed gets a line in its chat, and so does each new problem.
+---@param self elelem.Session
+---@param status table?
+function M.update(self, status)
+  if type(status) ~= "table" then
+    return
+  end
+  local changed = M.changes(self.mcp, status)
+  self.mcp = status
+  for _, line in ipairs(changed) do
+    self.chat:notice("MCP " .. line)
+  end
+  for _, problem in ipairs(type(status.problems) == "table" and status.problems or {}) do
+    if not self.mcp_problems or not vim.tbl_contains(self.mcp_problems, problem) then
+      self.chat:notice("MCP problem: " .. tostring(problem), "ElelemError")
+    end
+  end
+  self.mcp_problems = type(status.problems) == "table" and status.problems or nil
+end
+
 --- `:ElelemMcp`: this tab's session's servers.
 function M.show()
   local s = require("elelem.session").current()

@@ -167,23 +167,10 @@ function Session:set_mode(mode)
   pcall(vim.cmd.redrawstatus)
 end
 
---- A new MCP status (`result.mcp`, `event/mcp`): each server whose state changed gets a line.
+--- A new MCP status (`result.mcp`, `event/mcp`): elelem.mcp announces what changed.
 ---@param status table?
 function Session:mcp_status(status)
-  if type(status) ~= "table" then
-    return
-  end
-  local changed = require("elelem.mcp").changes(self.mcp, status)
-  self.mcp = status
-  for _, line in ipairs(changed) do
-    self.chat:notice("MCP " .. line)
-  end
-  for _, problem in ipairs(type(status.problems) == "table" and status.problems or {}) do
-    if not self.mcp_problems or not vim.tbl_contains(self.mcp_problems, problem) then
-      self.chat:notice("MCP problem: " .. tostring(problem), "ElelemError")
-    end
-  end
-  self.mcp_problems = type(status.problems) == "table" and status.problems or nil
+  require("elelem.mcp").update(self, status)
 end
 
 --- Calls `cb(err)` once the session exists on the daemon, creating it if needed.
@@ -380,53 +367,11 @@ function Session:command(line, epoch)
   end)
 end
 
---- `/shell [command]` is the client's: a terminal in the session's directory. When it
---- ends, its transcript waits in the prompt area (the protocol cannot add a message
---- without a turn), to be sent with a question.
+--- `/shell [command]`: the client's (elelem.shell).
 ---@param command string
 ---@return boolean
 function Session:shell(command)
-  local cwd = self.info and self.info.cwd or config.cwd()
-  local argv = command ~= "" and { vim.o.shell, vim.o.shellcmdflag, command } or { vim.o.shell }
-  vim.cmd("botright new")
-  local buf = api.nvim_get_current_buf()
-  local opts = {
-    cwd = cwd,
-    on_exit = function()
-      vim.schedule(function()
-        self:transcript(buf, command)
-      end)
-    end,
-  }
-  if vim.fn.has("nvim-0.11") == 1 then
-    opts.term = true
-    vim.fn.jobstart(argv, opts)
-  else
-    vim.fn.termopen(argv, opts)
-  end
-  if #api.nvim_list_uis() > 0 then
-    vim.cmd.startinsert()
-  end
-  return true
-end
-
----@param buf integer the ended terminal
----@param command string
-function Session:transcript(buf, command)
-  if not api.nvim_buf_is_valid(buf) then
-    return
-  end
-  local lines = api.nvim_buf_get_lines(buf, 0, -1, false)
-  while #lines > 0 and (vim.trim(lines[#lines]) == "" or lines[#lines]:match("^%[Process exited %d+%]$")) do
-    table.remove(lines)
-  end
-  api.nvim_buf_delete(buf, { force = true })
-  if command ~= "" then
-    table.insert(lines, 1, "$ " .. command)
-  end
-  self:show("input")
-  input.fill(self:input(), table.concat({ "", "", "Shell session:", "", "```", table.concat(lines, "\n"), "```" }, "\n"))
-  api.nvim_win_set_cursor(0, { 1, 0 })
+  return require("elelem.shell").run(self, command)
 end
 
 --- Re-reads provider and model from `session/list`.
