@@ -325,8 +325,8 @@ function Session:turn(text, epoch, attachments, typed)
     if epoch ~= self.epoch then
       return
     elseif err then
-      if errors.kind(err) == "invalid_attachment" and attachments then
-        self.pending = vim.list_extend(attachments, self.pending or {}) -- nothing was sent: kept
+      if attachments and #attachments > 0 then -- the turn did not run: they wait for the next
+        self.pending = vim.list_extend(attachments, self.pending or {})
         self:show_pending()
       end
       return self:fail(err, typed or text)
