@@ -174,13 +174,27 @@ describe("files through the editor", function()
     local r = reviewing("!tool write " .. json)
     assert.are.same(2, #r.params.hunks)
     assert.matches("^@@ %-1,5 %+1,5 @@", api.nvim_buf_get_lines(r.buf, r.rows[1], r.rows[1] + 1, false)[1])
+    local file_win = vim.fn.win_findbuf(buf)[1]
+    assert.are.equal(1, api.nvim_win_get_cursor(file_win)[1]) -- the file's window follows
+    local marks = api.nvim_buf_get_extmarks(buf, -1, 0, -1, { details = true })
+    local labels = {}
+    for _, m in ipairs(marks) do
+      if m[4].virt_text then
+        table.insert(labels, m[2] .. ":" .. m[4].virt_text[1][1])
+      end
+    end
+    assert.are.same({ "0:  ◀ hunk 1 under review", "14:  ◀ hunk 2 under review" }, labels)
     vim.cmd("normal ga") -- hunk 1 (the cursor starts there), then it moves to hunk 2
     assert.are.same(2, r:current())
+    assert.are.equal(15, api.nvim_win_get_cursor(file_win)[1])
     vim.cmd("normal gr")
     H.idle()
     local expected = vim.deepcopy(twenty)
     expected[2] = "CHANGED 2"
     assert.are.same(expected, buffer_lines(buf))
+    assert.are.same({}, vim.tbl_filter(function(m)
+      return m[4].virt_text ~= nil
+    end, api.nvim_buf_get_extmarks(buf, -1, 0, -1, { details = true }))) -- the marks are gone
     local result = last_result()
     assert.matches("applied 1 of 2 hunks; hunk 2 %(lines 15.-20%) was rejected by the user", result)
     assert.matches("%+CHANGED 2", result)

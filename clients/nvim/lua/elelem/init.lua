@@ -21,6 +21,7 @@ local HIGHLIGHTS = {
   ElelemToolError = { link = "DiagnosticError" },
   ElelemError = { link = "DiagnosticError" },
   ElelemTitle = { link = "Title" },
+  ElelemReviewLines = { link = "DiffChange" },
 }
 
 local function highlights()

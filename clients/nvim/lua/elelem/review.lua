@@ -121,15 +121,49 @@ function Review:move(step, pending)
     local hunk = hunks[i]
     local r = self.rows[hunk.id]
     if ((step > 0 and r > row) or (step < 0 and r < row)) and (not pending or self.decided[hunk.id] == nil) then
-      return api.nvim_win_set_cursor(self.win, { r + 1, 0 })
+      return self:go(hunk)
     end
   end
   if pending then -- wrap around to the first undecided one
     for _, hunk in ipairs(hunks) do
       if self.decided[hunk.id] == nil then
-        return api.nvim_win_set_cursor(self.win, { self.rows[hunk.id] + 1, 0 })
+        return self:go(hunk)
       end
     end
+  end
+end
+
+--- Puts the cursor on `hunk`'s header, and the file's window (if one shows it) on its lines.
+---@param hunk table
+function Review:go(hunk)
+  api.nvim_win_set_cursor(self.win, { self.rows[hunk.id] + 1, 0 })
+  local file = self.target and api.nvim_buf_is_valid(self.target) and vim.fn.win_findbuf(self.target)[1]
+  if file then
+    local line = math.max(1, math.min(math.max(hunk.oldStart, 1), api.nvim_buf_line_count(self.target)))
+    pcall(api.nvim_win_set_cursor, file, { line, 0 })
+    api.nvim_win_call(file, function()
+      vim.cmd("normal! zz")
+    end)
+  end
+end
+
+--- Marks each hunk's lines in the file's buffer (`ElelemReviewLines`, and `hunk N` beside
+--- its first line) while the review is open.
+function Review:mark_target()
+  local buf = self.target
+  if not (buf and api.nvim_buf_is_valid(buf)) then
+    return
+  end
+  local count = api.nvim_buf_line_count(buf)
+  for _, hunk in ipairs(self.params.hunks) do
+    local first = math.min(math.max(hunk.oldStart - 1, 0), count - 1)
+    local last = math.min(first + math.max(hunk.oldLines, 1) - 1, count - 1)
+    pcall(api.nvim_buf_set_extmark, buf, ns, first, 0, {
+      end_row = last,
+      line_hl_group = "ElelemReviewLines",
+      virt_text = { { ("  ◀ hunk %d under review"):format(hunk.id), "ElelemDim" } },
+      virt_text_pos = "eol",
+    })
   end
 end
 
@@ -140,6 +174,9 @@ function Review:finish(decision)
     return
   end
   self.finished = true
+  if self.target and api.nvim_buf_is_valid(self.target) then
+    api.nvim_buf_clear_namespace(self.target, ns, 0, -1)
+  end
   for i, r in ipairs(M.open) do
     if r == self then
       table.remove(M.open, i)
@@ -270,14 +307,16 @@ function M.start(params, opened, done)
   r.back = api.nvim_get_current_win()
   local height = math.max(6, math.min(#lines + 1, math.floor(vim.o.lines * 0.5)))
   -- under a window that shows the file, else under the whole layout
-  local beside = opened and vim.fn.win_findbuf(require("elelem.buffers").find(params.path) or -1)[1]
+  r.target = opened and require("elelem.buffers").find(params.path) or nil
+  local beside = r.target and vim.fn.win_findbuf(r.target)[1]
   local target = beside and api.nvim_win_get_tabpage(beside) == api.nvim_get_current_tabpage() and beside or -1
   r.win = api.nvim_open_win(buf, true, { split = "below", win = target, height = height })
   vim.wo[r.win].winfixheight = true
   vim.wo[r.win].wrap = false
   vim.wo[r.win].foldenable = false
+  r:mark_target()
   if hunks[1] then
-    api.nvim_win_set_cursor(r.win, { r.rows[hunks[1].id] + 1, 0 })
+    r:go(hunks[1])
     api.nvim_win_call(r.win, function()
       vim.fn.winrestview({ topline = 1 }) -- the title and the keys stay in view
     end)
