@@ -20,7 +20,7 @@ M.defaults = {
     },
   },
   mcpServers = nil,
-  editor_state = true,
+  editor_state = false,
 }
 
 ---@type elelem.Config

@@ -231,7 +231,7 @@ function M.capabilities()
     input = { ask = true },
     files = { read = true, apply = true, review = true },
     fs = { readTextFile = true, writeTextFile = true },
-    editorState = config.options.editor_state ~= false,
+    editorState = true, -- it may send them; it does with setup({ editor_state = true })
   }
 end
 
