@@ -30,8 +30,9 @@ describe("files through the editor", function()
   local function reviewing(prompt)
     vim.cmd("Elelem " .. prompt)
     H.wait(function()
-      return #require("elelem.review").open > 0
+      return #require("elelem.review").open > 0 or not H.session().busy
     end, "the review to open")
+    assert(#require("elelem.review").open > 0, "the turn ended with no review:\n" .. H.text())
     local r = require("elelem.review").open[1]
     api.nvim_set_current_win(r.win)
     return r

@@ -311,6 +311,9 @@ function M.start(params, opened, done)
   local beside = r.target and vim.fn.win_findbuf(r.target)[1]
   local target = beside and api.nvim_win_get_tabpage(beside) == api.nvim_get_current_tabpage() and beside or -1
   r.win = api.nvim_open_win(buf, true, { split = "below", win = target, height = height })
+  if vim.fn.mode():match("^[iR]") then
+    vim.cmd.stopinsert() -- typing in the prompt area: the keys now go to the review
+  end
   vim.wo[r.win].winfixheight = true
   vim.wo[r.win].wrap = false
   vim.wo[r.win].foldenable = false
