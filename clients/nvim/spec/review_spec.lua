@@ -118,8 +118,10 @@ describe("files through the editor", function()
     local buf = open(twenty)
     local r = reviewing(('!tool edit {"path":"%s","old":"line 2\\n","new":"LINE TWO\\nand more\\n"}'):format(file))
     assert.are.same(1, #r.params.hunks)
+    assert.are.equal(H.session():input(), api.nvim_win_get_buf(r.back)) -- opened from the prompt area
     vim.cmd("normal ga")
     H.idle()
+    assert.are.equal(r.back, api.nvim_get_current_win()) -- and back there once decided
     assert.are.same("LINE TWO", buffer_lines(buf)[2])
     assert.are.same("and more", buffer_lines(buf)[3])
     assert.is_true(vim.bo[buf].modified)

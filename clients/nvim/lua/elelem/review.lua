@@ -183,10 +183,11 @@ function Review:finish(decision)
       break
     end
   end
+  local focused = self.win and api.nvim_get_current_win() == self.win -- else the user moved on
   if api.nvim_buf_is_valid(self.buf) then
     pcall(api.nvim_buf_delete, self.buf, { force = true })
   end
-  if self.back and api.nvim_win_is_valid(self.back) then
+  if focused and self.back and api.nvim_win_is_valid(self.back) then
     pcall(api.nvim_set_current_win, self.back)
   end
   self.done(decision)
