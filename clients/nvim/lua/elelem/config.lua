@@ -18,6 +18,7 @@ M.defaults = {
       accept = "ga", reject = "gr", accept_all = "gA", reject_all = "gR",
       accept_turn = "gT", next = "]h", prev = "[h",
     },
+    save = true, -- write a buffer the agent changed if it had no unsaved changes before
   },
   mcpServers = nil,
   editor_state = false,
@@ -72,6 +73,8 @@ local function validate(o)
   check("chat.input_height", type(height) == "number" and height >= 1, "a number >= 1", height)
   check("thinking.folded", type(o.thinking.folded) == "boolean", "a boolean", o.thinking.folded)
   check("prestart", type(o.prestart) == "boolean", "a boolean", o.prestart)
+  check("review.save", type(o.review.save) == "boolean", "a boolean", o.review.save)
+  check("review.keys", type(o.review.keys) == "table", "a table", o.review.keys)
   for name, key in pairs(o.review.keys) do
     check("review.keys." .. tostring(name), type(key) == "string", "a string (\"\" for none)", key)
   end

@@ -57,7 +57,11 @@ local function settle(params, buf, decision)
   local old = type(params.oldText) == "string" and params.oldText or nil
   local text = #ids == #params.hunks and params.newText or buffers.apply_hunks(old, params.newText, params.hunks, ids)
   if buf then
+    local clean = not vim.bo[buf].modified
     buffers.set(buf, text)
+    if clean and require("elelem.config").options.review.save then
+      M.save(buf) -- nothing of the user's is written: the disk now matches what the agent sees
+    end
   end
   return {
     outcome = #ids == #params.hunks and "accepted" or "partial",
@@ -155,6 +159,18 @@ function M.propose(params, id)
   return answer
 end
 
+--- Writes `buf` without its autocommands (a format-on-save would change the text the
+--- daemon was told); a failure is said, not raised: the change is in the buffer.
+---@param buf integer
+function M.save(buf)
+  local ok, err = pcall(vim.api.nvim_buf_call, buf, function()
+    vim.cmd("silent noautocmd keepalt write")
+  end)
+  if not ok then
+    vim.notify("elelem: the change is in the buffer but could not be written: " .. tostring(err), vim.log.levels.WARN)
+  end
+end
+
 --- `fs/read_text_file`: the buffer's text, or -32002 (the daemon reads the disk).
 ---@param params table
 function M.read_text_file(params)
@@ -178,9 +194,7 @@ function M.write_text_file(params)
     local clean = not vim.bo[buf].modified
     buffers.set(buf, params.content)
     if clean then
-      vim.api.nvim_buf_call(buf, function()
-        vim.cmd("silent noautocmd write")
-      end)
+      M.save(buf)
     end
     return vim.NIL
   end
