@@ -46,4 +46,24 @@ describe("plan and sub-agent rendering", function()
     local _, now = H.text():gsub("Plan:", "")
     assert.are.equal(2, now)
   end)
+
+  it("draws a hostile plan or MCP status safely", function()
+    H.turn("!echo hi")
+    local events = require("elelem.events")
+    local id = H.session().id
+    events.on_notification("event/plan", { sessionId = id, turnId = 1, entries = "not a list" })
+    events.on_notification("event/plan", { sessionId = id, turnId = 1, entries = {
+      { content = "two\nlines\r\0", status = "weird" }, "not an entry", { content = ("x"):rep(5000), status = "completed" } } })
+    local text = H.text()
+    assert.matches("\nPlan:\n  %[ %] two lines", text)
+    assert.matches("\n  %[ %] not an entry\n", text)
+    assert.matches("\n  %[x%] x+…$", text)
+    for _, line in ipairs(H.lines()) do
+      assert.is_true(#line < 1000)
+    end
+    events.on_notification("event/mcp", { sessionId = id, mcp = { servers = { { name = { 1 }, state = 3, tools = "x" }, "junk" },
+      problems = "none" } })
+    events.on_notification("event/mcp", { sessionId = id, mcp = "garbage" })
+    assert.matches("MCP table: 0x%x+ %(%?, stdio%): 3", H.text())
+  end)
 end)

@@ -206,7 +206,7 @@ end
 ---@param max integer
 ---@return string
 local function clip(text, max)
-  text = text:gsub("\n", " ")
+  text = text:gsub("%c", " ") -- one line; a NUL would make the text a Blob to Vim
   if vim.fn.strchars(text) > max then
     return vim.fn.strcharpart(text, 0, max - 1) .. "…"
   end
@@ -308,8 +308,9 @@ local PLAN_MARKS = { pending = "[ ]", in_progress = "[~]", completed = "[x]" }
 function Chat:plan(entries)
   local lines = { "Plan:" }
   for _, entry in ipairs(type(entries) == "table" and entries or {}) do
-    local mark = PLAN_MARKS[entry.status] or "[ ]"
-    table.insert(lines, ("  %s %s"):format(mark, clip(tostring(entry.content or ""), 200)))
+    local item = type(entry) == "table" and entry or { content = entry }
+    local mark = PLAN_MARKS[item.status] or "[ ]"
+    table.insert(lines, ("  %s %s"):format(mark, clip(tostring(item.content or ""), 200)))
   end
   local buf = self:buffer()
   local at = self.plan_mark and api.nvim_buf_get_extmark_by_id(buf, ns, self.plan_mark, { details = true })
