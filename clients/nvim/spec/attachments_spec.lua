@@ -197,4 +197,18 @@ describe("the editor's context", function()
     assert.is_nil(result)
     assert.are.equal(-32002, err.code)
   end)
+
+  it("fs/write_text_file lands in a loaded buffer as one undo step, else on disk", function()
+    local buf = open_file()
+    local files = require("elelem.files")
+    assert.are.equal(vim.NIL, files.write_text_file({ path = file, content = "-- new\nreturn {}\n" }))
+    assert.are.same({ "-- new", "return {}" }, api.nvim_buf_get_lines(buf, 0, -1, false))
+    assert.are.same({ "-- new", "return {}" }, vim.fn.readfile(file)) -- it was clean: written
+    vim.cmd("silent normal! u")
+    assert.are.same("local M = {}", api.nvim_buf_get_lines(buf, 0, 1, false)[1])
+    local other = H.project .. "/written.txt"
+    os.remove(other)
+    assert.are.equal(vim.NIL, files.write_text_file({ path = other, content = "on disk\n" }))
+    assert.are.same({ "on disk" }, vim.fn.readfile(other))
+  end)
 end)
