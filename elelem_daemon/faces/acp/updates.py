@@ -25,7 +25,9 @@ def chunk(kind: str, value: str) -> dict[str, Any]:
 
 def plan(entries: list[dict[str, str]]) -> dict[str, Any]:
     """ACP's `plan` update: every entry with `priority: medium` (the `todo` tool has none)."""
-    shown = [{"content": e["content"], "priority": "medium", "status": e["status"]} for e in entries]
+    shown = [
+        {"content": e["content"], "priority": "medium", "status": e["status"]} for e in entries
+    ]
     return {"sessionUpdate": "plan", "entries": shown}
 
 
