@@ -39,8 +39,8 @@ from ...registry import Registry
 from ...session import MakeIo, Session, resume, start
 from ...signals import leave, on_signals
 from ...store.store import Store
-from .console import TerminalInput, TerminalOutput
 from . import plan as terminal_plan
+from .console import TerminalInput, TerminalOutput
 from .interrupt import Interrupts
 from .repl import Repl, turn
 from .resume import choose, pick
