@@ -27,7 +27,8 @@ class Writer:
     async def fetch(self, messages, tools):
         last = messages[-1]
         if last["role"] == "tool":
-            yield {"type": "saying", "text": "done: " + json.loads(last["content"]).get("error", "ok")}
+            said = json.loads(last["content"]).get("error", "ok")
+            yield {"type": "saying", "text": "done: " + said}
             return
         assert last["content"].startswith("Write AGENTS.md")
         yield {"type": "doing", "id": "w1", "name": "write",
