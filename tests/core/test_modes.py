@@ -217,3 +217,30 @@ async def test_a_reload_keeps_the_mode_or_falls_back_to_build(workdir: Path) -> 
     (folder / "explain.md").unlink()
     session.reload()
     assert session.modes.current.id == "build" and heard == ["plan", "explain", "build"]
+
+
+async def test_review_mode_puts_the_working_tree_diff_in_the_prompt(workdir: Path) -> None:
+    import subprocess
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", *args], cwd=workdir, check=True, capture_output=True)
+
+    git("init", "-q")
+    git("-c", "user.email=a@b", "-c", "user.name=a", "add", "README.md")
+    git("-c", "user.email=a@b", "-c", "user.name=a", "commit", "-qm", "one")
+    (workdir / "README.md").write_text("# My project\nchanged line\n")
+    provider = Recording()
+    registry = core_registry(entry_points=False).child()
+    registry.plugin("test").provider("recording", lambda model=None: provider)
+    trusted = start(registry, "recording", cwd=workdir, plugin_files=False, project=True)
+    trusted.modes.set("review")
+    await trusted.turn("review it")
+    prompt = trusted.context[0]["content"]
+    assert "review mode" in prompt and "+changed line" in prompt
+    untrusted = start(registry, "recording", cwd=workdir, plugin_files=False, project=False)
+    untrusted.modes.set("review")
+    await untrusted.turn("review it")
+    assert "not trusted: no diff" in untrusted.context[0]["content"]
+    assert "+changed line" not in untrusted.context[0]["content"]
+    untrusted.modes.set("build")
+    assert "review mode" not in untrusted.context[0]["content"]
