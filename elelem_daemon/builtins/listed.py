@@ -8,8 +8,9 @@ order. Standard library only; imported by scan.py as a script (not through the p
   not GNU find, its output passes CAP bytes, or the time is up (the caller then walks,
   or says it stopped). search.py runs the same `find` from the daemon for a glob.
 - `containing(root, skip, literal, deadline)`: of those, the files whose bytes contain
-  `literal`: `find … -print0 | xargs -0 grep -lZaFs -D skip -e LITERAL --` (GNU grep, C
-  locale: bytes; binary files read as text; FIFOs and devices skipped unopened). It is
+  `literal`: `grep -rlZaFs -D skip --exclude-dir=NAME… -e LITERAL -- .` (GNU grep, C
+  locale: bytes; binary files read as text; symlinks not followed in the recursion;
+  FIFOs and devices skipped unopened; the skipped folders pruned at any depth). It is
   a filter only: scan.py still reads and matches every file it keeps, so the answer is
   the walk's; grep's output never reaches the model. A file whose decoded lines match
   a pattern holds that pattern's literal in its UTF-8 bytes, so nothing is lost.
@@ -54,11 +55,16 @@ def order(rel: str) -> list[tuple[int, str]]:
     return [(1, part) for part in parts[:-1]] + [(0, parts[-1])]
 
 
+def plain(skip: list[str]) -> bool:
+    """Whether each name is itself (find -name and grep --exclude-dir read patterns)."""
+    return not any(set(name) & set("*?[]\\/") or not name for name in skip)
+
+
 def find_argv(find: str, skip: list[str], within: str = "") -> list[str] | None:
     """find's arguments: the regular files, the folders named in skip pruned; only the
     paths that contain `within` (a filter: the caller still matches each one)."""
-    if any(set(name) & set("*?[]\\/") or not name for name in skip):
-        return None  # find -name would read them as patterns
+    if not plain(skip):
+        return None
     pruned: list[str] = []
     for name in skip:
         pruned += [*(["-o"] if pruned else []), "-name", name]
@@ -72,32 +78,22 @@ def find_argv(find: str, skip: list[str], within: str = "") -> list[str] | None:
     return [*head, "-type", "f", *contains, "-print0"]
 
 
-def run(argvs: list[list[str]], root: str, deadline: float) -> list[str] | None:
-    """The NUL-separated output of a pipeline of argvs (in root, C locale), relative paths
-    without `./`; None when one of them failed, the time is up or it passed CAP."""
+def run(argv: list[str], root: str, deadline: float, fine: tuple[int, ...]) -> list[str] | None:
+    """The NUL-separated output of argv (in root, C locale), relative paths without `./`;
+    None when it failed (an exit status not in `fine`), the time is up or it passed CAP."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GREP_", "POSIXLY"))}
     env["LC_ALL"] = "C"
-    processes: list[subprocess.Popen] = []
-    source: int | object = subprocess.DEVNULL
-    for argv in argvs:
-        try:
-            process = subprocess.Popen(
-                argv, cwd=root, env=env, stdin=source, stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL,
-            )  # fmt: skip
-        except OSError:  # root is no folder, or the tool vanished
-            for started in processes:
-                started.kill()
-                started.wait()
-                started.stdout.close()  # type: ignore[union-attr]
-            return None
-        if processes:
-            processes[-1].stdout.close()  # type: ignore[union-attr]  (the next one reads it)
-        processes.append(process)
-        source = process.stdout
-    chunks, size = [], 0
     try:
-        fd = processes[-1].stdout.fileno()  # type: ignore[union-attr]
+        process = subprocess.Popen(
+            argv, cwd=root, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+    except OSError:  # root is no folder, or the tool vanished
+        return None
+    chunks, size = [], 0
+    assert process.stdout is not None
+    try:
+        fd = process.stdout.fileno()
         while True:
             left = deadline - time.monotonic()
             if left <= 0 or size > CAP:
@@ -110,17 +106,14 @@ def run(argvs: list[list[str]], root: str, deadline: float) -> list[str] | None:
                 break
             chunks.append(chunk)
             size += len(chunk)
-        # find says 1 when a folder could not be read (the walk skips it too); xargs 123
-        # when one of its greps found nothing (1) or could not read a file (2, -s)
-        for process, fine in zip(processes, ((0, 1), (0, 123)), strict=False):
-            if process.wait() not in fine:
-                return None
+        status = process.wait()
+        if status not in fine or (status == 2 and not chunks):
+            return None  # 2 and nothing found: grep itself failed (a bad option), not a file
     finally:
-        for process in processes:
-            if process.poll() is None:
-                process.kill()
-            process.wait()
-        processes[-1].stdout.close()  # type: ignore[union-attr]
+        if process.poll() is None:
+            process.kill()
+        process.wait()
+        process.stdout.close()
     names = os.fsdecode(b"".join(chunks)).split("\0")
     names.pop()  # after the last NUL
     return [name[2:] if name.startswith("./") else name for name in names]
@@ -129,16 +122,18 @@ def run(argvs: list[list[str]], root: str, deadline: float) -> list[str] | None:
 def files(root: str, skip: list[str], deadline: float, within: str = "") -> list[str] | None:
     find = gnu("find")
     argv = find_argv(find, skip, within) if find else None
-    return run([argv], root, deadline) if argv else None
+    # 1: a folder could not be read (the walk skips it too)
+    return run(argv, root, deadline, (0, 1)) if argv else None
 
 
 def containing(root: str, skip: list[str], literal: bytes, deadline: float) -> list[str] | None:
-    find, grep, xargs = gnu("find"), gnu("grep"), gnu("xargs")
-    argv = find_argv(find, skip) if find and grep and xargs else None
-    if argv is None or b"\0" in literal or b"\n" in literal:
+    grep = gnu("grep")
+    if grep is None or b"\0" in literal or b"\n" in literal or not plain(skip):
         return None
-    grepping = [xargs, "-0", "-r", grep, "-lZaFs", "-D", "skip", "-e", literal, "--"]
-    return run([argv, grepping], root, deadline)  # type: ignore[list-item]
+    pruned = [f"--exclude-dir={name}" for name in skip]
+    argv = [grep, "-rlZaFs", "-D", "skip", *pruned, "-e", literal, "--", "."]
+    # 1: nothing found; 2: a file could not be read (-s: not said; the walk skips it too)
+    return run(argv, root, deadline, (0, 1, 2))  # type: ignore[list-item]
 
 
 def relative(path: str, base: str) -> str:

@@ -114,7 +114,9 @@ async def test_a_search_over_a_huge_tree_stalls_no_one(
                 (folder / f"f{c}.txt").write_text("nothing to see\n" * 20)
     client = await daemon(spawn, env)
     busy, other = [(await within(client.new_session()))["sessionId"] for _ in range(2)]
-    for prompt in (grep("needle"), "!tool glob " + json.dumps({"pattern": "**/*.none"})):
+    # a glob without a literal (`?` × 40: no name is that long), so that scan.py walks
+    # it all; one with a literal runs `find` from the daemon (search.found_glob)
+    for prompt in (grep("needle"), "!tool glob " + json.dumps({"pattern": "?" * 40})):
         turn = await within(client.start_turn(busy, prompt))
         await anywhere("elelem_daemon/builtins/scan.py")
         assert await answered(client, other) < 1.0
