@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import shutil
 import sys
 from pathlib import Path
 from typing import Any
 
+from ..config import number
 from ..registry import Plugin
 from . import listed, shell
 from .files import target
@@ -30,8 +30,8 @@ LIMIT = 1000
 SKIP = [".git", "node_modules", "__pycache__", ".venv", ".mypy_cache", ".pytest_cache"]
 SCAN = str(Path(__file__).with_name("scan.py"))
 PATTERN_CAP = 10_000
-SEARCH_TIMEOUT = float(os.environ.get("ELELEM_SEARCH_TIMEOUT", "30"))
-FILE_TIMEOUT = float(os.environ.get("ELELEM_GREP_FILE_TIMEOUT", "2"))
+SEARCH_TIMEOUT = number("ELELEM_SEARCH_TIMEOUT", 30)
+FILE_TIMEOUT = number("ELELEM_GREP_FILE_TIMEOUT", 2)
 GRACE = 5.0  # past the search's own limit, the runner kills it
 LISTING_CAP = 64 << 20  # bytes of `find` output a glob reads from the daemon, at most
 
