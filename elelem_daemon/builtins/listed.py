@@ -78,7 +78,9 @@ def find_argv(find: str, skip: list[str], within: str = "") -> list[str] | None:
     return [*head, "-type", "f", *contains, "-print0"]
 
 
-def run(argv: list[str], root: str, deadline: float, fine: tuple[int, ...]) -> list[str] | None:
+def run(
+    argv: list[str | bytes] | list[str], root: str, deadline: float, fine: tuple[int, ...]
+) -> list[str] | None:
     """The NUL-separated output of argv (in root, C locale), relative paths without `./`;
     None when it failed (an exit status not in `fine`), the time is up or it passed CAP."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GREP_", "POSIXLY"))}
@@ -131,9 +133,9 @@ def containing(root: str, skip: list[str], literal: bytes, deadline: float) -> l
     if grep is None or b"\0" in literal or b"\n" in literal or not plain(skip):
         return None
     pruned = [f"--exclude-dir={name}" for name in skip]
-    argv = [grep, "-rlZaFs", "-D", "skip", *pruned, "-e", literal, "--", "."]
+    argv: list[str | bytes] = [grep, "-rlZaFs", "-D", "skip", *pruned, "-e", literal, "--", "."]
     # 1: nothing found; 2: a file could not be read (-s: not said; the walk skips it too)
-    return run(argv, root, deadline, (0, 1, 2))  # type: ignore[list-item]
+    return run(argv, root, deadline, (0, 1, 2))
 
 
 def relative(path: str, base: str) -> str:

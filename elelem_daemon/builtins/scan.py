@@ -40,7 +40,7 @@ import threading
 import time
 
 sys.path.append(os.path.dirname(os.path.abspath(__file__)))  # after the standard library
-import listed  # noqa: E402  (this folder: scan.py runs as a script)
+import listed  # type: ignore[import-not-found]  # noqa: E402  (this folder: run as a script)
 
 LINE_CAP = 1 << 20
 SMALL = 1 << 16  # read in one go; larger files are read line by line
@@ -201,7 +201,7 @@ class Readers:
             batch = list(itertools.islice(self.files, BATCH))
             if not batch:
                 return
-            job = (batch, [], threading.Event())
+            job: tuple[list, list, threading.Event] = (batch, [], threading.Event())
             self.jobs.put(job)
             self.pending.append(job)
 
