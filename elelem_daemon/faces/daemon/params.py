@@ -54,6 +54,7 @@ EDIT_CONTEXT: Spec = {
     "index": ("integer", False),
     "content": ("string", False),
 }
+SET_MODE: Spec = {**SESSION, "modeId": ("string", True)}
 COMPLETE: Spec = {**SESSION, "text": ("string", True)}
 LIST: Spec = {"cwd": ("string", False)}
 LOAD: Spec = {
