@@ -4,9 +4,9 @@ search across the code) to a sub-agent, and reads only its final answer.
 The child is an Agent of its own: a fresh conversation (the prompt given, nothing of the
 parent's), the parent's provider and model, a system prompt that says what it is
 (CHILD_PROMPT, then the project's AGENTS.md as the parent's has), and the parent's
-read-only tools only (kinds `read`, `search`, `fetch`, `think`: it changes nothing),
-through the parent's hooks (the permission policy still decides). It has its own round
-cap (CHILD_ROUNDS). The tool's result is `{result}`: the child's final answer, cut past
+read-only tools only (kinds `read`, `search`, `fetch`: it changes nothing; no `task`
+nor `todo`, kind `think`: the plan is the parent's), through the parent's hooks (the
+permission policy and the mode still decide). It has its own round cap (CHILD_ROUNDS). The tool's result is `{result}`: the child's final answer, cut past
 MAX_ANSWER characters; a child whose provider failed is a failed call (`{error}`).
 
 Bounds: one level only (a child has no `task` tool, and a `task` call inside a task is
@@ -33,7 +33,7 @@ from ..result import Result
 from ..tool import CURRENT_CALL, Tool
 from ..transcript import SystemPrompt
 
-READ_ONLY = frozenset({"read", "search", "fetch", "think"})
+READ_ONLY = frozenset({"read", "search", "fetch"})  # not think: task, todo (the plan)
 CHILD_ROUNDS = 25
 MAX_ANSWER = 20_000  # characters of the child's answer the parent reads
 MAX_PROMPT = 32_000
