@@ -6,8 +6,9 @@ parent's), the parent's provider and model, a system prompt that says what it is
 (CHILD_PROMPT, then the project's AGENTS.md as the parent's has), and the parent's
 read-only tools only (kinds `read`, `search`, `fetch`: it changes nothing; no `task`
 nor `todo`, kind `think`: the plan is the parent's), through the parent's hooks (the
-permission policy and the mode still decide). It has its own round cap (CHILD_ROUNDS). The tool's result is `{result}`: the child's final answer, cut past
-MAX_ANSWER characters; a child whose provider failed is a failed call (`{error}`).
+permission policy and the mode still decide). It has its own round cap (CHILD_ROUNDS).
+The tool's result is `{result}`: the child's final answer, cut past MAX_ANSWER
+characters; a child whose provider failed is a failed call (`{error}`).
 
 Bounds: one level only (a child has no `task` tool, and a `task` call inside a task is
 refused: DEPTH); a prompt of at most MAX_PROMPT characters. Nothing of the child is kept
