@@ -38,6 +38,11 @@ trap cleanup EXIT
 mkdir -p "$WORK"/{ext,ud/User,ws,home,xdg-config,xdg-data,xdg-state,xdg-cache}
 mkdir -p "$WORK/ws-review"
 for i in $(seq 1 20); do printf 'line_%02d = %d\n' "$i" "$i"; done > "$WORK/ws-review/review.py"
+mkdir -p "$WORK/ws-rewind" "$WORK/ws-context/.vscode"
+printf 'first version\n' > "$WORK/ws-rewind/notes.txt"
+printf 'def main():\n    return 42\n' > "$WORK/ws-context/app.py"
+printf '{\n  "a": 1,\n}\n' > "$WORK/ws-context/bad.json"
+printf '{"elelem.model": "vision"}\n' > "$WORK/ws-context/.vscode/settings.json"
 printf 'def greet(name):\n    """Say hello."""\n    return f"hello, {name}"\n\n\nprint(greet("elelem"))\n' > "$WORK/ws/hello.py"
 node -e 'console.log(JSON.stringify({
   "elelem.command": process.env.ELELEM_TEST_COMMAND,
@@ -81,7 +86,7 @@ curl -fsS "http://127.0.0.1:$PORT/healthz" >/dev/null || { cat "$WORK/code-serve
 SHOT="${ELELEM_E2E_SCREENSHOT:-$HERE/test-results/screenshot.png}"
 mkdir -p "$(dirname "$SHOT")"
 # ELELEM_E2E_CASES picks cases (default: all), e.g. ELELEM_E2E_CASES=review ./e2e.sh
-CASES="${ELELEM_E2E_CASES:-chat review}"
+CASES="${ELELEM_E2E_CASES:-chat review rewind context}"
 failed=0
 for case in $CASES; do
   case "$case" in

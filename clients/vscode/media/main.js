@@ -631,7 +631,7 @@ function saveDraft() {
 function submit() {
   const text = input.value.trim();
   if (!text || busy) return;
-  vscode.postMessage({ type: "send", text, attachments: chips.map((c) => c.attachment) });
+  vscode.postMessage({ type: "send", text, ...(chips.length ? { attachments: chips.map((c) => c.attachment) } : {}) });
   chips = [];
   drawChips();
   input.value = "";

@@ -173,7 +173,7 @@ export class Chat implements vscode.Disposable {
     if (!text) return;
     if (this.busy) {
       this.show({ type: "error", text: "A turn is still running: press Stop or wait for it." });
-      this.view?.post({ type: "unsent", text, attachments });
+      this.view?.post({ type: "unsent", text, ...(attachments.length ? { attachments } : {}) });
       return;
     }
     let done = () => {};
@@ -188,7 +188,7 @@ export class Chat implements vscode.Disposable {
       } catch (error) {
         // The prompt never reached the daemon: say why and give it back to the prompt box.
         this.failed(error);
-        this.view?.post({ type: "unsent", text, attachments });
+        this.view?.post({ type: "unsent", text, ...(attachments.length ? { attachments } : {}) });
         return;
       }
       if (text.startsWith("/") && attachments.length === 0) await this.command(session, text);
@@ -197,7 +197,7 @@ export class Chat implements vscode.Disposable {
       if (isKind(error, ErrorKind.invalidAttachment)) {
         // Refused before anything was sent or kept: say why and give the prompt back.
         this.show({ type: "refused", text: errorText(error) });
-        this.view?.post({ type: "unsent", text, attachments });
+        this.view?.post({ type: "unsent", text, ...(attachments.length ? { attachments } : {}) });
       } else this.failed(error);
     } finally {
       this.setBusy(false);

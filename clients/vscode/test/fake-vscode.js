@@ -273,7 +273,7 @@ const vscode = {
     },
     showWarningMessage: async (text, ...rest) => {
       const options = rest[0] && typeof rest[0] === "object" ? rest.shift() : undefined;
-      fake.messages.push(["warning", text, options?.detail]);
+      fake.messages.push(options?.detail === undefined ? ["warning", text] : ["warning", text, options.detail]);
       const next = rest.length ? fake.answers.shift() : undefined;
       return next ? next("warning", rest, options) : undefined;
     },
