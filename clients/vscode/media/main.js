@@ -259,9 +259,9 @@ function contentText(content) {
   return JSON.stringify(content);
 }
 
-const CHIP_ICONS = { file: "📄", folder: "📁", selection: "✂", diagnostics: "⚠", image: "🖼", symbol: "#" };
+const CHIP_ICONS = { file: "≡", folder: "▸", selection: "✂", diagnostics: "⚠", image: "▣", symbol: "#" };
 function chipText(type, label) {
-  return `${CHIP_ICONS[type] ?? "📎"} ${label}`;
+  return `${CHIP_ICONS[type] ?? "+"} ${label}`;
 }
 
 const chipRow = $("#chips");

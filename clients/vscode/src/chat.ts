@@ -302,14 +302,16 @@ export class Chat implements vscode.Disposable {
       return;
     }
     const session = await this.ensureSession();
+    const turns = await this.checkpoints();
     if (turnId === undefined || Number.isNaN(turnId)) {
-      turnId = (await this.checkpoints()).at(-1)?.turnId;
+      turnId = turns.at(-1)?.turnId;
       if (turnId === undefined) {
         void vscode.window.showInformationMessage("Elelem: nothing to undo: this session has no turn yet.");
         return;
       }
     }
-    const result = await rewindTurn(this.daemon!, session.sessionId, session.cwd, turnId, this.log);
+    const undone = turns.filter((t) => t.turnId >= turnId!).flatMap((t) => t.files);
+    const result = await rewindTurn(this.daemon!, session.sessionId, session.cwd, turnId, this.log, undone);
     if (!result) return;
     if (result.messages) {
       this.transcript.clear();

@@ -57,7 +57,7 @@ export async function checkpoints(daemon: Daemon, sessionId: string): Promise<{ 
  * Rewind to before `turnId`, after the user confirmed. Resolves with the result (its
  * `messages` redraw the chat), or undefined when the user declined or it failed (said).
  */
-export async function rewindTurn(daemon: Daemon, sessionId: string, cwd: string, turnId: number, log: Log): Promise<RewindResult | undefined> {
+export async function rewindTurn(daemon: Daemon, sessionId: string, cwd: string, turnId: number, log: Log, turnFiles: string[] = []): Promise<RewindResult | undefined> {
   let files = true;
   let plan: RewindResult;
   try {
@@ -78,20 +78,23 @@ export async function rewindTurn(daemon: Daemon, sessionId: string, cwd: string,
       return void (await explain(again, turnId));
     }
   }
-  const dirty = dirtyDocuments(plan.files, cwd);
+  // Unsaved documents of the files the rewind touches or the undone turns changed (an
+  // applied change left unsaved lives only in its document): the user chooses.
+  const dirty = dirtyDocuments([...touched(plan.files), ...turnFiles], cwd);
+  const DISCARD = "Restore and Discard Unsaved Changes";
   const choice = await vscode.window.showWarningMessage(
     `Restore the checkpoint before turn ${turnId}?`,
-    { modal: true, detail: describe(plan, dirty) },
-    "Restore",
+    { modal: true, detail: describe(plan, dirty.map((d) => vscode.workspace.asRelativePath(d.uri))) },
+    ...(dirty.length ? ["Restore", DISCARD] : ["Restore"]),
   );
-  if (choice !== "Restore") return undefined;
+  if (choice !== "Restore" && choice !== DISCARD) return undefined;
   let result: RewindResult;
   try {
     result = await daemon.request<RewindResult>(Method.sessionRewind, { sessionId, turnId, files, force: true });
   } catch (error) {
     return void (await explain(error, turnId));
   }
-  await reloadDocuments(result.files, cwd, log);
+  await reloadDocuments(result.files, cwd, log, choice === DISCARD ? dirty : []);
   return result;
 }
 
@@ -114,7 +117,7 @@ export function describe(plan: RewindResult, dirty: string[]): string {
     list("⚠ Not covered by any checkpoint (left as they are)", [...f.unsaved, ...f.uncovered]);
     if (f.kind === "copy") lines.push("Without git, what commands changed is not restored.");
   }
-  list("⚠ Unsaved in the editor (they keep your unsaved text; save or revert them after)", dirty);
+  list("⚠ Unsaved in the editor (Restore keeps their unsaved text; Discard reverts them to the disk)", dirty);
   if (plan.conversation) lines.push(`The conversation loses turn${plan.conversation.dropped.length === 1 ? "" : "s"} ${plan.conversation.dropped.join(", ")}.`);
   return lines.join("\n");
 }
@@ -123,19 +126,18 @@ function touched(plan: FilesPlan | null): string[] {
   return plan ? [...plan.restored, ...plan.created, ...plan.deleted] : [];
 }
 
-function dirtyDocuments(plan: FilesPlan | null, cwd: string): string[] {
-  const files = new Set(touched(plan).map((f) => path.resolve(cwd, f)));
-  return vscode.workspace.textDocuments
-    .filter((d) => d.uri.scheme === "file" && d.isDirty && files.has(d.uri.fsPath))
-    .map((d) => vscode.workspace.asRelativePath(d.uri));
+function dirtyDocuments(names: string[], cwd: string): vscode.TextDocument[] {
+  const files = new Set(names.map((f) => path.resolve(cwd, f)));
+  return vscode.workspace.textDocuments.filter((d) => d.uri.scheme === "file" && d.isDirty && files.has(d.uri.fsPath));
 }
 
-/** Open documents of the rewound files show the disk again (reverted, unless unsaved). */
-async function reloadDocuments(plan: FilesPlan | null, cwd: string, log: Log): Promise<void> {
+/** Open documents of the rewound files show the disk again: reverted, unless unsaved (or `discard` names them). */
+async function reloadDocuments(plan: FilesPlan | null, cwd: string, log: Log, discard: vscode.TextDocument[]): Promise<void> {
   const files = new Set(touched(plan).map((f) => path.resolve(cwd, f)));
   const active = vscode.window.activeTextEditor?.document;
   for (const document of vscode.workspace.textDocuments) {
-    if (document.uri.scheme !== "file" || document.isDirty || !files.has(document.uri.fsPath)) continue;
+    if (document.uri.scheme !== "file" || document.isClosed) continue;
+    if (!discard.includes(document) && (document.isDirty || !files.has(document.uri.fsPath))) continue;
     try {
       await vscode.window.showTextDocument(document, { preserveFocus: false, preview: false });
       await vscode.commands.executeCommand("workbench.action.files.revert");

@@ -77,6 +77,26 @@ withChat("a dirty document among the files is named before anything is touched; 
   assert.equal(fs.readFileSync(file, "utf8"), "two\n");
 });
 
+withChat("an applied change left unsaved is undone by Restore and Discard Unsaved Changes", async ({ view }) => {
+  const file = path.join(fake.workspaceFolder, "u.txt");
+  fs.writeFileSync(file, "one\n");
+  const document = fake.open(file, "one\n");
+  await writeTurn(view, "u.txt", "two\n");
+  assert.equal(document.getText(), "two\n", "applied to the document");
+  assert.equal(fs.readFileSync(file, "utf8"), "one\n", "and left unsaved");
+  document.isDirty = true;
+  let offered;
+  fake.answers.push((kind, choices, options) => {
+    offered = { choices, detail: options.detail };
+    return "Restore and Discard Unsaved Changes";
+  });
+  await vscode.commands.executeCommand("elelem.undoLastTurn");
+  assert.deepEqual(offered.choices, ["Restore", "Restore and Discard Unsaved Changes"]);
+  assert.match(offered.detail, /Unsaved in the editor .*: u\.txt/);
+  assert.ok(fake.shown.includes(document) && fake.executed.some(([id]) => id === "workbench.action.files.revert"), "the unsaved document was reverted");
+  await waitFor(view, (m) => m.type === "say" && /^Rewound/.test(m.text));
+});
+
 withChat("Restore Checkpoint… lists the turns, newest first, and rewinds the one picked", async ({ view }) => {
   const file = path.join(fake.workspaceFolder, "c.txt");
   fs.writeFileSync(file, "zero\n");

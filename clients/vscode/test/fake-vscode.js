@@ -223,7 +223,7 @@ const fake = {
 };
 
 function answer(kind, what, options, token) {
-  fake.asked.push({ kind, what, options });
+  fake.asked.push({ kind, what, options, token });
   const next = fake.answers.shift();
   if (!next) return Promise.resolve(undefined);
   return new Promise((resolve) => {

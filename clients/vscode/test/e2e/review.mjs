@@ -14,7 +14,7 @@ const lines = (edit = {}) => Array.from({ length: 20 }, (_, i) => {
 
 /** The text of the visible (non-diff) editor, as it shows. */
 async function editorText(page) {
-  const text = await page.locator(".editor-instance .monaco-editor .view-lines").first().innerText();
+  const text = await page.locator(".editor-instance .monaco-editor .view-lines").filter({ visible: true }).first().innerText();
   return text.replace(/\u00a0/g, " ");
 }
 

@@ -9,7 +9,7 @@ const [url, screenshot, workspace] = process.argv.slice(2);
 const FILE = path.join(workspace, "notes.txt");
 
 async function editorText(page) {
-  return (await page.locator(".editor-instance .monaco-editor .view-lines").first().innerText()).replace(/\u00a0/g, " ");
+  return (await page.locator(".editor-instance .monaco-editor .view-lines").filter({ visible: true }).first().innerText()).replace(/\u00a0/g, " ");
 }
 
 await runCase("rewind", screenshot, async (page) => {
@@ -45,7 +45,11 @@ await runCase("rewind", screenshot, async (page) => {
   step("the file and its open document show the restored content; the chat is redrawn");
   await frame.waitForFunction(() => [...document.querySelectorAll(".notice.info")].some((n) => /Rewound to before turn \d+: 1 file restored\./.test(n.textContent)));
   check(fs.readFileSync(FILE, "utf8") === "first version\n", `the disk: ${fs.readFileSync(FILE, "utf8")}`);
-  await page.waitForFunction(() => document.querySelector(".editor-instance .monaco-editor .view-lines")?.innerText.includes("first version"), null, { timeout: 20_000 });
+  const deadline = Date.now() + 20_000;
+  while (!(await editorText(page)).includes("first version")) {
+    check(Date.now() < deadline, `the open document still shows: ${await editorText(page)}`);
+    await page.waitForTimeout(250);
+  }
   check(!(await editorText(page)).includes("second version"), "the editor still shows the undone text");
   check((await frame.locator(".turn.user").count()) === 0, "the undone turn's message is still in the chat");
 });
