@@ -185,6 +185,7 @@ function reviewCard(m) {
   button("apply", "Apply ticked hunks", "Accept the ticked hunks and reject the others");
   button("acceptAll", "Accept all", "Accept every hunk");
   button("rejectAll", "Reject all", "Reject every hunk");
+  button("rejectWithReason", "Reject…", "Reject every hunk and tell the model why");
   button("acceptAllForTurn", "Accept all for this turn", "Accept this change and every later one in this turn without review");
   button("open", "Open diff", "Show the change in the diff editor again");
   node.append(buttons);

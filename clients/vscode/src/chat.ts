@@ -61,6 +61,8 @@ export class Chat implements vscode.Disposable {
   private readonly remembered: Remembered;
   private readonly reviews: Reviews;
   private readonly editorState: EditorStateSender;
+  /** The documents each turn's changes were applied to (not on disk until saved): a rewind offers to discard them. */
+  private readonly appliedEdits = new Map<number, Set<string>>();
 
   constructor(
     private readonly log: Log,
@@ -311,6 +313,7 @@ export class Chat implements vscode.Disposable {
       }
     }
     const undone = turns.filter((t) => t.turnId >= turnId!).flatMap((t) => t.files);
+    for (const [turn, paths] of this.appliedEdits) if (turn >= turnId) undone.push(...paths);
     const result = await rewindTurn(this.daemon!, session.sessionId, session.cwd, turnId, this.log, undone);
     if (!result) return;
     if (result.messages) {
@@ -327,6 +330,12 @@ export class Chat implements vscode.Disposable {
       text: `Rewound to before turn ${turnId}` + (files ? `: ${changed} file${changed === 1 ? "" : "s"} restored.` : " (the conversation only)."),
     });
     await this.markTurns(session);
+  }
+
+  private edited(turnId: unknown, path: unknown): void {
+    if (typeof turnId !== "number" || typeof path !== "string") return;
+    if (!this.appliedEdits.has(turnId)) this.appliedEdits.set(turnId, new Set());
+    this.appliedEdits.get(turnId)!.add(path);
   }
 
   /** Tell the webview which user message is which turn, so each gets its Restore action. */
@@ -427,7 +436,11 @@ export class Chat implements vscode.Disposable {
           exit: (info) => this.exited(info),
           requests: {
             [Method.filesRead]: (params) => readFile(params),
-            [Method.filesPropose]: (params, token) => propose(params, this.reviews, bridge(token), this.log),
+            [Method.filesPropose]: async (params, token) => {
+              const result = await propose(params, this.reviews, bridge(token), this.log);
+              if (result?.applied) this.edited(params.turnId, params.path);
+              return result;
+            },
             [Method.fsReadTextFile]: (params) => readTextFile(params),
             [Method.fsWriteTextFile]: (params) => writeTextFile(params),
           },
@@ -515,6 +528,7 @@ export class Chat implements vscode.Disposable {
   }
 
   private showSession(session: SessionInfo): void {
+    if (this.remembered.sessionId !== session.sessionId) this.appliedEdits.clear();
     this.session = session;
     this.remembered.set(session.sessionId);
     const { sessionId, cwd, provider, model, commands, mcp, mode } = session;

@@ -27,7 +27,7 @@ export interface Decision {
   reason?: string;
 }
 
-export type Action = "acceptAll" | "rejectAll" | "acceptAllForTurn" | "apply" | "acceptHunk" | "rejectHunk" | "open";
+export type Action = "acceptAll" | "rejectAll" | "rejectWithReason" | "acceptAllForTurn" | "apply" | "acceptHunk" | "rejectHunk" | "open";
 
 /** One change under review. */
 export class Review {
@@ -142,6 +142,9 @@ export class Reviews implements vscode.Disposable {
         return review.finish({ accepted: all });
       case "rejectAll":
         return review.finish({ accepted: [] });
+      case "rejectWithReason":
+        void this.rejectWithReason(review);
+        return;
       case "acceptAllForTurn":
         return review.finish({ accepted: all, acceptAllForTurn: true });
       case "apply":
@@ -155,6 +158,17 @@ export class Reviews implements vscode.Disposable {
         void this.show(review);
         return;
     }
+  }
+
+  /** Reject, telling the model why (the answer's `reason`, cut to 2,000 characters by the daemon). */
+  private async rejectWithReason(review: Review): Promise<void> {
+    const reason = await vscode.window.showInputBox({
+      title: `Elelem: reject the change to ${path.basename(review.params.path)}`,
+      prompt: "Why? The model reads it (Escape keeps the review open)",
+      ignoreFocusOut: true,
+    });
+    if (reason === undefined || review.finished) return;
+    review.finish({ accepted: [], ...(reason.trim() ? { reason: reason.trim() } : {}) });
   }
 
   /** "Choose Hunks…": a quick pick of the hunks, all ticked; the ticked ones are accepted. */

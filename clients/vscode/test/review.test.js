@@ -99,6 +99,14 @@ withChat("reject all changes nothing and the model reads the rejection", async (
   assert.equal(fake.applied.length, 0);
 });
 
+withChat("Reject… asks why, and the model reads the reason", async ({ view }) => {
+  const { document } = openFile("r.py");
+  fake.answers.push(() => "use a constant instead");
+  const { results } = await turnWithReviews(view, '!tool edit {"path":"r.py","old":"line_3 = 3\\n","new":"line_3 = 30\\n"}', () => ({ action: "rejectWithReason" }));
+  assert.equal(results.at(-1).result.error, "the user rejected the change: use a constant instead");
+  assert.equal(document.getText(), LINES());
+});
+
 withChat("the user typing into the document during the review makes it a conflict, untouched", async ({ view }) => {
   const { document } = openFile("d.py");
   const { results } = await turnWithReviews(view, '!tool edit {"path":"d.py","old":"line_3 = 3\\n","new":"line_3 = 30\\n"}', () => {

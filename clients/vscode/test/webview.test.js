@@ -597,11 +597,14 @@ test("MCP status in the header, trouble said once in the log", async () => {
 });
 
 test("the mode in the header opens the picker; the plan is one checklist updated in place; a sub-agent's events nest in its task card", async () => {
-  const { page, post, posted, errors } = await open();
+  const { page, post, posted, errors } = await open({ width: 360, height: 700 });
   const mode = (current) => ({ current, available: [{ id: "build", name: "Build", description: "all tools" }, { id: "plan", name: "Plan", description: "read only" }] });
   await post({ type: "session", sessionId: "s", cwd: "/w", provider: "stub", model: "stub", mode: mode("build") });
   await page.waitForSelector("#mode:not([hidden])");
   assert.equal(await page.textContent("#mode"), "Mode: Build ▾");
+  await post({ type: "session", sessionId: "s", cwd: `/home/me/${"very-long-folder-name/".repeat(10)}`, provider: "stub", model: "stub", mode: mode("build") });
+  const [button, width] = await page.evaluate(() => [document.querySelector("#mode").getBoundingClientRect().toJSON(), window.innerWidth]);
+  assert.ok(button.left >= 0 && button.right <= width, `the mode button is out of view with a long folder: ${JSON.stringify(button)} in ${width}`);
   await page.click("#mode");
   assert.deepEqual((await posted()).at(-1), { type: "pickMode" });
   await post({ type: "mode", turnId: null, mode: mode("plan") });
