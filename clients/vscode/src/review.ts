@@ -235,7 +235,7 @@ function lenses(review: Review): vscode.CodeLens[] {
     new vscode.CodeLens(top, { title: "Accept all for this turn", command: "elelem.review.acceptAllForTurn", arguments: [review.id] }),
   ];
   for (const hunk of review.params.hunks) {
-    const line = Math.max(hunk.newStart - 1, 0);
+    const line = Math.max(hunk.newStart - 1 + leadingContext(hunk.diff), 0);
     const range = new vscode.Range(line, 0, line, 0);
     const decided = review.decided.get(hunk.id);
     if (decided !== undefined) {
@@ -248,6 +248,13 @@ function lenses(review: Review): vscode.CodeLens[] {
     );
   }
   return out;
+}
+
+/** How many context lines a hunk's diff has before its first change (its lenses go on that line). */
+function leadingContext(diff: string): number {
+  const lines = diff.split("\n").slice(1);
+  const first = lines.findIndex((line) => line.startsWith("+") || line.startsWith("-"));
+  return first < 0 ? 0 : first;
 }
 
 /** The first changed lines of a hunk, for the picker. */

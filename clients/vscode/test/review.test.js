@@ -6,7 +6,7 @@ const test = require("node:test");
 const assert = require("node:assert/strict");
 const fs = require("fs");
 const path = require("path");
-const { fake, activate, deactivate, waitFor, send } = require("./helpers");
+const { vscode, fake, activate, deactivate, waitFor, send } = require("./helpers");
 const { applyHunks } = require("../dist/lib/hunks.js");
 
 function withChat(name, body, settings, options) {
@@ -37,14 +37,22 @@ async function turnWithReviews(view, text, decide) {
   const from = view.posted.length;
   let seen = from;
   const reviews = [];
+  let failure;
   const listener = (m) => {
     if (m.type !== "review") return;
     reviews.push(m);
-    Promise.resolve(decide(m, reviews.length)).then((action) => action && view.receive({ type: "review", reviewId: m.reviewId, ...action }));
+    Promise.resolve()
+      .then(() => decide(m, reviews.length))
+      .then((action) => action && view.receive({ type: "review", reviewId: m.reviewId, ...action }))
+      .catch((error) => {
+        failure = error; // a failed check stops the turn instead of leaving the review open
+        view.receive({ type: "stop" });
+      });
   };
   view.bus.on("message", listener);
   try {
     const { last, posted } = await send(view, text);
+    if (failure) throw failure;
     seen = posted;
     return { last, posted: seen, reviews, results: posted.filter((m) => m.type === "result") };
   } finally {
@@ -80,6 +88,46 @@ withChat("a partial acceptance lands in the document as one edit, and the model 
   assert.equal(document.getText(), LINES());
   const done = view.posted.find((m) => m.type === "reviewDone");
   assert.deepEqual([done.accepted, done.total], [[1], 2]);
+});
+
+withChat("the diff's CodeLens: Accept hunk 1, Reject hunk 2; the review ends when every hunk has a decision", async ({ view }) => {
+  const { document } = openFile("lens.py");
+  const content = LINES({ 2: 20, 18: 180 });
+  const { results } = await turnWithReviews(view, `!tool write ${JSON.stringify({ path: "lens.py", content })}`, async (m) => {
+    const right = vscode.Uri.from({ scheme: "elelem-review", path: path.join(fake.workspaceFolder, "lens.py"), query: `proposal=${m.reviewId}` });
+    const lenses = fake.codeLenses.provideCodeLenses({ uri: right });
+    const titles = lenses.map((l) => l.command.title);
+    assert.deepEqual(titles.slice(0, 3), ["$(check-all) Accept all", "$(close-all) Reject all", "Accept all for this turn"]);
+    assert.deepEqual(titles.slice(3), ["$(check) Accept hunk 1", "$(close) Reject hunk 1", "$(check) Accept hunk 2", "$(close) Reject hunk 2"]);
+    assert.deepEqual([lenses[3].range.start.line, lenses[5].range.start.line], [1, 17], "each hunk's lenses are on its first changed line");
+    const accept1 = lenses.find((l) => l.command.title.endsWith("Accept hunk 1")).command;
+    await vscode.commands.executeCommand(accept1.command, ...accept1.arguments);
+    assert.ok(fake.codeLenses.provideCodeLenses({ uri: right }).some((l) => l.command.title === "Hunk 1: accepted"));
+    const reject2 = lenses.find((l) => l.command.title.endsWith("Reject hunk 2")).command;
+    await vscode.commands.executeCommand(reject2.command, ...reject2.arguments);
+    return undefined;
+  });
+  assert.match(results.at(-1).result.review, /^applied 1 of 2 hunks; hunk 2/);
+  assert.equal(document.getText(), LINES({ 2: 20 }));
+});
+
+withChat("Choose Hunks to Accept…: the ticked hunks are accepted", async ({ view }) => {
+  const { document } = openFile("pick.py");
+  const content = LINES({ 2: 20, 18: 180 });
+  let items;
+  fake.answers.push((kind, offered, options) => {
+    items = { offered, options };
+    return offered.filter((i) => i.hunk === 2);
+  });
+  const { results } = await turnWithReviews(view, `!tool write ${JSON.stringify({ path: "pick.py", content })}`, async () => {
+    await vscode.commands.executeCommand("elelem.review.chooseHunks");
+    return undefined;
+  });
+  assert.equal(items.options.canPickMany, true);
+  assert.deepEqual(items.offered.map((i) => [i.label, i.picked]), [["Hunk 1", true], ["Hunk 2", true]]);
+  assert.match(items.offered[1].detail, /-line_18 = 18 {2}\+line_18 = 180/);
+  assert.match(results.at(-1).result.review, /^applied 1 of 2 hunks; hunk 1/);
+  assert.equal(document.getText(), LINES({ 18: 180 }));
 });
 
 withChat("accept all saves the document when elelem.saveAppliedEdits is on", async ({ view }) => {
