@@ -11,11 +11,10 @@ Clients still see each result that ran (`event/result`) whole.
 
 from __future__ import annotations
 
-import os
-
+from .config import number
 from .result import Result
 
-ROUND_CAP = int(os.environ.get("ELELEM_ROUND_CAP", "4000000"))
+ROUND_CAP = int(number("ELELEM_ROUND_CAP", 4000000, minimum=1))
 
 
 class RoundBudget:

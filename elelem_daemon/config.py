@@ -16,11 +16,13 @@ The order (docs/providers.md):
 and it runs only when no provider is named.
 
 Also the state folder every part keeps its files under (`state_dir`): the stored
-sessions, the checkpoints; and the user's settings folder (`config_dir`).
+sessions, the checkpoints; the user's settings folder (`config_dir`); and `number`, the
+one reading of a numeric setting such as ELELEM_TOOL_TIMEOUT.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 from collections.abc import Mapping
@@ -29,6 +31,7 @@ from typing import TextIO
 
 from . import keys
 from .errors import ElelemError
+from .log import notice
 
 PROBE_TIMEOUT = 0.5
 _noticed = False
@@ -37,6 +40,26 @@ NOTICE = (
     "ELELEM_PROVIDER, or set ANTHROPIC_API_KEY, OPENAI_API_KEY / OPENAI_BASE_URL, "
     "or start Ollama (see docs/providers.md)"
 )
+
+
+def number(
+    name: str, default: float, minimum: float = 0.0, env: Mapping[str, str] | None = None
+) -> float:
+    """A numeric setting from the environment (`ELELEM_TOOL_TIMEOUT=60`). Absent or
+    empty: `default`. Not a finite number, or below `minimum`: `default` as well, and a
+    notice line names the setting, so a typo neither stops elelem nor goes unseen."""
+    env = os.environ if env is None else env
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value < minimum:
+        notice(f"elelem: {name}={raw[:40]!r} is not a number >= {minimum:g}; using {default:g}")
+        return default
+    return value
 
 
 def state_dir(env: Mapping[str, str] | None = None) -> Path:

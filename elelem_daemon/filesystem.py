@@ -44,12 +44,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
 
+from .config import number
+
 if TYPE_CHECKING:
     from .changes import Change, Outcome
 
-FILE_CAP = int(os.environ.get("ELELEM_FILE_CAP", str(32 * 1024 * 1024)))
+FILE_CAP = int(number("ELELEM_FILE_CAP", 32 * 1024 * 1024, minimum=1))
 READ_LINES = 2000  # what one `read` (or one attached file) shows at most
-READ_CAP = int(os.environ.get("ELELEM_READ_CAP", "100000"))
+READ_CAP = int(number("ELELEM_READ_CAP", 100000, minimum=1))
 TIME_LIMIT = 30.0
 BLOCK = 65536
 REFUSED = (Path("/proc"), Path("/sys"), Path("/dev"))

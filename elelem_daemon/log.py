@@ -125,6 +125,19 @@ class QueuedHandler(logging.Handler):
 _writer: LogWriter | None = None
 
 
+def notice(line: str) -> None:
+    """A line the user must see (a broken plugin, a bad setting, a rule that was
+    skipped): on stderr, and never a wait. In the editor faces stderr is the queue, so
+    it is not flushed (a flush waits for the writer thread); the terminal's is flushed."""
+    stream = sys.stderr
+    try:
+        stream.write(line.rstrip("\n") + "\n")
+        if not isinstance(stream, QueuedStream):
+            stream.flush()
+    except (OSError, ValueError):
+        pass  # stderr is gone: nothing to tell
+
+
 def setup(level: str | None = None, queued: bool = False, to_file: Path | None = None) -> None:
     global _writer
     name = (level or os.environ.get("ELELEM_LOG_LEVEL") or "warning").upper()

@@ -12,11 +12,11 @@ import functools
 import importlib
 import importlib.util
 import logging
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from .log import notice
 from .registry import Origin, Registry
 
 log = logging.getLogger(__name__)
@@ -37,7 +37,7 @@ ENTRY_POINT_GROUP = "elelem.plugins"
 
 def warn(path: str, error: BaseException) -> None:
     """The one line a broken plugin costs: on stderr, never stdout."""
-    print(f"elelem: failed to load plugin {path}: {error}", file=sys.stderr, flush=True)
+    notice(f"elelem: failed to load plugin {path}: {error}")
 
 
 def _guarded(

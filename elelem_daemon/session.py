@@ -265,14 +265,14 @@ class Session:
 
     async def close(self, timeout: float | None = None) -> None:
         """Release what the session holds open: its stored file and lock, its provider,
-        whatever its plugins hold (their `close` hooks, bounded) and what its `closers`
-        end (its MCP servers). Bounded: a closer not done within `timeout` seconds
-        (CLOSE_WAIT by default) is cancelled (an MCP manager then kills its servers)."""
+        whatever its plugins hold (their `close` hooks) and what its `closers` end (its
+        MCP servers), all side by side. Bounded: a hook or closer not done within
+        `timeout` seconds (CLOSE_WAIT by default) is cancelled (an MCP manager then kills
+        its servers), and the others are not held up by it."""
         if self.recorder is not None:
             self.recorder.close()
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(CLOSE_WAIT):
-                await self.run_hooks("close")
+        for hook in list(self.hooks.get("close", [])):  # side by side: a slow one holds no other
+            self._background(_called(hook), "close hook")
         self._release(self.provider)
         closers, self.closers = self.closers, []
         for closer in closers:
@@ -322,6 +322,18 @@ if TYPE_CHECKING:
 
     def _a_session_is_a_session_view(session: Session) -> SessionView:
         return session  # mypy checks that Session has all that plugins may use
+
+
+def _called(hook: Callable[[], Any]) -> Callable[[], Awaitable[Any]]:
+    """A hook that may be sync or async, as a coroutine function."""
+
+    async def call() -> Any:
+        value = hook()
+        if inspect.isawaitable(value):
+            return await value
+        return value
+
+    return call
 
 
 async def _quietly(close: Callable[[], Any], what: str) -> None:

@@ -8,9 +8,9 @@ line each (`elelem: mcp: FILE: mcpServers.NAME.KEY: ...`), and shown by `/mcp`.
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
+from ..log import notice
 from ..mcp import config
 from ..registry import Plugin
 
@@ -22,7 +22,7 @@ def register(plugin: Plugin) -> None:
     def mcp(session: Any) -> None:
         servers, problems = config.load(session.cwd, trusted=session.project)
         for problem in problems:
-            print(f"elelem: mcp: {problem}", file=sys.stderr, flush=True)
+            notice(f"elelem: mcp: {problem}")
         if not servers and not problems and getattr(session, "mcp", None) is None:
             return
         from ..mcp.manager import manager_of

@@ -40,7 +40,6 @@ import fnmatch
 import json
 import os
 import stat
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -48,6 +47,7 @@ from typing import Any
 from ..changes import check_fresh, reviewer
 from ..config import config_dir
 from ..io import ask
+from ..log import notice
 from ..protected import protected
 from ..registry import Plugin
 from .files import preview, resolve
@@ -244,7 +244,7 @@ def register(plugin: Plugin) -> None:
         if isinstance(old, Policy):
             policy.always, policy.never = old.always, old.never
         for problem in policy.problems:
-            print(f"elelem: permissions: {problem}", file=sys.stderr, flush=True)
+            notice(f"elelem: permissions: {problem}")
         session.permissions = policy
 
     @plugin.before()

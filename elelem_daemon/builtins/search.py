@@ -11,12 +11,12 @@ the most seconds of regular-expression matching per file in the pure-Python grep
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import sys
 from pathlib import Path
 from typing import Any
 
+from ..config import number
 from ..registry import Plugin
 from .files import target
 from .shell import run
@@ -25,8 +25,8 @@ LIMIT = 1000
 SKIP = [".git", "node_modules", "__pycache__", ".venv", ".mypy_cache", ".pytest_cache"]
 SCAN = str(Path(__file__).with_name("scan.py"))
 PATTERN_CAP = 10_000
-SEARCH_TIMEOUT = float(os.environ.get("ELELEM_SEARCH_TIMEOUT", "30"))
-FILE_TIMEOUT = float(os.environ.get("ELELEM_GREP_FILE_TIMEOUT", "2"))
+SEARCH_TIMEOUT = number("ELELEM_SEARCH_TIMEOUT", 30)
+FILE_TIMEOUT = number("ELELEM_GREP_FILE_TIMEOUT", 2)
 GRACE = 5.0  # past the search's own limit, the runner kills it
 
 

@@ -17,19 +17,19 @@ A command that created, changed or removed a protected file (protected.py: git h
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 from pathlib import Path
 from typing import Any
 
 from .. import keys
+from ..config import number
 from ..procs import death_signal, holders, kill_group, pipe_of, reaper, signal_all, stop
 from ..protected import changes, snapshot
 from ..registry import Plugin
 from .files import target
 
-TIMEOUT = float(os.environ.get("ELELEM_TOOL_TIMEOUT", "120"))
-OUTPUT_CAP = int(os.environ.get("ELELEM_TOOL_OUTPUT_CAP", "100000"))
+TIMEOUT = number("ELELEM_TOOL_TIMEOUT", 120)
+OUTPUT_CAP = int(number("ELELEM_TOOL_OUTPUT_CAP", 100000, minimum=1))
 LINGER = 0.5  # how long output may still come once the command itself has exited
 POLL = 0.05  # how often a running command is checked for having exited
 

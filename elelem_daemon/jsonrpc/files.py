@@ -8,7 +8,8 @@ editor's undo history.
 with an integer `code` and a `message` for an error response (the ACP face's RpcError,
 pygls's JsonRpcException in the daemon). A read answered with "resource not found"
 (-32002) means the editor does not have the file: the disk answers then. Any other
-failure, a malformed answer, or no answer within EDITOR_WAIT seconds fails that read
+failure, a malformed answer, or no answer within EDITOR_WAIT seconds (ELELEM_EDITOR_TIMEOUT,
+default 30; the daemon face's `files/*` share it) fails that read
 or write with a clear OSError (the tool's `{"error", "ok": false}`, an attachment's
 refusal). A refusal carries the editor's own words: its message and its data (cut at
 DATA_CAP), so `Internal error` comes with the details the editor gave. Each direction
@@ -23,11 +24,12 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from ..config import number
 from ..filesystem import EditorFiles, EditorRead, EditorWrite
 from .errors import RESOURCE_NOT_FOUND
 
 Request = Callable[[str, dict[str, Any]], Awaitable[Any]]
-EDITOR_WAIT = 30.0  # seconds an editor has to answer one fs/* request
+EDITOR_WAIT = number("ELELEM_EDITOR_TIMEOUT", 30)  # seconds an editor has to answer a request
 DATA_CAP = 500  # characters of the editor's error data quoted in the tool's error
 
 

@@ -12,12 +12,12 @@ connect, 300 s between bytes of a response stream.
 from __future__ import annotations
 
 import math
-import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+from ..log import notice
 from .config import ServerConfig
 from .names import digest
 
@@ -114,11 +114,7 @@ class Remote:
         """The browser step: the face's on_authorize, else a line on stderr."""
         tell = getattr(self.manager, "on_authorize", None)
         if tell is None:
-            print(
-                f"elelem: MCP server {self.config.name} needs authorization: open {url}",
-                file=sys.stderr,
-                flush=True,
-            )
+            notice(f"elelem: MCP server {self.config.name} needs authorization: open {url}")
             return
         result = tell(self.config.name, url)
         if hasattr(result, "__await__"):

@@ -77,3 +77,26 @@ async def test_a_provider_that_hangs_on_close_holds_the_close_for_a_bounded_time
     session = start(registry, "hanging", cwd=tmp_path, plugin_files=False)
     monkeypatch.setattr(sessions, "CLOSE_WAIT", 0.2)
     await asyncio.wait_for(session.close(), 5)  # not an hour
+
+
+async def test_a_close_hook_that_hangs_holds_up_no_other_hook_nor_closer(tmp_path):
+    registry = core_registry(entry_points=False).child()
+    plugin = registry.plugin("test")
+    ran: list[str] = []
+
+    @plugin.on("close")
+    async def hangs(session) -> None:
+        await asyncio.sleep(3600)
+
+    @plugin.on("close")
+    def quick(session) -> None:
+        ran.append("hook")
+
+    session = start(registry, "stub", cwd=tmp_path, plugin_files=False)
+
+    async def closer() -> None:
+        ran.append("closer")
+
+    session.closers.append(closer)
+    await asyncio.wait_for(session.close(timeout=0.3), 5)  # not an hour
+    assert sorted(ran) == ["closer", "hook"]

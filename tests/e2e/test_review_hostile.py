@@ -176,6 +176,19 @@ async def test_a_review_that_runs_out_is_withdrawn(with_env, editor, workdir: Pa
     assert (workdir / "a.txt").read_text() == "a\n"
 
 
+async def test_a_change_too_large_to_send_is_refused_unsent(
+    with_env, editor, workdir: Path
+) -> None:
+    client, session = await with_env(ELELEM_PROPOSE_CAP="10")
+    (workdir / "a.txt").write_text("a\n")
+    (result,) = await results(client, session, tool("write", path="a.txt", content="b" * 9))
+    assert result["error"] == (
+        "not applied: the change is 11 characters, more than the editor is sent to review "
+        "(10, ELELEM_PROPOSE_CAP)"
+    )
+    assert not editor.asked.is_set() and (workdir / "a.txt").read_text() == "a\n"
+
+
 async def test_a_read_that_runs_out_is_an_error(with_env, editor, workdir: Path) -> None:
     client, session = await with_env(ELELEM_EDITOR_TIMEOUT="1")
 

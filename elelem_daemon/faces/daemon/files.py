@@ -17,28 +17,30 @@ Any other write goes to `fs/write_text_file` when the client offered
 `capabilities.fs.writeTextFile`, else to the disk. An answer is checked (`changes.verify`);
 an accepted change the editor did not apply to a buffer (`applied: false`) is written
 to the disk here, if the disk still holds the text that was reviewed. A question is
-bounded: EDITOR_TIMEOUT seconds for a read or an unreviewed change
-(ELELEM_EDITOR_TIMEOUT, default 30), and a review by REVIEW_TIMEOUT
-(ELELEM_REVIEW_TIMEOUT, default 1800: half an hour for a person to decide; 0: no
-bound). Either is withdrawn (`$/cancelRequest`) when it runs out or the turn is
-cancelled, and the model reads that nothing was applied.
+bounded: EDITOR_WAIT seconds for a read or an unreviewed change
+(ELELEM_EDITOR_TIMEOUT, default 30: the bound of every editor request, jsonrpc/files.py),
+and a review by REVIEW_TIMEOUT (ELELEM_REVIEW_TIMEOUT, default 1800: half an hour
+for a person to decide; 0: no bound). Either is withdrawn (`$/cancelRequest`) when it
+runs out or the turn is cancelled, and the model reads that nothing was applied. So is
+its size: a change whose `oldText` and `newText` pass PROPOSE_CAP characters together
+(ELELEM_PROPOSE_CAP, default ELELEM_FILE_CAP) is not sent, and fails the same way.
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
 from pathlib import Path
 from typing import Any
 
 from ...changes import UNKNOWN, BadAnswer, Change, Outcome, verify
+from ...config import number
 from ...filesystem import FILE_CAP, EditorFiles, FileState, LocalFiles
 from ...hunks import split
-from ...jsonrpc.files import fs_methods
+from ...jsonrpc.files import EDITOR_WAIT, fs_methods
 from .events import Events, Peer
 
-EDITOR_TIMEOUT = float(os.environ.get("ELELEM_EDITOR_TIMEOUT", "30"))
-REVIEW_TIMEOUT = float(os.environ.get("ELELEM_REVIEW_TIMEOUT", "1800"))
+REVIEW_TIMEOUT = number("ELELEM_REVIEW_TIMEOUT", 1800)
+PROPOSE_CAP = int(number("ELELEM_PROPOSE_CAP", FILE_CAP, minimum=1))  # oldText + newText
 VERSION_CAP = 256  # characters of a string version
 
 
@@ -96,7 +98,7 @@ class DaemonFiles(EditorFiles):
         """The editor's document, or None when it does not have it open."""
         params = {"sessionId": self.events.session_id, "path": str(path)}
         try:
-            answer = await self._request("files/read", params, EDITOR_TIMEOUT)
+            answer = await self._request("files/read", params, EDITOR_WAIT)
         except EditorTimeout as exc:
             raise OSError(f"{path}: {exc}") from None
         except Exception as exc:  # an error response, or the client went away
@@ -128,6 +130,13 @@ class DaemonFiles(EditorFiles):
             if review:
                 raise ValueError("the client does not review changes")
             return await self._land(change)  # not open in the editor: fs/write or the disk
+        size = len(change.old) + len(change.new)
+        if size > PROPOSE_CAP:  # one message the editor must hold whole, twice over
+            return Outcome(
+                "failed",
+                reason=f"not applied: the change is {size} characters, more than the editor "
+                f"is sent to review ({PROPOSE_CAP}, ELELEM_PROPOSE_CAP)",
+            )
         params = {
             "sessionId": self.events.session_id,
             "turnId": self.events.turn_id,
@@ -139,7 +148,7 @@ class DaemonFiles(EditorFiles):
             "hunks": [hunk.to_wire() for hunk in change.hunks],
             "baseVersion": change.base.version,
         }
-        limit = REVIEW_TIMEOUT if review else EDITOR_TIMEOUT
+        limit = REVIEW_TIMEOUT if review else EDITOR_WAIT
         try:
             answer = await self._request("files/propose", params, limit)
         except EditorTimeout as exc:

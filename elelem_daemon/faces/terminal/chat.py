@@ -24,13 +24,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import sys
 from pathlib import Path
 from typing import Any
 
 from ...commands import Commands
-from ...config import choose_provider
+from ...config import choose_provider, number
 from ...errors import AttachmentError, ElelemError
 from ...io import Input, Output
 from ...live import Live
@@ -245,10 +244,7 @@ def _first_line(prompt: str) -> str:
 def mcp_wait() -> float:
     """How long `elelem ask` waits for its MCP servers: ELELEM_MCP_TIMEOUT (their own
     start-up bound), else 30 s."""
-    try:
-        return max(0.0, float(os.environ.get("ELELEM_MCP_TIMEOUT", "30")))
-    except ValueError:
-        return 30.0
+    return number("ELELEM_MCP_TIMEOUT", 30)
 
 
 async def wait_for_servers(mcp: Any, timeout: float) -> bool:
