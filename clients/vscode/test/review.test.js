@@ -189,6 +189,14 @@ withChat("a file the editor has not open is reviewed, then written by the daemon
   assert.equal(await fake.contentProviders.get("elelem-review").provideTextDocumentContent(left), "", "closed: the review is over");
 });
 
+withChat("a new file is reviewed against an empty document, then written by the daemon", async ({ view }) => {
+  const file = path.join(fake.workspaceFolder, "fresh.txt");
+  const { results, reviews } = await turnWithReviews(view, '!tool write {"path":"fresh.txt","content":"a new line\\n"}', () => ({ action: "acceptAll" }));
+  assert.equal(reviews[0].newFile, true);
+  assert.equal(results.at(-1).ok, true, JSON.stringify(results.at(-1).result));
+  assert.equal(fs.readFileSync(file, "utf8"), "a new line\n");
+});
+
 withChat("Stop during a review withdraws it: the card says so and nothing changes", async ({ view }) => {
   const { document } = openFile("f.py");
   const { last } = await turnWithReviews(view, '!tool edit {"path":"f.py","old":"line_3 = 3\\n","new":"line_3 = 30\\n"}', () => {
