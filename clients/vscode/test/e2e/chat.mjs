@@ -71,7 +71,8 @@ async function main() {
 
     step("a slash command runs with one Enter; /tools output renders as Markdown");
     await frame.type("#input", "/too");
-    await frame.waitForSelector("#completions:not([hidden]) li.selected");
+    // the list for what is typed now, not one for "/t" still on screen (a loaded machine)
+    await frame.waitForFunction(() => document.querySelector("#completions:not([hidden]) li.selected .label")?.textContent === "/tools");
     await frame.press("#input", "Enter");
     await frame.waitForSelector(".command-output li strong");
     check((await frame.inputValue("#input")) === "", "the command line is still in the prompt box");
