@@ -132,6 +132,8 @@ class Agent:
         self.in_turn = False  # a user message kept now is a prompt, which awaits a reply
         self.call_listeners: list[CallListener] = []  # each hears (call, result) once it ran
         self.keeping = True  # false while a turn runs aside (keep=False): nothing is recorded
+        # which tools the model is offered, read at every request (the session's mode)
+        self.tool_filter: Callable[[Any], bool] | None = None
 
     @property
     def conversation(self) -> Conversation:
@@ -201,7 +203,7 @@ class Agent:
         whether the provider failed (the text is then `Error: ...`)."""
         messages = (transcript or self.transcript).messages(scratch)
         try:
-            stream = self.provider.fetch(messages, self.toolbox.definitions())
+            stream = self.provider.fetch(messages, self.toolbox.definitions(self.tool_filter))
             async with aclosing(stream) as events:
                 async for event in events:
                     self._on(event, fetched, usage)

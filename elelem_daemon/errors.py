@@ -12,6 +12,8 @@
     │                           raised before anything is kept or sent
     ├── ShuttingDown            (daemon) a request after `shutdown`
     ├── UnknownTurn             a rewind names a turn the session's conversation does not hold
+    ├── UnknownMode             (an InvalidParams) a mode id the session does not have:
+    │                           `data.modes` lists the ones it has
     ├── NoCheckpoint            a rewind of files, where no checkpoint can restore that turn
     │                           (checkpoints off, pruned, or its checkpoint failed)
     ├── OutsideChanges          a rewind would overwrite files changed outside the agent
@@ -90,6 +92,12 @@ class TrustNotKept(ElelemError):
 
 class ShuttingDown(ElelemError):
     kind = "shutting_down"
+
+
+class UnknownMode(InvalidParams):
+    """`data`: `modes` (the ids the session has). Code -32602, as any InvalidParams."""
+
+    kind = "unknown_mode"
 
 
 class UnknownTurn(ElelemError):

@@ -27,7 +27,10 @@ BUILTINS = (
     "elelem_daemon.builtins.shell",
     "elelem_daemon.builtins.search",
     "elelem_daemon.builtins.interview",
+    "elelem_daemon.builtins.todo",
     "elelem_daemon.builtins.commands",
+    "elelem_daemon.builtins.modes",  # before the permission policy: a refused call asks nothing
+    "elelem_daemon.builtins.init",
     "elelem_daemon.builtins.permissions",
     "elelem_daemon.builtins.checkpoints",  # after the permission policy: a denied call takes none
     "elelem_daemon.builtins.mcp",

@@ -139,7 +139,7 @@ class Plugin:
     """What a plugin's `register(plugin)` receives: the one door for every extension.
 
     `provider`, `setup`, `input` and `output` register directly. `tool`, `command`,
-    `before`, `after` and `on` are shorthands that register a setup block; their
+    `mode`, `before`, `after` and `on` are shorthands that register a setup block; their
     handlers receive the session first (but `on("delete")`: no session is open).
     """
 
@@ -211,6 +211,34 @@ class Plugin:
             return handler
 
         return decorate
+
+    def mode(
+        self,
+        id: str,
+        name: str = "",
+        description: str = "",
+        prompt: str = "",
+        tools: list[str] | tuple[str, ...] | None = None,
+        prepare: Callable[..., Any] | None = None,
+    ) -> Plugin:
+        """Add a mode to every session (modes.py): `prompt` joins the system prompt
+        while it is on, and `tools` (names, globs, `kind:KIND`; None: every tool) is
+        what it lets run. `prepare(session)`, async, returns more text for its prompt
+        before each turn."""
+        from .modes import Mode, valid_id
+
+        if not valid_id(id):
+            raise ValueError(f"a mode id is lower-case letters, digits, - and _: {id!r}")
+        mode = Mode(
+            id, name, description, prompt, None if tools is None else tuple(tools),
+            "builtin" if self.origin.source == "builtin" else "plugin", prepare,
+        )  # fmt: skip
+
+        def add(session: Session) -> None:
+            session.modes.add(mode)
+
+        self.setup(add, f"{self.origin.name}:mode:{id}")
+        return self
 
     def before(self, tool: str = "*") -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         """Decorate `hook(session, args, ...)`, run before the tool (or every tool)."""

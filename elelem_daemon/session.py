@@ -34,6 +34,8 @@ from .conversation import Content, Conversation, Message
 from .errors import AttachmentError, UnknownSession
 from .filesystem import Files, LocalFiles
 from .io import Input, NullInput, NullOutput, Output
+from .modes import Modes
+from .plans import Plan
 from .ports import Provider, SessionView
 from .registry import EVENTS, Registry
 from .result import Result
@@ -127,6 +129,10 @@ class Session:
         self.recorder: Recorder | None = None  # set when the session is stored
         self.permissions: Any = None  # the permission policy's (builtins/permissions.py)
         self.checkpoints: Any = None  # ports.Checkpointer (builtins/checkpoints.py), or None
+        self.modes = Modes()  # the modes plugins registered, and the one on (modes.py)
+        self.plan = Plan()  # the model's task list, from the `todo` tool (plans.py)
+        agent.tool_filter = self.modes.allows
+        agent.transcript.system_prompt.sections.append(self.modes.section)
         self.hooks: dict[str, list[Callable[..., Any]]] = {e: [] for e in SESSION_EVENTS}
         self.turns = 0  # the last number a turn or command got (see the module's docstring)
         self.turn_id: int | None = None  # the number of the turn running now
@@ -311,7 +317,9 @@ class Session:
         self.commands.clear()
         for hooks in self.hooks.values():
             hooks.clear()
+        self.modes.clear()
         self.apply_setups()
+        self.modes.settle()  # the mode on, if it is still there; else build
 
     def apply_setups(self) -> None:
         for setup in self.registry.all_setups().values():
@@ -399,6 +407,8 @@ def start(
 
         record(session, store, stored, now=store_now)
     session.apply_setups()
+    if stored is not None:
+        session.modes.restore(stored.mode)  # the mode it had, if it still exists
     return session
 
 

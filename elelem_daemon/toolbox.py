@@ -93,8 +93,11 @@ class Toolbox:
     def names(self) -> list[str]:
         return list(self._tools)
 
-    def definitions(self) -> list[dict[str, Any]]:
-        return [tool.definition() for tool in self._tools.values()]
+    def definitions(self, allowed: Callable[[Tool], bool] | None = None) -> list[dict[str, Any]]:
+        """The tools as the provider is offered them; with `allowed`, only those it lets
+        through (a session's mode)."""
+        tools = self._tools.values()
+        return [tool.definition() for tool in tools if allowed is None or allowed(tool)]
 
     def __iter__(self) -> Iterator[Tool]:
         return iter(list(self._tools.values()))

@@ -41,6 +41,23 @@ async def test_the_plugins_md_example(tmp_path, isolated_home):
     assert (await session.turn("hi")).reply == "ara: hi"
 
 
+async def test_the_plugins_md_mode_and_plan_example(tmp_path, isolated_home):
+    blocks = re.findall(r"```python\n(.*?)```", DOC.read_text(), re.S)
+    folder = tmp_path / ".agents" / "plugins"
+    folder.mkdir(parents=True)
+    (folder / "docs_mode.py").write_text(blocks[1])
+    session = start(core_registry(entry_points=False), cwd=tmp_path, project=True)
+    seen = []
+    session.plan.listeners.append(seen.append)
+    assert (await session.command("/mode docs")).output == "  → mode: docs"
+    assert "docs mode" in session.context[0]["content"]
+    refused = await session.toolbox.run("execute", {"command": "true"})
+    assert "execute is not allowed in docs mode" in refused.to_dict()["error"]
+    shown = await session.toolbox.run("checklist", {"pages": ["README.md"]})
+    assert shown.to_dict() == {"pages": 1, "ok": True}
+    assert seen == [[{"content": "README.md", "status": "pending"}]]
+
+
 def test_the_readme_layout_is_the_tree():
     readme = (DOC.parents[1] / "README.md").read_text()
     block = re.search(r"## Layout\n\n```\n(.*?)```", readme, re.S).group(1)

@@ -257,6 +257,10 @@ class Client:
         """`session/trust`: trust the session's folder (remembered); its plugins load."""
         return await self.request("session/trust", {"sessionId": session_id})
 
+    async def set_mode(self, session_id: str, mode_id: str) -> RpcMessage:
+        """`session/setMode`: the result's `mode` is `{current, available}`."""
+        return await self.request("session/setMode", {"sessionId": session_id, "modeId": mode_id})
+
     async def cancel(self, session_id: str) -> None:
         await self.notify("session/cancel", {"sessionId": session_id})
 

@@ -49,6 +49,7 @@ class Recorder:
         self.meta = (stored.provider, stored.model) if stored else None
         self.broken = writer is None
         self.pending: Record | None = None  # a turn's start, written with what follows it
+        self.pending_mode: Record | None = None  # a mode set before the file was started
         self.history = stored.history.copy() if stored else History()
 
     def start(self) -> None:
@@ -84,6 +85,16 @@ class Recorder:
         if self.started:
             self._write([record])
 
+    def on_mode(self, mode: Any) -> None:
+        """The session's mode changed (modes.Modes listener): write it, so a resumed
+        session comes back in it (a session not stored yet stores it with its first
+        message)."""
+        record = records.mode(mode.id)
+        if self.started:
+            self._write([record])
+        else:
+            self.pending_mode = record
+
     def _write(self, after: list[Record], first: Message | None = None) -> None:
         """Write `after` in one append: the header first if the file is new, a changed
         provider or model, and the turn's start that waits for its prompt."""
@@ -96,6 +107,9 @@ class Recorder:
                 lines.append(records.header(self.session, first or {}))
                 self.started = True
             lines += self._meta()
+            if self.pending_mode is not None:
+                lines.append(self.pending_mode)
+                self.pending_mode = None
             if self.pending is not None:
                 lines.append(self.pending)
                 self.pending = None
@@ -145,6 +159,7 @@ def record(
         session.turns = max(session.turns, session.conversation.last_turn)  # numbers go on
     session.conversation.listeners.append(recorder.on)
     session.agent.call_listeners.append(recorder.on_call)
+    session.modes.listeners.append(recorder.on_mode)
     session.recorder = recorder
     if stored is not None and stored.interrupted:
         session.conversation.add("assistant", INTERRUPTED)

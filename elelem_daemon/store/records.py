@@ -13,6 +13,8 @@ One JSON object per line, each with a `type`:
                                                      only: the model never reads it again
     {"type": "clear", "at"}                          /clear or /compact emptied the history
     {"type": "meta", "provider", "model", "at"}      the provider or model changed
+    {"type": "mode", "mode", "at"}                   the session's mode changed (modes.py);
+                                                     the last one is the mode it resumes in
     {"type": "turn", "turn", "at"}                   turn number `turn` begins here (before
                                                      its prompt): its checkpoint's name
     {"type": "rewind", "turn", "at"}                 the conversation went back to just
@@ -183,6 +185,10 @@ def meta(provider: str, model: str | None) -> Record:
     return {"type": "meta", "provider": provider, "model": model, "at": now()}
 
 
+def mode(mode_id: str) -> Record:
+    return {"type": "mode", "mode": str(mode_id)[:64], "at": now()}
+
+
 def turn(number: int, at: float) -> Record:
     return {"type": "turn", "turn": number, "at": stamp(at)}
 
@@ -226,6 +232,7 @@ class Stored:
     conversation: Conversation = field(default_factory=Conversation)  # with its turns
     history: History = field(default_factory=History)  # messages and tool records, in order
     interrupted: bool = False  # the last kept message is a prompt with no reply
+    mode: str | None = None  # the last mode record's: the mode it resumes in
 
     def shown(self) -> list[Record]:
         """The history as faces show it: `{type: "message", role, content}` and
@@ -349,6 +356,8 @@ def replay(records: list[Record], path: Path, updated: str) -> Stored:
         elif kind == "meta":
             stored.provider = str(record.get("provider") or stored.provider)
             stored.model = record.get("model", stored.model)
+        elif kind == "mode" and isinstance(record.get("mode"), str):
+            stored.mode = record["mode"][:64]
         elif kind in ("turn", "rewind"):
             fold_turn(kept, history, record, path)
     stored.messages = list(kept)

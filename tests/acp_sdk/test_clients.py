@@ -216,11 +216,13 @@ async def test_set_mode_and_set_config_option_send_the_same_updates(
     await client.request("initialize", ACPX)
     new = await client.request("session/new", {"cwd": str(project), "mcpServers": []})
     sid = new["result"]["sessionId"]
-    provider = new["result"]["configOptions"][0]
-    assert (provider["id"], provider["category"]) == ("provider", "mode")  # avante's picker
+    mode, provider, model = new["result"]["configOptions"]
+    assert (mode["id"], mode["category"]) == ("mode", "mode")  # avante's mode picker
+    assert (provider["id"], model["category"]) == ("provider", "model")
     sent = []
     for method, params in (
-        ("session/set_mode", {"sessionId": sid, "modeId": "stub"}),
+        ("session/set_mode", {"sessionId": sid, "modeId": "plan"}),
+        ("session/set_config_option", {"sessionId": sid, "configId": "mode", "value": "verify"}),
         ("session/set_config_option", {"sessionId": sid, "configId": "provider", "value": "stub"}),
         ("session/set_config_option", {"sessionId": sid, "configId": "model", "value": "m2"}),
     ):
@@ -228,8 +230,9 @@ async def test_set_mode_and_set_config_option_send_the_same_updates(
         assert "result" in await client.request(method, params)
         kinds = [u["sessionUpdate"] for u in client.updates[mark:]]
         sent.append([k for k in kinds if k != "available_commands_update"])  # session/new's
-    assert sent == [["config_option_update", "current_mode_update"]] * 3
-    assert client.of("current_mode_update")[-1]["currentModeId"] == "stub"  # acpx: `mode: stub`
+    both = ["current_mode_update", "config_option_update"]
+    assert sent == [both, both, ["config_option_update"], ["config_option_update"]]
+    assert client.of("current_mode_update")[-1]["currentModeId"] == "verify"  # acpx: `mode:`
     await client.close()
 
 

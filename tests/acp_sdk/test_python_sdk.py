@@ -59,7 +59,7 @@ async def test_session_new_advertises_commands_and_config(tmp_path: Path, projec
     options = {o.id: o for o in session.config_options}
     assert options["provider"].current_value == "stub"
     assert options["model"].current_value == "stub"
-    assert session.modes.current_mode_id == "stub"
+    assert session.modes.current_mode_id == "build"  # the agent's modes (test_modes.py)
 
 
 async def test_streamed_prompt_with_a_tool_call(tmp_path: Path, project: Path) -> None:
@@ -323,7 +323,7 @@ async def test_set_config_option_and_mode(tmp_path: Path, project: Path) -> None
         answer = await conn.set_config_option(config_id="model", session_id=sid, value="big")
         model = {o.id: o for o in answer.config_options}["model"]
         assert model.current_value == "big"
-        await conn.set_session_mode(session_id=sid, mode_id="stub")
+        await conn.set_session_mode(session_id=sid, mode_id="plan")
         with pytest.raises(acp.RequestError) as bad_provider:
             await conn.set_config_option(config_id="provider", session_id=sid, value="nope")
         assert "unknown provider" in str(bad_provider.value)

@@ -98,7 +98,7 @@ def test_attach_once(session) -> None:
     prompt = session.agent.transcript.system_prompt
     state = EditorState(session.cwd).attach(prompt)
     state.attach(prompt)
-    assert prompt.sections == [state.render]
+    assert prompt.sections == [session.modes.section, state.render]  # the mode's, then its
 
 
 @pytest.mark.parametrize(

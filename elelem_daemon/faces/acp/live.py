@@ -36,6 +36,8 @@ class AcpLive(Live):
         self._pending = False
         self.ask_trust = ask_trust  # an untrusted folder with plugins or rules: ask once
         self.look_up_window()
+        session.modes.listeners.append(self.mode_changed)
+        session.plan.listeners.append(self.planned)
 
     def update(self, payload: dict[str, Any]) -> None:
         self.output.update(payload)
@@ -143,6 +145,11 @@ class AcpLive(Live):
             kind = kinds.get(entry["role"])
             if kind and entry["content"]:
                 self.update(updates.chunk(kind, text_of(entry["content"])))
+        from ...plans import last_plan
+
+        plan = last_plan(history(self.session))
+        if plan is not None:  # the last plan, drawn again
+            self.planned(plan["entries"])
 
     # -- how full the context is --------------------------------------------------------
     def look_up_window(self) -> None:
@@ -174,15 +181,25 @@ class AcpLive(Live):
 
     # -- what the client can pick ----------------------------------------------------
     def provider_changed(self) -> None:
-        """The provider or model changed (`/provider`, `/model`, set_mode, set_config_option):
-        the same two updates whichever way, and a new window lookup."""
+        """The provider or model changed (`/provider`, `/model`, set_config_option): a
+        `config_option_update` whichever way, and a new window lookup."""
         self.look_up_window()
         self.update(
             {"sessionUpdate": "config_option_update", "configOptions": self.config_options()}
         )
+
+    def mode_changed(self, mode: Any) -> None:
+        """The mode changed (set_mode, set_config_option `mode`, `/mode`): the same two
+        updates whichever way, `current_mode_update` then `config_option_update`."""
+        self.update({"sessionUpdate": "current_mode_update", "currentModeId": mode.id})
         self.update(
-            {"sessionUpdate": "current_mode_update", "currentModeId": self.session.provider_name}
+            {"sessionUpdate": "config_option_update", "configOptions": self.config_options()}
         )
+
+    def planned(self, entries: list[dict[str, str]]) -> None:
+        """ACP's `plan` update: the whole list each time (`todo`), every entry `medium`
+        (the tool has no priorities)."""
+        self.update(updates.plan(entries))
 
     def commands(self) -> list[dict[str, Any]]:
         listed = []
@@ -239,12 +256,25 @@ class AcpLive(Live):
         models = [model] + [
             m for m in getattr(session.provider, "models", None) or [] if m != model
         ]
+        modes = session.modes
         return [
+            {
+                "id": "mode",
+                "name": "Mode",
+                "description": "What the agent may do: build, plan, review, verify, ...",
+                "category": "mode",  # avante's mode picker
+                "type": "select",
+                "currentValue": modes.current.id,
+                "options": [
+                    {"value": m.id, "name": m.name or m.id, "description": m.description}
+                    for m in modes.available()
+                ],
+            },
             {
                 "id": "provider",
                 "name": "Provider",
                 "description": "Who runs the model",
-                "category": "mode",  # the providers are the modes (set_mode): avante's picker
+                "category": "model_config",
                 "type": "select",
                 "currentValue": session.provider_name,
                 "options": [{"value": name, "name": name} for name in providers],
@@ -260,18 +290,11 @@ class AcpLive(Live):
         ]
 
     def modes(self) -> dict[str, Any]:
-        """Providers as modes, for clients without config options."""
-        options = self.config_options()[0]["options"]
+        """The session's modes (modes.py), as ACP's `SessionModeState`."""
+        modes = self.session.modes
         return {
-            "currentModeId": self.session.provider_name,
-            "availableModes": [
-                {
-                    "id": o["value"],
-                    "name": o["name"],
-                    "description": f"Use the {o['value']} provider",
-                }
-                for o in options
-            ],
+            "currentModeId": modes.current.id,
+            "availableModes": [m.shown() for m in modes.available()],
         }
 
 

@@ -275,19 +275,24 @@ class AcpServer:
 
     # -- provider and model -----------------------------------------------------------
     async def set_mode(self, params: dict[str, Any]) -> dict[str, Any]:
-        live = self.live(params)
-        live.session.switch(field(params, "modeId", str), None)
-        live.provider_changed()
+        """The session's mode (modes.py); allowed while a turn runs. An unknown id is
+        UnknownMode (-32602, `data.modes`)."""
+        self.live(params).session.modes.set(field(params, "modeId", str))
         return {}
 
     async def set_config_option(self, params: dict[str, Any]) -> dict[str, Any]:
         live = self.live(params)
         option, value = field(params, "configId", str), field(params, "value", str)
+        if option == "mode":
+            live.session.modes.set(value)  # its listener sends the updates
+            return {"configOptions": live.config_options()}
         if option == "provider":
             live.session.switch(value, None)
         elif option == "model":
             live.session.switch(None, value)
         else:
-            raise invalid_params(f"configId: unknown option: {option}. Options: provider, model")
+            raise invalid_params(
+                f"configId: unknown option: {option}. Options: mode, provider, model"
+            )
         live.provider_changed()
         return {"configOptions": live.config_options()}

@@ -23,6 +23,14 @@ def chunk(kind: str, value: str) -> dict[str, Any]:
     return {"sessionUpdate": kind, "content": text(value)}
 
 
+def plan(entries: list[dict[str, str]]) -> dict[str, Any]:
+    """ACP's `plan` update: every entry with `priority: medium` (the `todo` tool has none)."""
+    shown = [
+        {"content": e["content"], "priority": "medium", "status": e["status"]} for e in entries
+    ]
+    return {"sessionUpdate": "plan", "entries": shown}
+
+
 def one_line(value: str, width: int = TITLE_WIDTH) -> str:
     """The first line that has text, cut to `width` characters."""
     first = next((line.strip() for line in value.splitlines() if line.strip()), value.strip())

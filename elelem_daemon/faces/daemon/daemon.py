@@ -79,6 +79,7 @@ class Daemon:
             "session/rewind": self.rewind,
             "session/checkpoints": self.checkpoints,
             "session/trust": self.trust,
+            "session/setMode": self.set_mode,
         }
         self.notices: dict[str, Callable[[Any], None]] = {
             "session/cancel": self.cancel,
@@ -294,6 +295,15 @@ class Daemon:
         session = live.session
         grant(session, session.trust or decide(session.cwd), keep=True)
         return live.introduce()
+
+    async def set_mode(self, params: Any) -> dict[str, Any]:
+        """`session/setMode`: allowed while a turn runs (its next provider request has the
+        new mode); an unknown id is UnknownMode (-32602, `data.modes`). `event/mode`
+        follows a change, as it follows `/mode`."""
+        p = spec.check(params, spec.SET_MODE)
+        session = self.lives.get(p["sessionId"]).session
+        session.modes.set(p["modeId"])
+        return {"mode": session.modes.to_dict()}
 
     async def context(self, params: Any) -> dict[str, Any]:
         p = spec.check(params, spec.SESSION)

@@ -130,7 +130,7 @@ class DaemonFiles(EditorFiles):
             if review:
                 raise ValueError("the client does not review changes")
             return await self._land(change)  # not open in the editor: fs/write or the disk
-        size = len(change.old) + len(change.new)
+        size = len(change.old or "") + len(change.new)  # a new file has no old text
         if size > PROPOSE_CAP:  # one message the editor must hold whole, twice over
             return Outcome(
                 "failed",

@@ -30,6 +30,16 @@ class DaemonLive(Live):
         self.asker = asker
         self.servers = servers.Watch(session, events, asker)
         self.editor: EditorState | None = None
+        session.modes.listeners.append(self.mode_changed)
+        session.plan.listeners.append(self.planned)
+
+    def mode_changed(self, mode: Any) -> None:
+        """`event/mode`, whichever door changed it (`session/setMode`, `/mode`)."""
+        self.events.notice("event/mode", {"mode": self.session.modes.to_dict()})
+
+    def planned(self, entries: list[dict[str, str]]) -> None:
+        """`event/plan`: the whole list, each time the `todo` tool runs."""
+        self.events.notice("event/plan", {"entries": entries})
 
     def started(self) -> None:
         self.events.turn_id = self.turns
@@ -66,6 +76,7 @@ class DaemonLive(Live):
             "commands": [{"name": n.lstrip("/"), "description": a} for n, a in s.commands],
             "plugins": origins(s.registry),
             "mcp": servers.status(s),
+            "mode": s.modes.to_dict(),
         }
         if s.trust is not None:
             answer["trust"] = s.trust.report()

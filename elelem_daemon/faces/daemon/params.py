@@ -47,6 +47,7 @@ NEW: Spec = {
 }
 TURN: Spec = {**SESSION, "text": ("string", True), "attachments": ("array", False)}
 COMMAND: Spec = {**SESSION, "line": ("string", True)}
+SET_MODE: Spec = {**SESSION, "modeId": ("string", True)}
 COMPLETE: Spec = {**SESSION, "text": ("string", True)}
 LIST: Spec = {"cwd": ("string", False)}
 LOAD: Spec = {

@@ -73,13 +73,17 @@ def load(daemon: Daemon, params: dict[str, Any]) -> dict[str, Any]:
 
 
 def messages(session: Session) -> dict[str, Any]:
-    """`messages` (what the model sees again) and `history` (the same messages with the
-    session's tool calls between them, for redrawing: store.recorder.history)."""
+    """`messages` (what the model sees again), `history` (the same messages with the
+    session's tool calls between them, for redrawing: store.recorder.history) and `plan`
+    (the last `todo` list in that history, or None: plans.last_plan)."""
+    from ...plans import last_plan
     from ...store.recorder import history
 
+    shown = history(session)
     return {
         "messages": [{"role": m["role"], "content": m["content"]} for m in session.conversation],
-        "history": history(session),
+        "history": shown,
+        "plan": last_plan(shown),
     }
 
 

@@ -38,6 +38,7 @@ from ...registry import Registry
 from ...session import MakeIo, Session, resume, start
 from ...signals import leave, on_signals
 from ...store.store import Store
+from . import plan as terminal_plan
 from .console import TerminalInput, TerminalOutput
 from .interrupt import Interrupts
 from .repl import Repl, turn
@@ -129,6 +130,7 @@ async def _terminal(options: argparse.Namespace, store: Store) -> int:
             f"MCP server {name} needs authorization: open {url}", "info"
         )
     interrupts = Interrupts()
+    terminal_plan.attach(session)  # each todo list, printed
     try:
         if not ask:
             repl = Repl(session, title, interrupts)
@@ -182,7 +184,7 @@ def attach(session: Session, interrupts: Interrupts, repl: Repl | None = None) -
         interrupts=interrupts,
         cwd=session.cwd,
         history=history_file(session.cwd),
-        status=lambda: status_text(session, repl.mode if repl else None),
+        status=lambda: status_text(session, terminal_plan.shown_mode(session)),
     )
 
 

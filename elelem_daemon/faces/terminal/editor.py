@@ -7,7 +7,7 @@
 - Multi-line input: Alt-Enter (Esc then Enter) adds a line, and so does Enter after a
   trailing `\\`.
 - The bottom status line says provider · model · tokens of the last turn · context,
-  and the mode once there are modes (`status_text`).
+  and the mode when it is not `build` (`status_text`, plan.py).
 - Ctrl-C clears the line; a second one within a second leaves (interrupt.py). Ctrl-D
   on an empty line leaves. Leaving, `read` returns None.
 """

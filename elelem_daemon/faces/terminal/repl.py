@@ -37,7 +37,6 @@ class Repl:
         self.resumed = resumed  # the title of a resumed session, whose history is redrawn
         self.live = Live(session)
         self.interrupts = interrupts or Interrupts()
-        self.mode: str | None = None  # shown on the status line, once there are modes
         self.code = 0  # the exit code: 130 when Ctrl-C ended a REPL reading a pipe
         self._reading: asyncio.Task[str | None] | None = None
 

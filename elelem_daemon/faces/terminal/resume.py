@@ -91,6 +91,9 @@ def show_history(session: Session, title: str) -> None:
             output.say(f"> {text_of(entry['content'])}")
         elif entry["role"] == "assistant":
             output.reply(entry["content"])
+    from .plan import redraw
+
+    redraw(session)  # its last plan, and its mode
 
 
 def stored_sessions(options: argparse.Namespace, store: Store) -> int:

@@ -1,0 +1,115 @@
+"""Mode files: the user's own modes, `NAME.md` in `~/.agents/modes/` and (trusted
+folders only, trust.py) the project's `.agents/modes/`; the project's replace the
+user's of the same name.
+
+A file is front matter between `---` lines, then the prompt:
+
+    ---
+    description: Explain the code, change nothing
+    tools: read, grep, glob, list
+    ---
+    You explain how the code works ...
+
+`description` (one line), `name` (what pickers show; default: the file's name) and
+`tools` (comma-separated or `[a, b]`: tool names, globs, `kind:KIND`; absent: every
+tool) are the keys. Every file is read as hostile and bounded: at most MAX_FILES files
+per folder, MAX_BYTES each, a name matching `modes.ID`, a plain file (no symlink, FIFO
+or device: owned.py), UTF-8; a file that breaks a rule is left out with a problem
+(`Modes.problems`, shown by `/mode` and in every face's mode listing), never an error.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from ..modes import Mode, valid_id
+from ..owned import open_owned
+
+MAX_FILES = 32
+MAX_BYTES = 16 * 1024
+MAX_TOOLS = 64
+DESCRIPTION_CAP = 200
+KEYS = ("description", "name", "tools")
+
+
+def user_folder() -> Path:
+    return Path.home() / ".agents" / "modes"
+
+
+def project_folder(cwd: Path) -> Path:
+    return Path(cwd) / ".agents" / "modes"
+
+
+def load(folder: Path, source: str) -> tuple[list[Mode], list[str]]:
+    """The modes of one folder, and a problem per file left out."""
+    try:
+        names = sorted(n for n in os.listdir(folder) if n.endswith(".md"))
+    except FileNotFoundError:
+        return [], []
+    except OSError as exc:
+        return [], [f"{folder}: unreadable ({exc}); its modes are skipped"]
+    modes, problems = [], []
+    if len(names) > MAX_FILES:
+        problems.append(f"{folder}: {len(names)} mode files, only the first {MAX_FILES} read")
+        names = names[:MAX_FILES]
+    for name in names:
+        path = folder / name
+        try:
+            modes.append(parse(path.stem, read(path), source))
+        except (OSError, ValueError) as exc:
+            problems.append(f"{path}: {exc}; skipped")
+    return modes, problems
+
+
+def read(path: Path) -> str:
+    """The file's text: a plain file of at most MAX_BYTES, UTF-8."""
+    fd = open_owned(path)
+    try:
+        data = os.read(fd, MAX_BYTES + 1)
+    finally:
+        os.close(fd)
+    if len(data) > MAX_BYTES:
+        raise ValueError(f"larger than {MAX_BYTES} bytes")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ValueError("not UTF-8 text") from None
+
+
+def parse(stem: str, text: str, source: str) -> Mode:
+    """A mode from a file's name and text; ValueError says what is wrong."""
+    if not valid_id(stem):
+        raise ValueError("a mode file's name is lower-case letters, digits, - and _ (32 at most)")
+    fields, body = front_matter(text)
+    tools = None
+    if "tools" in fields:
+        tools = tuple(t for t in fields["tools"].strip("[] ").replace(",", " ").split() if t)
+        if len(tools) > MAX_TOOLS:
+            raise ValueError(f"more than {MAX_TOOLS} tools")
+    description = fields.get("description", "")
+    name = fields.get("name", "") or stem
+    if len(description) > DESCRIPTION_CAP or len(name) > 64:
+        raise ValueError(f"a description is one line of at most {DESCRIPTION_CAP} characters")
+    return Mode(stem, name, description, body.strip(), tools, source)
+
+
+def front_matter(text: str) -> tuple[dict[str, str], str]:
+    """The `key: value` lines between the opening and closing `---`, and the rest."""
+    lines = text.lstrip("\ufeff").splitlines()
+    if not lines or lines[0].strip() != "---":
+        raise ValueError("no front matter: the file must begin with a line `---`")
+    try:
+        end = next(n for n, line in enumerate(lines[1:], 1) if line.strip() == "---")
+    except StopIteration:
+        raise ValueError("the front matter has no closing `---`") from None
+    fields: dict[str, str] = {}
+    for number, line in enumerate(lines[1:end], 2):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        key, colon, value = line.partition(":")
+        key = key.strip().lower()
+        if not colon or key not in KEYS:
+            raise ValueError(f"line {number}: expected `KEY: value` with KEY one of {KEYS}")
+        fields[key] = value.strip().strip("\"'")
+    return fields, "\n".join(lines[end + 1 :])
