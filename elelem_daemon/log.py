@@ -20,7 +20,6 @@ from __future__ import annotations
 import atexit
 import io
 import logging
-import logging.handlers
 import os
 import queue
 import sys
@@ -153,9 +152,12 @@ def setup(level: str | None = None, queued: bool = False, to_file: Path | None =
     else:
         handler = logging.StreamHandler(sys.stderr)
     if to_file is not None:
+        # only here: ~12 ms of imports (socket, pickle) on every editor face's start
+        from logging.handlers import RotatingFileHandler
+
         try:
             to_file.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            handler = logging.handlers.RotatingFileHandler(
+            handler = RotatingFileHandler(
                 to_file, maxBytes=MAX_BYTES, backupCount=1, encoding="utf-8", delay=True
             )
             shape = "%(asctime)s " + shape

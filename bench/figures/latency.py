@@ -16,6 +16,9 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
 
 from ..context import SERVERS, Context, initialize, open_session
 from ..table import Row, percentile
@@ -34,6 +37,40 @@ async def spawn_sse(ctx: Context) -> tuple[asyncio.subprocess.Process, int]:
     if not line.strip():
         raise RuntimeError("the SSE server did not start")
     return proc, int(line)
+
+
+@dataclass
+class Pair:
+    """The openai path and its baseline, side by side (this figure's and provider.py's)."""
+
+    conn: Conn  # the daemon, its openai provider pointed at the server
+    session: str | None  # None: this build has no `openai` provider
+    relay: Conn  # servers/relay.py
+    port: int  # servers/sse.py's
+
+
+@asynccontextmanager
+async def openai_pair(ctx: Context) -> AsyncIterator[Pair]:
+    """Start the SSE server, the relay and the daemon with an `openai` session; stop them."""
+    server, port = await spawn_sse(ctx)
+    relay = await Conn.spawn([ctx.python, str(SERVERS / "relay.py")], env=ctx.env())
+    conn = await ctx.daemon(
+        OPENAI_BASE_URL=f"http://127.0.0.1:{port}/v1", OPENAI_API_KEY="bench", OPENAI_MODEL="bench"
+    )
+    try:
+        await initialize(conn)
+        try:
+            session: str | None = await open_session(conn, ctx.home, provider="openai")
+        except RpcError as exc:
+            if exc.kind != "unknown_provider":
+                raise
+            session = None
+        yield Pair(conn, session, relay, port)
+    finally:
+        await conn.close()
+        await relay.close()
+        server.terminate()
+        await server.wait()
 
 
 async def get_stamps(port: int) -> list[float]:
@@ -82,38 +119,16 @@ async def relay_round(relay: Conn, port: int, count: int) -> list[float]:
 async def run(ctx: Context) -> list[Row]:
     count, rounds = ctx.n(1000, 100), ctx.n(5, 1)
     target = f"p50 ≤ {P50_MS:g} ms, p99 ≤ {P99_MS:g} ms"
-    server, port = await spawn_sse(ctx)
-    relay = await Conn.spawn([ctx.python, str(SERVERS / "relay.py")], env=ctx.env())
-    conn = await ctx.daemon(
-        OPENAI_BASE_URL=f"http://127.0.0.1:{port}/v1", OPENAI_API_KEY="bench", OPENAI_MODEL="bench"
-    )
-    try:
-        await initialize(conn)
-        try:
-            session = await open_session(conn, ctx.home, provider="openai")
-        except RpcError as exc:
-            if exc.error.get("data", {}).get("kind") != "unknown_provider":
-                raise
-            return [
-                Row(
-                    "token latency",
-                    None,
-                    target=target,
-                    note="not measured: no `openai` provider in this build (issue 4)",
-                )
-            ]
-        await daemon_round(conn, session, port, 20)  # warm-up: the HTTP connection pool
-        await relay_round(relay, port, 20)
+    async with openai_pair(ctx) as pair:
+        if pair.session is None:
+            return [Row("token latency", None, target=target, note="no `openai` provider")]
+        await daemon_round(pair.conn, pair.session, pair.port, 20)  # warm-up: the pool
+        await relay_round(pair.relay, pair.port, 20)
         ours: list[float] = []
         floor: list[float] = []
         for _ in range(rounds):  # alternate, so both see the same load
-            ours += await daemon_round(conn, session, port, count // rounds)
-            floor += await relay_round(relay, port, count // rounds)
-    finally:
-        await conn.close()
-        await relay.close()
-        server.terminate()
-        await server.wait()
+            ours += await daemon_round(pair.conn, pair.session, pair.port, count // rounds)
+            floor += await relay_round(pair.relay, pair.port, count // rounds)
     note = f"{len(ours):,} chunks {GAP_MS} ms apart, openai provider; baseline: bare relay"
     rows = []
     for name, p, limit in (("p50", 50, P50_MS), ("p99", 99, P99_MS)):

@@ -3,8 +3,9 @@ gap between chunks) through the `openai` provider and the daemon, as `event/sayi
 notifications the client counts; chunks per second from the `session/turn` request to
 its response.
 
-The baseline is `servers/relay.py`: a standard-library relay that reads the same stream
-from the same server, parses the same SSE and writes the same frames. The rounds
+The setup is latency.py's (`openai_pair`). The baseline is `servers/relay.py`: a
+standard-library relay that reads the same stream from the same server, parses the
+same SSE and writes the same frames. The rounds
 alternate, so both see the same load; the ratio is the median of the pairs' ratios.
 The server's own pace bounds both sides alike.
 """
@@ -13,10 +14,10 @@ from __future__ import annotations
 
 import time
 
-from ..context import SERVERS, Context, initialize, open_session
+from ..context import Context
 from ..table import Row, median
-from ..wire import Conn, RpcError
-from .latency import collector, spawn_sse
+from ..wire import Conn
+from .latency import collector, openai_pair
 
 TARGET = 0.8
 
@@ -46,30 +47,15 @@ async def relay_rate(relay: Conn, port: int, count: int) -> float:
 async def run(ctx: Context) -> list[Row]:
     count, rounds = ctx.n(20_000, 2_000), ctx.n(5, 1)
     target = f"≥ {TARGET:g}× relay"
-    server, port = await spawn_sse(ctx)
-    relay = await Conn.spawn([ctx.python, str(SERVERS / "relay.py")], env=ctx.env())
-    conn = await ctx.daemon(
-        OPENAI_BASE_URL=f"http://127.0.0.1:{port}/v1", OPENAI_API_KEY="bench", OPENAI_MODEL="bench"
-    )
-    try:
-        await initialize(conn)
-        try:
-            session = await open_session(conn, ctx.home, provider="openai")
-        except RpcError as exc:
-            if exc.kind != "unknown_provider":
-                raise
+    async with openai_pair(ctx) as pair:
+        if pair.session is None:
             return [Row("provider path", None, target=target, note="no `openai` provider")]
-        await daemon_rate(conn, session, 200)  # warm-up: the connection pool, the imports
-        await relay_rate(relay, port, 200)
+        await daemon_rate(pair.conn, pair.session, 200)  # warm-up: the pool, the imports
+        await relay_rate(pair.relay, pair.port, 200)
         ours, floor = [], []
         for _ in range(rounds):
-            ours.append(await daemon_rate(conn, session, count))
-            floor.append(await relay_rate(relay, port, count))
-    finally:
-        await conn.close()
-        await relay.close()
-        server.terminate()
-        await server.wait()
+            ours.append(await daemon_rate(pair.conn, pair.session, count))
+            floor.append(await relay_rate(pair.relay, pair.port, count))
     ratio = median([a / b for a, b in zip(ours, floor, strict=True)])
     return [
         Row(

@@ -57,6 +57,10 @@ class Capped:
             self.dropped += len(self.tail) - self.half
             del self.tail[: len(self.tail) - self.half]
 
+    def data(self) -> bytes:
+        """What was kept, when nothing was dropped (else the text() has the marker)."""
+        return bytes(self.head) + bytes(self.tail)
+
     def text(self) -> str:
         marker = f"\n[... {self.dropped} bytes truncated ...]\n" if self.dropped else ""
         return (
@@ -78,9 +82,16 @@ def output_pipe(process: asyncio.subprocess.Process) -> str | None:
 
 
 async def run(
-    argv: list[str], cwd: Path, timeout: float | None = None, cap: int | None = None
+    argv: list[str],
+    cwd: Path,
+    timeout: float | None = None,
+    cap: int | None = None,
+    env: dict[str, str] | None = None,
+    raw: bool = False,
 ) -> dict[str, Any]:
-    """Run argv; return `{exit_status, content}`, or an error when it timed out."""
+    """Run argv; return `{exit_status, content}`, or an error when it timed out. `env`
+    adds to the tools' environment; `raw`: content is the bytes, and `truncated` says
+    whether some were dropped."""
     timeout = timeout or TIMEOUT
     keys.guard()  # from the first tool on, no process of the user reads our memory
     reaper.start()
@@ -88,7 +99,7 @@ async def run(
         asyncio.create_subprocess_exec(
             *argv,
             cwd=cwd,
-            env=tool_env(),
+            env={**tool_env(), **(env or {})},
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,
@@ -106,13 +117,13 @@ async def run(
         raise
     reaper.watch(process.pid)
     try:
-        return await supervise(process, timeout, cap)
+        return await supervise(process, timeout, cap, raw)
     finally:
         reaper.forget(process.pid)
 
 
 async def supervise(
-    process: asyncio.subprocess.Process, timeout: float, cap: int | None
+    process: asyncio.subprocess.Process, timeout: float, cap: int | None, raw: bool = False
 ) -> dict[str, Any]:
     """Read the output of a started command until it is over; kill what it leaves."""
     output = Capped(cap or OUTPUT_CAP)
@@ -156,6 +167,8 @@ async def supervise(
         await stop(process, pipe)
         raise
     kill_group(process, signal.SIGKILL)  # reap background children the command left behind
+    if raw:
+        return {"exit_status": status, "content": output.data(), "truncated": output.dropped > 0}
     return {"exit_status": status, "content": output.text()}
 
 

@@ -21,6 +21,9 @@ from .conftest import all_gone, anywhere, within
 pytestmark = pytest.mark.e2e
 
 EVIL = "(a|a)*b"  # on a line of a's: 2^n steps
+# The `b` on a line of its own: the file holds the pattern's literal, so scan.py's
+# prefilter (issue 22) lets it through to line-by-line matching, where line 1 backtracks.
+EVIL_TEXT = "a" * 5000 + "\nb\n"
 
 
 def grep(pattern: str, **more: str) -> str:
@@ -44,7 +47,7 @@ async def daemon(spawn: Any, env: dict[str, str], **settings: str) -> Client:
 async def test_a_backtracking_grep_stalls_no_one_and_is_cancelled_at_once(
     spawn: Any, env: dict[str, str], workdir: Path
 ) -> None:
-    (workdir / "evil.txt").write_text("a" * 5000 + "\n")
+    (workdir / "evil.txt").write_text(EVIL_TEXT)
     client = await daemon(spawn, env, ELELEM_GREP_FILE_TIMEOUT="600")
     stuck, other = [(await within(client.new_session()))["sessionId"] for _ in range(2)]
     turn = await within(client.start_turn(stuck, grep(EVIL)))
@@ -64,7 +67,7 @@ async def test_a_backtracking_grep_stalls_no_one_and_is_cancelled_at_once(
 async def test_a_backtracking_file_is_skipped_after_its_time_and_the_rest_searched(
     spawn: Any, env: dict[str, str], workdir: Path
 ) -> None:
-    (workdir / "a-evil.txt").write_text("a" * 5000 + "\n")
+    (workdir / "a-evil.txt").write_text(EVIL_TEXT)
     (workdir / "b-fine.txt").write_text("aab\n")
     client = await daemon(spawn, env, ELELEM_GREP_FILE_TIMEOUT="1")
     session = (await within(client.new_session()))["sessionId"]
@@ -85,7 +88,7 @@ async def test_a_search_ends_by_its_time_bound_with_what_it_found(
 ) -> None:
     (workdir / "0-match.txt").write_text("ab\n")
     for n in range(1, 20):
-        (workdir / f"{n:02}-evil.txt").write_text("a" * 5000 + "\n")
+        (workdir / f"{n:02}-evil.txt").write_text(EVIL_TEXT)
     client = await daemon(spawn, env, ELELEM_GREP_FILE_TIMEOUT="0.5", ELELEM_SEARCH_TIMEOUT="2")
     session = (await within(client.new_session()))["sessionId"]
     events: list[dict] = []
@@ -111,7 +114,9 @@ async def test_a_search_over_a_huge_tree_stalls_no_one(
                 (folder / f"f{c}.txt").write_text("nothing to see\n" * 20)
     client = await daemon(spawn, env)
     busy, other = [(await within(client.new_session()))["sessionId"] for _ in range(2)]
-    for prompt in (grep("needle"), "!tool glob " + json.dumps({"pattern": "**/*.none"})):
+    # a glob without a literal (`?` × 40: no name is that long), so that scan.py walks
+    # it all; one with a literal runs `find` from the daemon (search.found_glob)
+    for prompt in (grep("needle"), "!tool glob " + json.dumps({"pattern": "?" * 40})):
         turn = await within(client.start_turn(busy, prompt))
         await anywhere("elelem_daemon/builtins/scan.py")
         assert await answered(client, other) < 1.0

@@ -47,3 +47,47 @@ end, { desc = "elelem: pick a stored session" })
 command("ElelemRestart", function()
   elelem().restart()
 end, { desc = "elelem: stop the daemon; the next command starts it again" })
+
+command("ElelemAccept", function(opts)
+  elelem().accept(opts.args)
+end, {
+  nargs = "?",
+  complete = function()
+    return { "turn" }
+  end,
+  desc = "elelem: accept the open review's change (`turn`: and every later change of this turn)",
+})
+
+command("ElelemReject", function(opts)
+  elelem().reject(opts.args)
+end, { nargs = "*", desc = "elelem: reject the open review's change, with an optional reason for the model" })
+
+command("ElelemUndo", function()
+  elelem().undo()
+end, { desc = "elelem: undo the last turn (its files and its messages), after a confirmation" })
+
+command("ElelemRewind", function(opts)
+  elelem().rewind(tonumber(opts.args))
+end, { nargs = "?", desc = "elelem: rewind to before a turn (picked from a list, or N)" })
+
+command("ElelemAdd", function(opts)
+  if opts.range > 0 then
+    elelem().add(opts.line1, opts.line2, opts.bang)
+  else
+    elelem().add(nil, nil, opts.bang)
+  end
+end, { range = true, bang = true, desc = "elelem: attach this file (or the range) to the next prompt; ! clears" })
+
+command("ElelemMcp", function()
+  elelem().mcp()
+end, { desc = "elelem: show this tab's MCP servers and their state" })
+
+command("ElelemMode", function(opts)
+  elelem().mode(opts.args)
+end, {
+  nargs = "?",
+  complete = function()
+    return elelem().mode_names()
+  end,
+  desc = "elelem: switch this tab's session to a mode (build, plan, review, verify, ...), or pick one",
+})

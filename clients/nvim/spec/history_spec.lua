@@ -68,7 +68,13 @@ describe("stored sessions", function()
     H.setup({ cwd = dir })
     H.turn('!tool read {"path":"notes.md"}')
     H.turn("!tool read {}")
-    H.turn('!tool write {"path":"new.txt","content":"a new line\\n"}')
+    vim.cmd('Elelem !tool write {"path":"new.txt","content":"a new line\\n"}')
+    H.wait(function() -- a reviewing client: the new file is reviewed first
+      return #require("elelem.review").open > 0 or not H.session().busy
+    end, "the review")
+    assert(#require("elelem.review").open > 0, "the turn ended with no review:\n" .. H.text())
+    require("elelem").accept()
+    H.idle()
     local live = H.lines()
     local old = H.session().id
     vim.cmd("ElelemNew")

@@ -32,6 +32,12 @@ describe("setup()", function()
     { { chat = "wide" }, 'chat must be a table, got "wide"' },
     { { thinking = { folded = "yes" } }, 'thinking.folded must be a boolean, got "yes"' },
     { { prestart = 1 }, "prestart must be a boolean, got 1" },
+    { { review = "on" }, 'review must be a table, got "on"' },
+    { { review = { save = "yes" } }, 'review.save must be a boolean, got "yes"' },
+    { { review = { keys = { accept = 1 } } }, 'review.keys.accept must be a string ("" for none), got 1' },
+    { { review = { keys = "ga" } }, 'review.keys must be a table, got "ga"' },
+    { { mcpServers = "files" }, 'mcpServers must be a table (a list or a map), got "files"' },
+    { { editor_state = "on" }, 'editor_state must be a boolean, got "on"' },
     { "opts", "setup()'s argument must be a table" },
   }
   for _, case in ipairs(bad) do

@@ -1,6 +1,8 @@
 --- `input/ask`: the daemon asks the user something; `vim.ui.select` answers when there are
 --- options, `vim.ui.input` otherwise. The handler runs inside the coroutine `vim.lsp.rpc`
 --- gives server requests, so it yields until the user answers and never blocks the editor.
+local requests = require("elelem.requests")
+
 local M = {}
 
 --- Shows a question (a permission's diff) and its answer in the asking session's chat
@@ -33,6 +35,15 @@ end
 local function prompt_of(params)
   local tool = params.kind == "permission" and type(params.tool) == "table" and params.tool or nil
   local prompt = type(params.prompt) == "string" and params.prompt ~= "" and params.prompt or nil
+  if params.kind == "authorize" then
+    local url = type(params.url) == "string" and params.url or "?"
+    local head = prompt or ("MCP server %s asks you to authorize it in a browser"):format(tostring(params.server))
+    return head:find(url, 1, true) and head or (head .. "\n" .. url)
+  elseif params.kind == "confirm" and type(params.tool) == "table" and type(params.tool.plan) == "table" then
+    local s = require("elelem.session").find(params.sessionId)
+    local plan = require("elelem.rewind").describe(params.tool.plan, s and s.info and s.info.cwd)
+    return table.concat(plan, "\n") .. "\n" .. (prompt or "Go on?")
+  end
   if not tool then
     return prompt or "elelem asks:"
   end
@@ -73,6 +84,13 @@ function M.show(params, done)
   end
 end
 
+--- Whether an authorize question's `url` may be opened: http(s), no control characters.
+---@param url any
+---@return boolean
+function M.openable(url)
+  return type(url) == "string" and #url <= 8192 and url:match("^https?://[^%s%c]+$") ~= nil
+end
+
 ---@type table<string, fun(answer: string?, dismissed: boolean?)> session id -> its open question
 local open = {}
 
@@ -85,6 +103,10 @@ function M.dismiss(session_id)
     return
   end
   finish(nil, true)
+end
+
+--- Closes the built-in prompts of `vim.ui.input` / `vim.ui.select` if one is waiting.
+local function close_prompt()
   if vim.fn.getcmdtype() == "@" then -- vim.ui.input's input() is waiting
     vim.api.nvim_feedkeys(vim.keycode("<C-c>"), "n", false)
   end
@@ -92,16 +114,22 @@ end
 
 --- The `input/ask` handler: returns `{text}` or `vim.NIL` (no answer).
 ---@param params table
+---@param request_id any the request's id, for `$/cancelRequest`
 ---@return table|userdata
-function M.answer(params)
+function M.answer(params, request_id)
   local co, main = coroutine.running()
   local answered, answer, yielded = false, nil, false
   local id = params.sessionId
-  local function finish(text, dismissed)
+  local finish
+  finish = function(text, dismissed)
     if answered then
       return
     end
     answered, answer = true, text
+    requests.forget(request_id)
+    if dismissed then
+      close_prompt()
+    end
     if open[id] == finish then
       open[id] = nil
     end
@@ -112,8 +140,14 @@ function M.answer(params)
       end)
     end
   end
-  if id then
+  if id and params.kind ~= "authorize" then -- an authorize question is outside any turn
     open[id] = finish
+  end
+  if not requests.on_cancel(request_id, function()
+    finish(nil, true)
+  end) then
+    finish(nil, true)
+    return vim.NIL
   end
   M.on_question(params)
   -- The built-in vim.ui.select blocks in inputlist() before the screen is painted again:
@@ -132,6 +166,14 @@ function M.answer(params)
   end
   if answer == nil then
     return vim.NIL
+  end
+  if params.kind == "authorize" and answer == "open" and not M.openable(params.url) then
+    vim.notify("elelem: not opened (only http and https URLs are): " .. tostring(params.url), vim.log.levels.WARN)
+  elseif params.kind == "authorize" and answer == "open" then
+    local ok, err = pcall(vim.ui.open, params.url)
+    if not ok then
+      vim.notify("elelem: cannot open " .. params.url .. ": " .. tostring(err), vim.log.levels.WARN)
+    end
   end
   return { text = answer }
 end

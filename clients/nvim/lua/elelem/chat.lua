@@ -48,7 +48,7 @@ function Chat:buffer()
     return self.buf
   end
   local buf = api.nvim_create_buf(false, true)
-  pcall(api.nvim_buf_set_name, buf, "elelem://chat/" .. self.name)
+  require("elelem.buffers").name(buf, "elelem://chat/" .. self.name)
   vim.bo[buf].filetype = "markdown"
   vim.bo[buf].modifiable = false
   vim.b[buf].elelem_chat = true
@@ -189,6 +189,7 @@ function Chat:user(text)
   local row = self:lines(lines) + #lines - 1
   self.header = api.nvim_buf_set_extmark(self:buffer(), ns, row, 0, {})
   self.said, self.calls, self.listed, self.errors = false, {}, false, {}
+  self.plan_mark = nil -- a new turn's plan is a new block
 end
 
 ---@param value any
@@ -205,21 +206,23 @@ end
 ---@param max integer
 ---@return string
 local function clip(text, max)
-  text = text:gsub("\n", " ")
+  text = text:gsub("%c", " ") -- one line; a NUL would make the text a Blob to Vim
   if vim.fn.strchars(text) > max then
     return vim.fn.strcharpart(text, 0, max - 1) .. "…"
   end
   return text
 end
 
---- A tool call about to run: `+ name(args)`.
----@param params {id: string, name: string, arguments: table?}
+--- A tool call about to run: `+ name(args)`; a sub-agent's (`parentToolCallId`) is
+--- indented under its task call.
+---@param params {id: string, name: string, arguments: table?, parentToolCallId: string?}
 function Chat:doing(params)
   local name = tostring(params.name)
-  local line = clip(("+ %s(%s)"):format(name, json(params.arguments or {})), 160)
+  local indent = params.parentToolCallId and "    " or ""
+  local line = indent .. clip(("+ %s(%s)"):format(name, json(params.arguments or {})), 160)
   local row = self:lines({ line })
   local buf = self:buffer()
-  api.nvim_buf_set_extmark(buf, ns, row, 0, { end_col = 2 + #name, hl_group = "ElelemTool" })
+  api.nvim_buf_set_extmark(buf, ns, row, #indent, { end_col = #indent + 2 + #name, hl_group = "ElelemTool" })
   local mark = api.nvim_buf_set_extmark(buf, ns_tool, row, 0, {})
   self.calls[tostring(params.id)] = mark
   self.tools[mark] = { name = name, arguments = params.arguments }
@@ -297,10 +300,42 @@ function Chat:finish(result)
   self.header, self.mode, self.listed, self.errors = nil, nil, false, {}
 end
 
---- Something the agent printed (`event/say`).
----@param params {text: string, kind: string?}
+local PLAN_MARKS = { pending = "[ ]", in_progress = "[~]", completed = "[x]" }
+
+--- The plan (`event/plan`'s entries) as a block of checklist lines: written once per turn,
+--- then updated in place by every later plan of that turn.
+---@param entries {content: string, status: string}[]
+function Chat:plan(entries)
+  local lines = { "Plan:" }
+  for _, entry in ipairs(type(entries) == "table" and entries or {}) do
+    local item = type(entry) == "table" and entry or { content = entry }
+    local mark = PLAN_MARKS[item.status] or "[ ]"
+    table.insert(lines, ("  %s %s"):format(mark, clip(tostring(item.content or ""), 200)))
+  end
+  local buf = self:buffer()
+  local at = self.plan_mark and api.nvim_buf_get_extmark_by_id(buf, ns, self.plan_mark, { details = true })
+  if at and at[1] then
+    self:flush()
+    local first, last = at[1], at[3].end_row or at[1]
+    self:write(function()
+      api.nvim_buf_set_lines(buf, first, last + 1, false, lines)
+      self.plan_mark = api.nvim_buf_set_extmark(buf, ns, first, 0, { id = self.plan_mark, end_row = first + #lines - 1 })
+    end)
+  else
+    local row = self:lines(lines)
+    api.nvim_buf_set_extmark(buf, ns, row, 0, { end_col = 5, hl_group = "ElelemTitle" })
+    self.plan_mark = api.nvim_buf_set_extmark(buf, ns, row, 0, { end_row = row + #lines - 1 })
+  end
+  self.listed = true
+end
+
+--- Something the agent printed (`event/say`); a sub-agent's is indented.
+---@param params {text: string, kind: string?, parentToolCallId: string?}
 function Chat:say(params)
   local text = tostring(params.text or "")
+  if params.parentToolCallId then
+    text = "    " .. text:gsub("\n", "\n    ")
+  end
   if params.kind == "error" then
     self.errors[text] = true
   end

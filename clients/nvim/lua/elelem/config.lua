@@ -13,6 +13,15 @@ M.defaults = {
   chat = { split = "right", size = 0.4, input_height = 5 },
   thinking = { folded = false },
   prestart = false,
+  review = {
+    keys = {
+      accept = "ga", reject = "gr", accept_all = "gA", reject_all = "gR",
+      accept_turn = "gT", next = "]h", prev = "[h",
+    },
+    save = true, -- write a buffer the agent changed if it had no unsaved changes before
+  },
+  mcpServers = nil,
+  editor_state = false,
 }
 
 ---@type elelem.Config
@@ -64,6 +73,13 @@ local function validate(o)
   check("chat.input_height", type(height) == "number" and height >= 1, "a number >= 1", height)
   check("thinking.folded", type(o.thinking.folded) == "boolean", "a boolean", o.thinking.folded)
   check("prestart", type(o.prestart) == "boolean", "a boolean", o.prestart)
+  check("review.save", type(o.review.save) == "boolean", "a boolean", o.review.save)
+  check("review.keys", type(o.review.keys) == "table", "a table", o.review.keys)
+  for name, key in pairs(o.review.keys) do
+    check("review.keys." .. tostring(name), type(key) == "string", "a string (\"\" for none)", key)
+  end
+  check("mcpServers", o.mcpServers == nil or type(o.mcpServers) == "table", "a table (a list or a map)", o.mcpServers)
+  check("editor_state", type(o.editor_state) == "boolean", "a boolean", o.editor_state)
 end
 
 --- Merges `opts` over the defaults; raises a clear error on a bad option.
@@ -71,11 +87,12 @@ end
 function M.setup(opts)
   check("setup()'s argument", opts == nil or type(opts) == "table", "a table", opts)
   opts = opts or {}
-  for _, key in ipairs({ "chat", "thinking" }) do
+  for _, key in ipairs({ "chat", "thinking", "review" }) do
     check(key, opts[key] == nil or type(opts[key]) == "table", "a table", opts[key])
   end
   local merged = vim.tbl_deep_extend("force", vim.deepcopy(M.defaults), opts)
   merged.cmd = opts.cmd or M.defaults.cmd -- lists replace, never merge by index
+  merged.mcpServers = opts.mcpServers -- as given: ACP's list or the files' map
   validate(merged)
   M.options = merged
 end

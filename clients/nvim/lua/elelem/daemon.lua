@@ -22,6 +22,9 @@ M.handlers = {
   --- The daemon is gone, or going (`expected`: stopped on purpose): forget its sessions.
   ---@type fun(expected: boolean)
   exit = function() end,
+  --- `$/cancelRequest {id}`: the daemon withdrew its request `id`.
+  ---@type fun(id: any)
+  cancel = function() end,
 }
 
 ---@alias elelem.Callback fun(err: elelem.Error?, result: any)
@@ -167,17 +170,69 @@ local function in_loop(gen, fn)
   end
 end
 
+--- The ids of the daemon's requests that can be withdrawn, by method, in arrival order:
+--- `vim.lsp.rpc` gives a request handler no id, so `watch` notes them as they are read, and
+--- each handler takes the first of its method (handlers start in arrival order).
+---@type table<string, any[]>
+local incoming = {}
+local CANCELLABLE = { ["files/propose"] = true, ["input/ask"] = true }
+
+--- Notes the id of each cancellable request the daemon sends, before `vim.lsp.rpc` handles it.
+--- Without access to its reader (another Neovim), requests are withdrawn at the turn's end only.
+---@param rpc table the public client
+local function watch(rpc)
+  local client
+  for i = 1, 10 do
+    local name, value = debug.getupvalue(rpc.request, i)
+    if name == nil then
+      break
+    elseif name == "client" and type(value) == "table" then
+      client = value
+    end
+  end
+  local handle = client and client.handle_body
+  if type(handle) ~= "function" then
+    log.debug("rpc: request ids are not visible; $/cancelRequest closes nothing")
+    return
+  end
+  client.handle_body = function(self, body)
+    if body:find('"files/propose"', 1, true) or body:find('"input/ask"', 1, true) then
+      local ok, decoded = pcall(vim.json.decode, body, { luanil = { object = true } })
+      if ok and type(decoded) == "table" and decoded.id ~= nil and CANCELLABLE[decoded.method] then
+        incoming[decoded.method] = incoming[decoded.method] or {}
+        table.insert(incoming[decoded.method], decoded.id)
+      end
+    end
+    return handle(self, body)
+  end
+end
+
 ---@param method string
 ---@param params table
 ---@return any result
 ---@return table? err
 local function serve(method, params)
+  local id
+  if CANCELLABLE[method] and incoming[method] and #incoming[method] > 0 then
+    id = table.remove(incoming[method], 1)
+  end
   local handler = M.handlers.request[method]
   if not handler then
     log.warn("daemon asked for unknown method %s", method)
     return nil, vim.lsp.rpc.rpc_response_error(errors.codes.method_not_found, "unknown method: " .. method)
   end
-  return handler(params) -- errors become an internal_error answer and an on_error log line
+  return handler(params, id) -- errors become an internal_error answer and an on_error log line
+end
+
+--- What the client declares in `initialize` (protocol.md, "Client capabilities").
+---@return table
+function M.capabilities()
+  return {
+    input = { ask = true },
+    files = { read = true, apply = true, review = true },
+    fs = { readTextFile = true, writeTextFile = true },
+    editorState = true, -- it may send them; it does with setup({ editor_state = true })
+  }
 end
 
 --- Starts the daemon if it is not running. Returns false and a message when it cannot.
@@ -193,6 +248,9 @@ function M.start()
   log.info("starting daemon: %s", table.concat(o.cmd, " "))
   local ok, rpc = pcall(vim.lsp.rpc.start, o.cmd, {
     notification = in_loop(gen, function(method, params)
+      if method == "$/cancelRequest" then
+        return M.handlers.cancel(type(params) == "table" and params.id or nil)
+      end
       M.handlers.notification(method, params)
     end),
     server_request = serve,
@@ -215,10 +273,12 @@ function M.start()
     return false, message
   end
   S.rpc, S.state = rpc, "starting"
+  incoming = {}
+  pcall(watch, rpc)
   rpc.request("initialize", {
     processId = vim.fn.getpid(),
     clientInfo = { name = "elelem.nvim", version = M.version },
-    capabilities = { input = { ask = true } },
+    capabilities = M.capabilities(),
   }, function(err, result)
     if gen ~= S.generation then
       return

@@ -12,6 +12,9 @@ function M.on_notification(method, params)
     return
   end
   local c = s.chat
+  if params.parentToolCallId and (method == "event/saying" or method == "event/thinking") then
+    return -- a sub-agent's stream: its final answer is the task call's result
+  end
   if method == "event/saying" then
     c:push("saying", tostring(params.text or ""))
   elseif method == "event/thinking" then
@@ -22,6 +25,14 @@ function M.on_notification(method, params)
     c:result(params)
   elseif method == "event/say" then
     c:say(params)
+  elseif method == "event/mcp" then
+    s:mcp_status(params.mcp)
+  elseif method == "event/plan" then
+    c:plan(params.entries)
+  elseif method == "event/mode" then
+    s:set_mode(params.mode)
+  elseif method == "event/steer" then
+    c:notice("↪ steered: " .. tostring(params.text or ""))
   end
 end
 
@@ -29,6 +40,7 @@ end
 ---@param expected boolean
 function M.on_daemon_exit(expected)
   session.forget()
+  require("elelem.context").reset()
   for tab, s in pairs(session.sessions) do
     if not vim.api.nvim_tabpage_is_valid(tab) then
       session.sessions[tab] = nil

@@ -103,6 +103,23 @@ function M.check()
   end
   probe.stop()
   health.info("this Neovim's daemon: " .. daemon.state())
+  local mcp = {} -- every tab's session (checkhealth opens its own tab)
+  for _, s in pairs(require("elelem.session").sessions) do
+    if s.id then
+      vim.list_extend(mcp, require("elelem.mcp").lines(s.mcp))
+    end
+  end
+  if o.mcpServers then
+    health.info("setup({ mcpServers }) passes them on session/new and session/load")
+  end
+  if #mcp == 0 then
+    health.info("MCP servers of the open sessions: none")
+  end
+  for _, line in ipairs(mcp) do
+    local report = (line:find(": ready", 1, true) and health.ok) or (line:find(": starting", 1, true) and health.info)
+      or health.warn
+    report("MCP " .. line)
+  end
   health.info("client log: " .. log.path() .. " (level " .. o.log_level .. ")")
   health.info("daemon stderr: " .. vim.lsp.get_log_path())
 end

@@ -40,7 +40,7 @@ function M.load(entry)
   if s.busy then
     return notify("a turn is running; wait for it or :ElelemCancel", vim.log.levels.WARN)
   end
-  local params = { sessionId = entry.sessionId }
+  local params = { sessionId = entry.sessionId, mcpServers = config.options.mcpServers }
   if entry.cwd then
     params.trusted = trust.decide(entry.cwd)
   end
@@ -52,6 +52,9 @@ function M.load(entry)
     s:adopt(result)
     s:show("input")
     s.chat:history(result.history or result.messages or {})
+    if type(result.plan) == "table" and type(result.plan.entries) == "table" then
+      s.chat:plan(result.plan.entries) -- the last stored plan
+    end
     s.chat:notice(("(resumed: %s)"):format(result.title or entry.title or entry.sessionId))
     s:refresh()
   end)

@@ -2,10 +2,13 @@
 --- `setup(opts)` is optional; the functions below back the user commands of plugin/elelem.lua.
 local ask = require("elelem.ask")
 local config = require("elelem.config")
+local context = require("elelem.context")
 local daemon = require("elelem.daemon")
 local events = require("elelem.events")
+local files = require("elelem.files")
 local input = require("elelem.input")
 local log = require("elelem.log")
+local requests = require("elelem.requests")
 local session = require("elelem.session")
 
 local M = {}
@@ -18,6 +21,7 @@ local HIGHLIGHTS = {
   ElelemToolError = { link = "DiagnosticError" },
   ElelemError = { link = "DiagnosticError" },
   ElelemTitle = { link = "Title" },
+  ElelemReviewLines = { link = "DiffChange" },
 }
 
 local function highlights()
@@ -40,11 +44,42 @@ vim.api.nvim_create_autocmd("TabClosed", {
   end,
 })
 vim.api.nvim_create_autocmd("ColorScheme", { group = group, callback = highlights })
+vim.api.nvim_create_autocmd({ "BufEnter", "WinEnter" }, {
+  group = group,
+  callback = function()
+    context.track()
+    context.debounce()
+  end,
+})
+vim.api.nvim_create_autocmd({ "CursorHold", "CursorHoldI", "DiagnosticChanged", "WinScrolled", "ModeChanged" }, {
+  group = group,
+  callback = function()
+    context.debounce()
+  end,
+})
+context.track()
 highlights()
 
 daemon.handlers.notification = events.on_notification
 daemon.handlers.exit = events.on_daemon_exit
 daemon.handlers.request["input/ask"] = ask.answer
+daemon.handlers.request["files/read"] = files.read
+daemon.handlers.request["files/propose"] = files.propose
+daemon.handlers.request["fs/read_text_file"] = files.read_text_file
+daemon.handlers.request["fs/write_text_file"] = files.write_text_file
+daemon.handlers.cancel = requests.cancel
+files.on_outcome = function(params, answer)
+  local s = session.find(params.sessionId)
+  if not s or not params.review then
+    return
+  end
+  s.chat:flush()
+  local shown = answer.outcome
+  if answer.outcome == "partial" then
+    shown = ("partial: hunks %s of %d accepted"):format(table.concat(answer.acceptedHunks, ", "), #params.hunks)
+  end
+  s.chat:notice(("review of %s → %s"):format(require("elelem.review").shown_path(params.path), shown))
+end
 ask.on_question = function(params)
   local s = session.find(params.sessionId)
   if not s then
@@ -58,9 +93,14 @@ ask.on_question = function(params)
 end
 ask.on_answer = function(params, answer, dismissed)
   local s = session.find(params.sessionId)
+  local tool = type(params.tool) == "table" and params.tool or {}
+  if s and params.kind == "confirm" and tool.name == "rewind" and answer == "yes" and type(tool.plan) == "table" then
+    s.rewound = tool.plan -- the command goes on: reload and redraw when it answers
+  end
   if s then
     local question = params.prompt or (params.tool and params.tool.name) or "?"
-    local shown = dismissed and "(dismissed: the turn ended)" or answer == nil and "(no answer)" or answer
+    local gone = params.kind == "authorize" and "(withdrawn: no longer needed)" or "(dismissed: the turn ended)"
+    local shown = dismissed and gone or answer == nil and "(no answer)" or answer
     s.chat:notice(("? %s → %s"):format(question, shown))
   end
 end
@@ -119,6 +159,7 @@ end
 --- Opens (or focuses) this tab's chat and sends `prompt` if given.
 ---@param prompt string?
 function M.open(prompt)
+  context.track() -- the buffer `#buffer` means, before the prompt area takes the focus
   local s = session.current()
   s:show("input")
   if prompt and vim.trim(prompt) ~= "" then
@@ -214,6 +255,60 @@ function M.pick()
   require("elelem.history").pick()
 end
 
+--- `:ElelemAdd`: the current file (or lines `line1`..`line2`) waits as an attachment of the
+--- next prompt; `clear` drops the pending ones.
+---@param line1 integer?
+---@param line2 integer?
+---@param clear boolean?
+function M.add(line1, line2, clear)
+  return context.add(line1, line2, clear)
+end
+
+--- Accepts the whole change of the open review (the current buffer's, else the newest);
+--- `"turn"`: and every later change of this turn, unreviewed.
+---@param arg string?
+---@return boolean
+function M.accept(arg)
+  local r = require("elelem.review").find()
+  if not r then
+    vim.notify("elelem: no review is open", vim.log.levels.INFO)
+    return false
+  end
+  r:all(true, { turn = vim.trim(arg or "") == "turn" })
+  return true
+end
+
+--- Rejects the whole change of the open review; `reason` is shown to the model.
+---@param reason string?
+---@return boolean
+function M.reject(reason)
+  local r = require("elelem.review").find()
+  if not r then
+    vim.notify("elelem: no review is open", vim.log.levels.INFO)
+    return false
+  end
+  reason = vim.trim(reason or "")
+  r:all(false, { reason = reason ~= "" and reason or nil })
+  return true
+end
+
+--- Undoes this tab's last turn (files and conversation), after a confirmation.
+function M.undo()
+  require("elelem.rewind").undo()
+end
+
+--- Rewinds to before turn `turn`, or picks the turn from a list.
+---@param turn integer?
+function M.rewind(turn)
+  require("elelem.rewind").pick(turn)
+end
+
+--- Shows this tab's MCP servers and their state.
+---@return string[]
+function M.mcp()
+  return require("elelem.mcp").show()
+end
+
 --- Stops the daemon; the next command starts it again.
 function M.restart()
   daemon.stop()
@@ -236,6 +331,25 @@ function M.complete(arglead, cmdline)
   return vim.tbl_map(function(item)
     return item.word
   end, input.matches(s:commands(), arglead))
+end
+
+--- `:ElelemMode [name]`: switches this tab's session to mode `name`, or picks one.
+---@param name string?
+function M.mode(name)
+  require("elelem.modes").pick(name)
+end
+
+--- The mode ids of this tab's session, for completion.
+---@return string[]
+function M.mode_names()
+  return require("elelem.modes").names()
+end
+
+--- A statusline component: "" without a session, else "elelem:MODE" and "…" while a turn
+--- runs (e.g. `vim.o.statusline = "%f %=%{v:lua.require'elelem'.statusline()}"`).
+---@return string
+function M.statusline()
+  return require("elelem.modes").statusline()
 end
 
 --- A short status for statuslines: "", "elelem: working…", "elelem: ready".

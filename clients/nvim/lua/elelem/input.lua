@@ -23,7 +23,7 @@ end
 ---@return integer
 function M.create(name, actions)
   local buf = api.nvim_create_buf(false, true)
-  pcall(api.nvim_buf_set_name, buf, "elelem://prompt/" .. name)
+  require("elelem.buffers").name(buf, "elelem://prompt/" .. name)
   vim.bo[buf].filetype = "markdown"
   vim.bo[buf].omnifunc = "v:lua.require'elelem.input'.omnifunc"
   vim.b[buf].elelem_prompt = true

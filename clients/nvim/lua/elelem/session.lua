@@ -4,10 +4,12 @@
 local ask = require("elelem.ask")
 local chat = require("elelem.chat")
 local config = require("elelem.config")
+local context = require("elelem.context")
 local daemon = require("elelem.daemon")
 local errors = require("elelem.errors")
 local input = require("elelem.input")
 local layout = require("elelem.layout")
+local review = require("elelem.review")
 local trust = require("elelem.trust")
 
 local M = {}
@@ -30,6 +32,7 @@ local by_id = {}
 ---@field creating fun(err: elelem.Error?)[]?
 ---@field chat elelem.Chat
 ---@field prompt integer? the prompt buffer
+---@field turns {turnId: integer, text: string}[] this client's turns, by their `turnId`
 local Session = {}
 Session.__index = Session
 
@@ -39,7 +42,7 @@ function M.current()
   local tab = api.nvim_get_current_tabpage()
   local session = M.sessions[tab]
   if not session then
-    session = setmetatable({ tab = tab, busy = false, cancelled = false, epoch = 0 }, Session)
+    session = setmetatable({ tab = tab, busy = false, cancelled = false, epoch = 0, turns = {} }, Session)
     session.chat = chat.new(tostring(tab))
     M.sessions[tab] = session
   end
@@ -119,6 +122,10 @@ function Session:refresh()
   local parts = {}
   if info then
     table.insert(parts, ("%s · %s"):format(info.provider or "?", info.model or "?"))
+    local mode = self:mode()
+    if mode then
+      table.insert(parts, "mode: " .. mode)
+    end
   end
   if self.creating then
     table.insert(parts, "starting…")
@@ -134,6 +141,36 @@ end
 function Session:adopt(result)
   self.id, self.info = result.sessionId, result
   by_id[self.id] = self
+  self.mcp = nil
+  self:mcp_status(result.mcp)
+end
+
+--- The current mode's id (`session/new`'s `mode.current`, then `event/mode`), if any.
+---@return string?
+function Session:mode()
+  local mode = self.info and self.info.mode
+  return type(mode) == "table" and type(mode.current) == "string" and mode.current or nil
+end
+
+--- A new mode (`event/mode`, `session/setMode`'s answer): the winbar and statusline follow.
+---@param mode table?
+function Session:set_mode(mode)
+  if type(mode) ~= "table" or not self.info then
+    return
+  end
+  local before = self:mode()
+  self.info.mode = mode
+  if before ~= self:mode() then
+    self.chat:notice(("(mode: %s)"):format(tostring(self:mode())))
+  end
+  self:refresh()
+  pcall(vim.cmd.redrawstatus)
+end
+
+--- A new MCP status (`result.mcp`, `event/mcp`): elelem.mcp announces what changed.
+---@param status table?
+function Session:mcp_status(status)
+  require("elelem.mcp").update(self, status)
 end
 
 --- Calls `cb(err)` once the session exists on the daemon, creating it if needed.
@@ -149,6 +186,7 @@ function Session:ensure(cb)
   local cwd = config.cwd()
   local params = { cwd = cwd, provider = config.options.provider, model = config.options.model }
   params.trusted = trust.decide(cwd)
+  params.mcpServers = config.options.mcpServers
   local epoch = self.epoch
   self:refresh()
   daemon.request("session/new", params, function(err, result)
@@ -171,8 +209,11 @@ end
 function Session:fail(err, text)
   self.busy = false
   self.chat:notice("error: " .. errors.message(err), "ElelemError")
-  if text and errors.kind(err) == "session_busy" and input.restore(self:input(), text) then
+  local kind = errors.kind(err)
+  if text and kind == "session_busy" and input.restore(self:input(), text) then
     self.chat:notice("(the prompt is back in the prompt area: send it when the session is free)")
+  elseif text and kind == "invalid_attachment" and input.restore(self:input(), text) then
+    self.chat:notice("(nothing was sent: your prompt is back in the prompt area)")
   end
   self:refresh()
 end
@@ -195,11 +236,27 @@ function Session:send(text)
     vim.notify(reason, vim.log.levels.WARN)
     return false, reason
   end
+  local sent, attachments = text, nil
+  if text:sub(1, 1) ~= "/" then
+    local found, problem
+    sent, found, problem = context.expand(text)
+    if problem then
+      input.restore(self:input(), text)
+      vim.notify("elelem: " .. problem .. " (your prompt waits in the prompt area)", vim.log.levels.WARN)
+      return false, problem
+    end
+    attachments = vim.list_extend(self.pending or {}, found)
+    self.pending = nil
+    self:show_pending()
+  end
   self.busy, self.cancelled = true, false
   if text:sub(1, 1) == "/" then
     self.chat:command(text)
   else
     self.chat:user(text)
+    if #attachments > 0 then
+      self.chat:notice("attached: " .. table.concat(vim.tbl_map(context.label, attachments), " · "))
+    end
   end
   self:refresh()
   local epoch = self.epoch
@@ -216,24 +273,68 @@ function Session:send(text)
     if text:sub(1, 1) == "/" then
       self:command(text, epoch)
     else
-      self:turn(text, epoch)
+      self:turn(sent, epoch, attachments, text)
     end
   end)
   return true
 end
 
----@param text string
+--- Adds attachments for the next prompt, shown above the prompt area.
+---@param attachments table[]
+function Session:attach(attachments)
+  self.pending = self.pending or {}
+  vim.list_extend(self.pending, attachments)
+  self:show_pending()
+end
+
+local ns_pending = api.nvim_create_namespace("elelem.pending")
+
+--- Shows the pending attachments as a virtual line above the prompt.
+function Session:show_pending()
+  local buf = self:input()
+  api.nvim_buf_clear_namespace(buf, ns_pending, 0, -1)
+  if self.pending and #self.pending > 0 then
+    local shown = "attached: " .. table.concat(vim.tbl_map(context.label, self.pending), " · ")
+      .. "  (:ElelemAdd! clears)"
+    api.nvim_buf_set_extmark(buf, ns_pending, 0, 0, {
+      virt_lines = { { { shown, "ElelemDim" } } },
+      virt_lines_above = true,
+    })
+  end
+end
+
+--- The pending attachments' labels (what the prompt area shows).
+---@return string[]
+function Session:pending_labels()
+  return vim.tbl_map(context.label, self.pending or {})
+end
+
+---@param text string what the model reads (the `#` words taken out)
 ---@param epoch integer
-function Session:turn(text, epoch)
+---@param attachments table[]?
+---@param typed string? what the user typed, put back when the turn is refused
+function Session:turn(text, epoch, attachments, typed)
   local id = self.id
-  daemon.request("session/turn", { sessionId = id, text = text }, function(err, result)
-    ask.dismiss(id) -- a question cannot outlive its turn
+  local params = { sessionId = id, text = text }
+  if attachments and #attachments > 0 then
+    params.attachments = attachments
+  end
+  daemon.request("session/turn", params, function(err, result)
+    ask.dismiss(id) -- a question cannot outlive its turn, nor a review
+    review.dismiss(id)
     if epoch ~= self.epoch then
       return
     elseif err then
-      return self:fail(err, text)
+      if attachments and #attachments > 0 then -- the turn did not run: they wait for the next
+        self.pending = vim.list_extend(attachments, self.pending or {})
+        self:show_pending()
+      end
+      return self:fail(err, typed or text)
     end
     self.busy = false
+    if type(result.turnId) == "number" then -- names the turn for good: :ElelemRewind takes it
+      table.insert(self.turns, { turnId = result.turnId, text = text })
+    end
     self.chat:finish(result)
     self:refresh()
   end)
@@ -242,6 +343,7 @@ end
 ---@param line string
 ---@param epoch integer
 function Session:command(line, epoch)
+  self.rewound = nil
   daemon.request("session/command", { sessionId = self.id, line = line }, function(err, result)
     if epoch ~= self.epoch then
       return
@@ -249,6 +351,12 @@ function Session:command(line, epoch)
       return self:fail(err, line)
     end
     self.busy = false
+    local rewound = self.rewound -- /undo or /rewind N went on: its plan, from the question
+    self.rewound = nil
+    if rewound then
+      require("elelem.rewind").after(self, rewound, tostring(result.output or ""))
+      return self:refresh()
+    end
     self.chat:output(tostring(result.output or ""))
     if result.exit then -- /exit: this session is over
       self:reset()
@@ -259,53 +367,11 @@ function Session:command(line, epoch)
   end)
 end
 
---- `/shell [command]` is the client's: a terminal in the session's directory. When it
---- ends, its transcript waits in the prompt area (the protocol cannot add a message
---- without a turn), to be sent with a question.
+--- `/shell [command]`: the client's (elelem.shell).
 ---@param command string
 ---@return boolean
 function Session:shell(command)
-  local cwd = self.info and self.info.cwd or config.cwd()
-  local argv = command ~= "" and { vim.o.shell, vim.o.shellcmdflag, command } or { vim.o.shell }
-  vim.cmd("botright new")
-  local buf = api.nvim_get_current_buf()
-  local opts = {
-    cwd = cwd,
-    on_exit = function()
-      vim.schedule(function()
-        self:transcript(buf, command)
-      end)
-    end,
-  }
-  if vim.fn.has("nvim-0.11") == 1 then
-    opts.term = true
-    vim.fn.jobstart(argv, opts)
-  else
-    vim.fn.termopen(argv, opts)
-  end
-  if #api.nvim_list_uis() > 0 then
-    vim.cmd.startinsert()
-  end
-  return true
-end
-
----@param buf integer the ended terminal
----@param command string
-function Session:transcript(buf, command)
-  if not api.nvim_buf_is_valid(buf) then
-    return
-  end
-  local lines = api.nvim_buf_get_lines(buf, 0, -1, false)
-  while #lines > 0 and (vim.trim(lines[#lines]) == "" or lines[#lines]:match("^%[Process exited %d+%]$")) do
-    table.remove(lines)
-  end
-  api.nvim_buf_delete(buf, { force = true })
-  if command ~= "" then
-    table.insert(lines, 1, "$ " .. command)
-  end
-  self:show("input")
-  input.fill(self:input(), table.concat({ "", "", "Shell session:", "", "```", table.concat(lines, "\n"), "```" }, "\n"))
-  api.nvim_win_set_cursor(0, { 1, 0 })
+  return require("elelem.shell").run(self, command)
 end
 
 --- Re-reads provider and model from `session/list`.
@@ -347,6 +413,10 @@ function Session:reset()
     end
   end
   self.id, self.info, self.busy, self.creating = nil, nil, false, nil
+  self.turns, self.pending = {}, nil
+  if self.prompt and api.nvim_buf_is_valid(self.prompt) then
+    self:show_pending()
+  end
   self.chat:clear()
   self:refresh()
 end

@@ -1,0 +1,343 @@
+--- The review of one proposed change (`files/propose` with `review: true`): a scratch split
+--- listing the change's hunks as `git diff` shows them, each marked pending, accepted or
+--- rejected. The keys (configurable, `setup({ review = { keys = ... } })`): `ga` / `gr`
+--- accept / reject the hunk under the cursor, `gA` / `gR` all of them, `gT` every change of
+--- this turn, `]h` / `[h` move between hunks. The review ends when every hunk is decided
+--- (or the window is closed: all rejected), and `done` gets the decision.
+local config = require("elelem.config")
+
+local M = {}
+
+local api = vim.api
+local ns = api.nvim_create_namespace("elelem.review")
+
+---@class elelem.Decision
+---@field accepted integer[] hunk ids
+---@field reason string?
+---@field acceptAllForTurn boolean?
+---@field closed boolean? the review was closed, cancelled or dismissed
+
+---@class elelem.Review
+---@field params table the files/propose params
+---@field buf integer the review buffer
+---@field win integer?
+---@field rows table<integer, integer> hunk id -> 0-based row of its header
+---@field decided table<integer, boolean> hunk id -> accepted
+---@field done fun(decision: elelem.Decision)
+---@field finished boolean
+local Review = {}
+Review.__index = Review
+
+---@type elelem.Review[] open reviews, oldest first
+M.open = {}
+
+--- The review shown in `buf` (default: the current buffer), else the newest.
+---@param buf integer?
+---@return elelem.Review?
+function M.find(buf)
+  buf = buf or api.nvim_get_current_buf()
+  for _, r in ipairs(M.open) do
+    if r.buf == buf then
+      return r
+    end
+  end
+  return M.open[#M.open]
+end
+
+--- `path` as the chat shows it (relative to the session's folder when inside it).
+M.shown_path = function(path)
+  return require("elelem.buffers").shown(path)
+end
+
+--- The help line of a review buffer, from the configured keys.
+---@return string
+local function help()
+  local k = config.options.review.keys
+  return ("%s/%s accept/reject hunk · %s/%s all · %s accept all this turn · %s/%s next/prev · q reject all"):format(
+    k.accept, k.reject, k.accept_all, k.reject_all, k.accept_turn, k.next, k.prev)
+end
+
+---@param hunk table
+---@return string[]
+local function hunk_lines(hunk)
+  local text = type(hunk.diff) == "string" and hunk.diff or ""
+  text = text:gsub("\n$", "")
+  local lines = vim.split(text, "\n", { plain = true })
+  for i, line in ipairs(lines) do
+    lines[i] = line:gsub("[\r\n]", "")
+  end
+  return lines
+end
+
+function Review:mark()
+  if not api.nvim_buf_is_valid(self.buf) then
+    return
+  end
+  api.nvim_buf_clear_namespace(self.buf, ns, 0, -1)
+  for _, hunk in ipairs(self.params.hunks) do
+    local state = self.decided[hunk.id]
+    local label, hl = "[pending]", "DiagnosticWarn"
+    if state == true then
+      label, hl = "[accepted]", "DiagnosticOk"
+    elseif state == false then
+      label, hl = "[rejected]", "DiagnosticError"
+    end
+    api.nvim_buf_set_extmark(self.buf, ns, self.rows[hunk.id], 0, {
+      virt_text = { { ("  hunk %d %s"):format(hunk.id, label), hl } },
+      virt_text_pos = "eol",
+    })
+  end
+end
+
+--- The hunk whose lines hold the cursor (or the first).
+---@return integer? id
+function Review:current()
+  local row = self.win and api.nvim_win_is_valid(self.win) and api.nvim_win_get_buf(self.win) == self.buf
+      and api.nvim_win_get_cursor(self.win)[1] - 1
+    or 0
+  local found = self.params.hunks[1] and self.params.hunks[1].id
+  for _, hunk in ipairs(self.params.hunks) do
+    if self.rows[hunk.id] <= row then
+      found = hunk.id
+    end
+  end
+  return found
+end
+
+--- Moves the cursor to the next (`step` 1) or previous (-1) hunk header.
+---@param step integer
+---@param pending boolean? only undecided hunks
+function Review:move(step, pending)
+  if not (self.win and api.nvim_win_is_valid(self.win)) then
+    return
+  end
+  local row = api.nvim_win_get_cursor(self.win)[1] - 1
+  local hunks = self.params.hunks
+  local from, to = 1, #hunks
+  if step < 0 then
+    from, to = #hunks, 1
+  end
+  for i = from, to, step do
+    local hunk = hunks[i]
+    local r = self.rows[hunk.id]
+    if ((step > 0 and r > row) or (step < 0 and r < row)) and (not pending or self.decided[hunk.id] == nil) then
+      return self:go(hunk)
+    end
+  end
+  if pending then -- wrap around to the first undecided one
+    for _, hunk in ipairs(hunks) do
+      if self.decided[hunk.id] == nil then
+        return self:go(hunk)
+      end
+    end
+  end
+end
+
+--- Puts the cursor on `hunk`'s header, and the file's window (if one shows it) on its lines.
+---@param hunk table
+function Review:go(hunk)
+  api.nvim_win_set_cursor(self.win, { self.rows[hunk.id] + 1, 0 })
+  local file = self.target and api.nvim_buf_is_valid(self.target) and vim.fn.win_findbuf(self.target)[1]
+  if file then
+    local line = math.max(1, math.min(math.max(hunk.oldStart, 1), api.nvim_buf_line_count(self.target)))
+    pcall(api.nvim_win_set_cursor, file, { line, 0 })
+    api.nvim_win_call(file, function()
+      vim.cmd("normal! zz")
+    end)
+  end
+end
+
+--- Marks each hunk's lines in the file's buffer (`ElelemReviewLines`, and `hunk N` beside
+--- its first line) while the review is open.
+function Review:mark_target()
+  local buf = self.target
+  if not (buf and api.nvim_buf_is_valid(buf)) then
+    return
+  end
+  local count = api.nvim_buf_line_count(buf)
+  for _, hunk in ipairs(self.params.hunks) do
+    local first = math.min(math.max(hunk.oldStart - 1, 0), count - 1)
+    local last = math.min(first + math.max(hunk.oldLines, 1) - 1, count - 1)
+    pcall(api.nvim_buf_set_extmark, buf, ns, first, 0, {
+      end_row = last,
+      line_hl_group = "ElelemReviewLines",
+      virt_text = { { ("  ◀ hunk %d under review"):format(hunk.id), "ElelemDim" } },
+      virt_text_pos = "eol",
+    })
+  end
+end
+
+--- Ends the review with `decision` (once): the window closes, `done` is called.
+---@param decision elelem.Decision
+function Review:finish(decision)
+  if self.finished then
+    return
+  end
+  self.finished = true
+  if self.target and api.nvim_buf_is_valid(self.target) then
+    api.nvim_buf_clear_namespace(self.target, ns, 0, -1)
+  end
+  for i, r in ipairs(M.open) do
+    if r == self then
+      table.remove(M.open, i)
+      break
+    end
+  end
+  local focused = self.win and api.nvim_get_current_win() == self.win -- else the user moved on
+  if api.nvim_buf_is_valid(self.buf) then
+    pcall(api.nvim_buf_delete, self.buf, { force = true })
+  end
+  if focused and self.back and api.nvim_win_is_valid(self.back) then
+    pcall(api.nvim_set_current_win, self.back)
+  end
+  self.done(decision)
+end
+
+--- The decision made so far (undecided hunks count as rejected).
+---@return integer[]
+function Review:accepted()
+  local ids = {}
+  for _, hunk in ipairs(self.params.hunks) do
+    if self.decided[hunk.id] then
+      table.insert(ids, hunk.id)
+    end
+  end
+  return ids
+end
+
+--- Decides hunk `id` (nil: the one under the cursor); ends the review once all are.
+---@param accept boolean
+---@param id integer?
+function Review:decide(accept, id)
+  id = id or self:current()
+  if not id then
+    return
+  end
+  self.decided[id] = accept
+  self:mark()
+  for _, hunk in ipairs(self.params.hunks) do
+    if self.decided[hunk.id] == nil then
+      return self:move(1, true)
+    end
+  end
+  self:finish({ accepted = self:accepted() })
+end
+
+--- Decides every hunk at once.
+---@param accept boolean
+---@param opts {reason: string?, turn: boolean?}?
+function Review:all(accept, opts)
+  opts = opts or {}
+  for _, hunk in ipairs(self.params.hunks) do
+    self.decided[hunk.id] = accept
+  end
+  self:finish({ accepted = self:accepted(), reason = opts.reason, acceptAllForTurn = opts.turn or nil })
+end
+
+---@param r elelem.Review
+local function keymaps(r)
+  local k = config.options.review.keys
+  local function map(lhs, fn, desc)
+    if lhs and lhs ~= "" then
+      vim.keymap.set("n", lhs, fn, { buffer = r.buf, nowait = true, desc = "elelem review: " .. desc })
+    end
+  end
+  map(k.accept, function()
+    r:decide(true)
+  end, "accept this hunk")
+  map(k.reject, function()
+    r:decide(false)
+  end, "reject this hunk")
+  map(k.accept_all, function()
+    r:all(true)
+  end, "accept every hunk")
+  map(k.reject_all, function()
+    r:all(false)
+  end, "reject every hunk")
+  map(k.accept_turn, function()
+    r:all(true, { turn = true })
+  end, "accept this and every later change of this turn")
+  map(k.next, function()
+    r:move(1)
+  end, "next hunk")
+  map(k.prev, function()
+    r:move(-1)
+  end, "previous hunk")
+  map("q", function()
+    r:all(false)
+  end, "reject every hunk and close")
+end
+
+--- Opens the review of a `files/propose` (review: true) in a split below the current
+--- window and focuses it; `done(decision)` is called once.
+---@param params table
+---@param opened boolean the editor has the file loaded (else the daemon writes the disk)
+---@param done fun(decision: elelem.Decision)
+---@return elelem.Review
+function M.start(params, opened, done)
+  local buf = api.nvim_create_buf(false, true)
+  local r = setmetatable({ params = params, buf = buf, rows = {}, decided = {}, done = done, finished = false }, Review)
+  local hunks = params.hunks
+  local lines = {
+    ("elelem review: %s%s · %d hunk%s"):format(M.shown_path(params.path), (params.oldText == nil or params.oldText == vim.NIL)
+      and " (new file)" or opened and "" or " (not open: written to disk on accept)", #hunks, #hunks == 1 and "" or "s"),
+    help(),
+    "",
+  }
+  for _, hunk in ipairs(hunks) do
+    r.rows[hunk.id] = #lines
+    vim.list_extend(lines, hunk_lines(hunk))
+  end
+  api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  vim.bo[buf].modifiable = false
+  vim.bo[buf].bufhidden = "wipe"
+  vim.bo[buf].filetype = "diff"
+  require("elelem.buffers").name(buf, ("elelem://review/%s/%s"):format(tostring(params.toolCallId), M.shown_path(params.path)))
+  vim.b[buf].elelem_review = true
+  keymaps(r)
+  api.nvim_create_autocmd("BufWipeout", {
+    buffer = buf,
+    once = true,
+    callback = function()
+      vim.schedule(function()
+        r:finish({ accepted = {}, closed = true, reason = "the user closed the review" })
+      end)
+    end,
+  })
+  table.insert(M.open, r)
+  r.back = api.nvim_get_current_win()
+  local height = math.max(6, math.min(#lines + 1, math.floor(vim.o.lines * 0.5)))
+  -- under a window that shows the file, else under the whole layout
+  r.target = opened and require("elelem.buffers").find(params.path) or nil
+  local beside = r.target and vim.fn.win_findbuf(r.target)[1]
+  local target = beside and api.nvim_win_get_tabpage(beside) == api.nvim_get_current_tabpage() and beside or -1
+  r.win = api.nvim_open_win(buf, true, { split = "below", win = target, height = height })
+  if vim.fn.mode():match("^[iR]") then
+    vim.cmd.stopinsert() -- typing in the prompt area: the keys now go to the review
+  end
+  vim.wo[r.win].winfixheight = true
+  vim.wo[r.win].wrap = false
+  vim.wo[r.win].foldenable = false
+  r:mark_target()
+  if hunks[1] then
+    r:go(hunks[1])
+    api.nvim_win_call(r.win, function()
+      vim.fn.winrestview({ topline = 1 }) -- the title and the keys stay in view
+    end)
+  end
+  r:mark()
+  pcall(vim.cmd.redraw)
+  return r
+end
+
+--- Closes every open review of `session_id` (its turn ended or the daemon withdrew it).
+---@param session_id string?
+function M.dismiss(session_id)
+  for _, r in ipairs(vim.list_slice(M.open)) do
+    if session_id == nil or r.params.sessionId == session_id then
+      r:finish({ accepted = {}, closed = true })
+    end
+  end
+end
+
+return M
