@@ -5,7 +5,9 @@
 "use strict";
 const test = require("node:test");
 const assert = require("node:assert/strict");
+const fs = require("fs");
 const net = require("net");
+const os = require("os");
 const path = require("path");
 const { spawn } = require("child_process");
 const { fake, activate, deactivate, waitFor, send, REPO } = require("./helpers");
@@ -68,7 +70,9 @@ async function listening(port) {
 
 test("an MCP server's OAuth step: the offer opens the URL; after approval the offer is withdrawn", { timeout: 180_000 }, async () => {
   const port = await freePort();
-  const server = spawn(PYTHON, [path.join(SERVERS, "authed.py"), String(port)], { stdio: "ignore" });
+  // MARKS: where the server counts the codes it issued (a scratch folder, not the cwd)
+  const marks = fs.mkdtempSync(path.join(os.tmpdir(), "elelem-mcp-marks-"));
+  const server = spawn(PYTHON, [path.join(SERVERS, "authed.py"), String(port)], { stdio: "ignore", cwd: marks, env: { ...process.env, MARKS: marks } });
   try {
     await listening(port);
     const env = await activate({ "elelem.mcpServers": { secure: { type: "http", url: `http://127.0.0.1:${port}/mcp` } } });
