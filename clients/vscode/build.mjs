@@ -14,6 +14,17 @@ await esbuild.build({
   minify: production,
   logLevel: "warning",
 });
+// The pure modules on their own, for the unit tests (not in the .vsix: .vscodeignore lists what is).
+await esbuild.build({
+  entryPoints: ["src/hunks.ts", "src/rewind.ts", "src/context.ts", "src/files.ts", "src/input.ts"],
+  bundle: true,
+  external: ["vscode", "vscode-jsonrpc", "vscode-jsonrpc/node"],
+  platform: "node",
+  format: "cjs",
+  target: "node20",
+  outdir: "dist/lib",
+  logLevel: "warning",
+});
 await esbuild.build({
   entryPoints: ["media/main.js"],
   bundle: true,

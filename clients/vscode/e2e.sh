@@ -36,6 +36,14 @@ cleanup() {
 trap cleanup EXIT
 
 mkdir -p "$WORK"/{ext,ud/User,ws,home,xdg-config,xdg-data,xdg-state,xdg-cache}
+mkdir -p "$WORK/ws-review"
+for i in $(seq 1 20); do printf 'line_%02d = %d\n' "$i" "$i"; done > "$WORK/ws-review/review.py"
+mkdir -p "$WORK/ws-rewind" "$WORK/ws-context/.vscode"
+printf 'first version\n' > "$WORK/ws-rewind/notes.txt"
+printf 'def main():\n    return 42\n' > "$WORK/ws-context/app.py"
+printf '{\n  "a": 1,\n}\n' > "$WORK/ws-context/bad.json"
+printf '{"elelem.model": "vision"}\n' > "$WORK/ws-context/.vscode/settings.json"
+mkdir -p "$WORK/ws-modes"
 printf 'def greet(name):\n    """Say hello."""\n    return f"hello, {name}"\n\n\nprint(greet("elelem"))\n' > "$WORK/ws/hello.py"
 node -e 'console.log(JSON.stringify({
   "elelem.command": process.env.ELELEM_TEST_COMMAND,
@@ -49,6 +57,7 @@ node -e 'console.log(JSON.stringify({
   "chat.disableAIFeatures": true,
   "workbench.secondarySideBar.defaultVisibility": "hidden",
   "window.commandCenter": false,
+  "files.autoSave": "off",
 }, null, 2))' > "$WORK/ud/User/settings.json"
 printf 'bind-addr: 127.0.0.1:0\nauth: none\ncert: false\n' > "$WORK/cs.yaml"
 
@@ -77,7 +86,16 @@ curl -fsS "http://127.0.0.1:$PORT/healthz" >/dev/null || { cat "$WORK/code-serve
 
 SHOT="${ELELEM_E2E_SCREENSHOT:-$HERE/test-results/screenshot.png}"
 mkdir -p "$(dirname "$SHOT")"
-if ! node test/e2e/chat.mjs "http://127.0.0.1:$PORT/?folder=$WORK/ws" "$SHOT"; then
+# ELELEM_E2E_CASES picks cases (default: all), e.g. ELELEM_E2E_CASES=review ./e2e.sh
+CASES="${ELELEM_E2E_CASES:-chat review rewind context modes}"
+failed=0
+for case in $CASES; do
+  case "$case" in
+    chat) node test/e2e/chat.mjs "http://127.0.0.1:$PORT/?folder=$WORK/ws" "$SHOT" || failed=1 ;;
+    *) node "test/e2e/$case.mjs" "http://127.0.0.1:$PORT/?folder=$WORK/ws-$case" "$(dirname "$SHOT")/$case.png" "$WORK/ws-$case" || failed=1 ;;
+  esac
+done
+if [ "$failed" != 0 ]; then
   echo "--- code-server log (tail) ---" >&2; tail -40 "$WORK/code-server.log" >&2
   find "$WORK/ud/logs" -name '*Elelem*' -exec sh -c 'echo "--- $1"; tail -40 "$1"' _ {} \; >&2 2>/dev/null || true
   exit 1

@@ -18,7 +18,9 @@ let turn = null; // {id, el, last: {kind, el, text}}
 let tools = new Map();
 let completions = { items: [], index: 0, text: "" };
 let asking = null; // the tool card body a permission question went into
-let errorShown = false; // an error notice since the last prompt: a failed turn does not repeat it
+let errorShown = false;
+let chips = []; // attachments for the next prompt: {attachment, label}
+let lastUser = null; // the user message of the running turn: its turnId comes with the turn's end // an error notice since the last prompt: a failed turn does not repeat it
 
 function el(tag, className, text) {
   const node = document.createElement(tag);
@@ -43,8 +45,24 @@ function currentTurn(turnId) {
   return turn;
 }
 
+/** A sub-agent's event (`parentToolCallId`): drawn inside its task call's card. */
+function childHost(message) {
+  if (!message.parentToolCallId) return null;
+  const card = tools.get(`${message.turnId}:${message.parentToolCallId}`);
+  if (!card) return null;
+  let children = card.querySelector(":scope > .body > .children");
+  if (!children) {
+    children = el("div", "children");
+    children.append(el("div", "label", "Sub-agent"));
+    card.querySelector(".body").append(children);
+    card.open = true;
+  }
+  if (!children.host) children.host = { id: message.turnId, el: children, last: null, child: true };
+  return children.host;
+}
+
 function delta(kind, message) {
-  const t = currentTurn(message.turnId);
+  const t = childHost(message) ?? currentTurn(message.turnId);
   if (!t.last || t.last.kind !== kind) {
     let node;
     if (kind === "thinking") {
@@ -82,7 +100,7 @@ function formatResult(result) {
 }
 
 function toolCard(message) {
-  const t = currentTurn(message.turnId);
+  const t = childHost(message) ?? currentTurn(message.turnId);
   const card = el("details", "tool running");
   card.dataset.id = message.id;
   const summary = el("summary");
@@ -93,18 +111,113 @@ function toolCard(message) {
   card.append(summary, body);
   t.el.append(card);
   t.last = { kind: "tool", el: card };
-  tools.set(`${message.turnId}:${message.id}`, card);
+  tools.set(toolKey(message), card);
+}
+
+/** A tool card's key: the turn, the parent task call for a sub-agent's call, and the id. */
+function toolKey(m) {
+  return `${m.turnId}:${m.parentToolCallId ? `${m.parentToolCallId}/` : ""}${m.id}`;
 }
 
 function toolResult(message) {
-  const card = tools.get(`${message.turnId}:${message.id}`) ?? (toolCard(message), tools.get(`${message.turnId}:${message.id}`));
+  const card = tools.get(toolKey(message)) ?? (toolCard(message), tools.get(toolKey(message)));
   card.classList.remove("running");
   card.classList.add(message.ok ? "ok" : "error");
   card.querySelector(".status").textContent = message.ok ? "ok" : "error";
   const body = card.querySelector(".body");
   body.append(el("div", "label", "Result"), el("pre", "result", formatResult(message.result)));
   if (typeof message.result?.diff === "string") body.append(diffBlock(message.result.diff));
+  // files/propose's review, as the model reads it (result.review: accepted, partial, for the turn)
+  if (typeof message.result?.review === "string") {
+    card.classList.add("reviewed");
+    summary(card).append(el("span", "review-tag", message.result.review.startsWith("applied") ? "partial" : "reviewed"));
+    card.after(el("div", "notice review-outcome", `Review: ${message.result.review}`));
+  }
 }
+
+/** A user message is turn `turnId`: a "Restore checkpoint" action goes back to before it. */
+function markTurn(node, turnId) {
+  if (node.dataset.turnId) return;
+  node.dataset.turnId = String(turnId);
+  const actions = el("div", "user-actions");
+  const button = el("button", "restore", "↶ Restore checkpoint");
+  button.type = "button";
+  button.title = `Undo turn ${turnId} and every later one: files and conversation go back to before it`;
+  button.dataset.turnId = String(turnId);
+  actions.append(button);
+  node.after(actions);
+}
+
+log.addEventListener("click", (event) => {
+  const button = event.target.closest?.("button.restore");
+  if (button) vscode.postMessage({ type: "rewind", turnId: Number(button.dataset.turnId) });
+});
+
+function summary(card) {
+  return card.querySelector("summary");
+}
+
+/** files/propose with review: the hunks in the tool call's card, each with Accept ticked. */
+function reviewCard(m) {
+  const card = tools.get(`${m.turnId}:${m.toolCallId}`);
+  const node = el("div", "review");
+  node.dataset.review = String(m.reviewId);
+  node.append(el("div", "label", `Review ${m.newFile ? "the new file" : "the change to"} ${m.path}: ${m.hunks.length} hunk${m.hunks.length === 1 ? "" : "s"} (also in the diff editor)`));
+  for (const hunk of m.hunks) {
+    const row = el("div", "review-hunk");
+    const label = el("label", "hunk-accept");
+    const box = el("input");
+    box.type = "checkbox";
+    box.checked = true;
+    box.dataset.hunk = String(hunk.id);
+    label.append(box, document.createTextNode(` Accept hunk ${hunk.id}`));
+    row.append(label, diffBlock(hunk.diff));
+    node.append(row);
+  }
+  const buttons = el("div", "review-buttons");
+  const button = (action, text, title) => {
+    const b = el("button", `review-${action}`, text);
+    b.type = "button";
+    b.title = title;
+    b.dataset.action = action;
+    buttons.append(b);
+  };
+  button("apply", "Apply ticked hunks", "Accept the ticked hunks and reject the others");
+  button("acceptAll", "Accept all", "Accept every hunk");
+  button("rejectAll", "Reject all", "Reject every hunk");
+  button("rejectWithReason", "Reject…", "Reject every hunk and tell the model why");
+  button("acceptAllForTurn", "Accept all for this turn", "Accept this change and every later one in this turn without review");
+  button("open", "Open diff", "Show the change in the diff editor again");
+  node.append(buttons);
+  if (card) {
+    card.open = true;
+    card.querySelector(".body").append(node);
+  } else (turn ? turn.el : log).append(node);
+  node.scrollIntoView({ block: "end" });
+}
+
+function reviewDone(m) {
+  const node = log.querySelector(`.review[data-review="${m.reviewId}"]`);
+  if (!node) return;
+  node.classList.add("done");
+  for (const input of node.querySelectorAll("input, button")) input.disabled = true;
+  const accepted = m.accepted;
+  const text =
+    accepted === null ? "The review was withdrawn: nothing changed."
+    : m.acceptAllForTurn ? "Accepted, and every later change in this turn."
+    : accepted.length === 0 ? "Rejected."
+    : accepted.length === m.total ? "Accepted."
+    : `Accepted hunk${accepted.length === 1 ? "" : "s"} ${accepted.join(", ")} of ${m.total}.`;
+  node.append(el("div", "notice review-decision", text));
+}
+
+log.addEventListener("click", (event) => {
+  const button = event.target.closest?.(".review button[data-action]");
+  if (!button) return;
+  const node = button.closest(".review");
+  const hunks = [...node.querySelectorAll("input[data-hunk]")].filter((b) => b.checked).map((b) => Number(b.dataset.hunk));
+  vscode.postMessage({ type: "review", reviewId: Number(node.dataset.review), action: button.dataset.action, hunks });
+});
 
 /** A unified diff, coloured by line. */
 function diffBlock(text) {
@@ -136,6 +249,139 @@ function notice(kind, text, markdown = false) {
   return node;
 }
 
+/** A message's content: a string, or a list of parts (text and images, as with images). */
+function contentText(content) {
+  if (typeof content === "string") return content;
+  if (Array.isArray(content)) {
+    return content
+      .map((part) => (typeof part === "string" ? part : part?.type === "text" ? part.text ?? "" : part?.type === "image" ? "[image]" : JSON.stringify(part)))
+      .join("\n");
+  }
+  return JSON.stringify(content);
+}
+
+const CHIP_ICONS = { file: "≡", folder: "▸", selection: "✂", diagnostics: "⚠", image: "▣", symbol: "#" };
+function chipText(type, label) {
+  return `${CHIP_ICONS[type] ?? "+"} ${label}`;
+}
+
+const chipRow = $("#chips");
+function addChip(chip) {
+  chip.attachment.label = chip.label;
+  chips.push(chip);
+  drawChips();
+}
+function drawChips() {
+  chipRow.replaceChildren(
+    ...chips.map((chip, i) => {
+      const node = el("span", `chip ${chip.attachment.type}`);
+      if (chip.attachment.type === "image") {
+        const img = el("img");
+        img.src = `data:${chip.attachment.mimeType};base64,${chip.attachment.data}`;
+        img.alt = chip.label;
+        node.append(img);
+      }
+      node.append(document.createTextNode(chipText(chip.attachment.type, chip.label)));
+      const remove = el("button", "remove", "×");
+      remove.type = "button";
+      remove.title = "Remove this attachment";
+      remove.addEventListener("click", () => {
+        chips.splice(i, 1);
+        drawChips();
+      });
+      node.append(remove);
+      return node;
+    }),
+  );
+}
+
+const IMAGE_TYPES = ["image/png", "image/jpeg", "image/gif", "image/webp"];
+const IMAGE_CAP = 5 * 1024 * 1024;
+/** A pasted or dropped image becomes an image attachment (base64). */
+function attachImages(files) {
+  for (const file of files) {
+    if (!IMAGE_TYPES.includes(file.type)) {
+      if (file.type.startsWith("image/")) add(el("div", "notice info", `Not attached: ${file.name || "the image"} is ${file.type}; images can be PNG, JPEG, GIF or WebP.`));
+      continue;
+    }
+    if (file.size > IMAGE_CAP) {
+      add(el("div", "notice info", `Not attached: ${file.name || "the image"} is over 5 MB.`));
+      continue;
+    }
+    const reader = new FileReader();
+    reader.onload = () => {
+      const data = String(reader.result).replace(/^data:[^,]*,/, "");
+      addChip({ attachment: { type: "image", mimeType: file.type, data }, label: file.name || `pasted ${file.type.slice(6)}` });
+    };
+    reader.readAsDataURL(file);
+  }
+}
+
+const modeButton = $("#mode");
+/** The session's mode (issue 20): a button in the header that opens the picker. */
+function showMode(mode) {
+  if (!mode?.current) return;
+  const info = (mode.available ?? []).find((m) => m.id === mode.current);
+  modeButton.hidden = false;
+  modeButton.textContent = `Mode: ${info?.name ?? mode.current} ▾`;
+  modeButton.title = `${info?.description ?? mode.current}: click to switch the mode`;
+  modeButton.dataset.mode = mode.current;
+}
+modeButton.addEventListener("click", () => vscode.postMessage({ type: "pickMode" }));
+
+const PLAN_MARKS = { pending: "○", in_progress: "◐", completed: "●" };
+/** event/plan: the whole checklist each time, drawn in place (one plan per session). */
+function showPlan(entries, turnId) {
+  let node = log.querySelector(".plan");
+  if (!node) {
+    node = el("div", "plan");
+    node.append(el("div", "label", "Plan"), el("ul", "entries"));
+    (turnId !== undefined && turnId !== null ? currentTurn(turnId).el : log).append(node);
+  }
+  node.querySelector("ul").replaceChildren(
+    ...entries.map((entry) => {
+      const li = el("li", `entry ${entry.status}`);
+      li.append(el("span", "mark", PLAN_MARKS[entry.status] ?? "○"), el("span", "content", entry.content));
+      li.title = entry.status.replace("_", " ");
+      return li;
+    }),
+  );
+  const done = entries.filter((e) => e.status === "completed").length;
+  node.querySelector(".label").textContent = `Plan: ${done} of ${entries.length} done`;
+  node.scrollIntoView({ block: "end" });
+}
+
+const mcpLine = $("#mcp");
+const mcpSeen = new Map(); // server name -> last state said in the log
+const MCP_STATES = { starting: "starting…", ready: "ready", retrying: "retrying", "needs-auth": "needs your approval", failed: "failed", stopped: "stopped" };
+/** session/new's `mcp` and every `event/mcp`: one status line, and a notice when a server is in trouble. */
+function showMcp(mcp) {
+  const servers = mcp?.servers ?? [];
+  mcpLine.hidden = servers.length === 0 && !(mcp?.problems?.length);
+  mcpLine.replaceChildren(
+    el("span", "label", "MCP: "),
+    ...servers.map((server) => {
+      const tools = server.state === "ready" ? ` (${server.tools?.length ?? 0} tool${server.tools?.length === 1 ? "" : "s"})` : "";
+      const node = el("span", `mcp-server ${server.state}`, `${server.name} ${MCP_STATES[server.state] ?? server.state}${tools}`);
+      node.title = [server.transport, server.source, server.error].filter(Boolean).join(" · ");
+      return node;
+    }),
+  );
+  for (const server of servers) {
+    if (mcpSeen.get(server.name) === server.state) continue;
+    mcpSeen.set(server.name, server.state);
+    if (["failed", "retrying", "needs-auth"].includes(server.state)) {
+      const why = server.state === "needs-auth" ? "waits for your approval in the browser" : `${MCP_STATES[server.state]}${server.error ? `: ${server.error}` : ""}`;
+      add(el("div", `notice ${server.state === "needs-auth" ? "info" : "error"} mcp-notice`, `MCP server ${server.name} ${why}`));
+    }
+  }
+  for (const problem of mcp?.problems ?? []) {
+    if (mcpSeen.has(`problem:${problem}`)) continue;
+    mcpSeen.set(`problem:${problem}`, true);
+    add(el("div", "notice error mcp-notice", `MCP: ${problem}`));
+  }
+}
+
 const STOP_REASONS = {
   cancelled: "Stopped.",
   error: "The turn failed.",
@@ -145,27 +391,79 @@ const STOP_REASONS = {
 const handlers = {
   clear() {
     log.replaceChildren();
+    mcpLine.hidden = true;
+    mcpSeen.clear();
     turn = null;
     tools = new Map();
   },
   session(m) {
     status.textContent = `${m.provider} · ${m.model} · ${m.cwd}${m.trusted === false ? " · untrusted: no project plugins" : ""}`;
     status.title = `session ${m.sessionId}`;
+    showMode(m.mode);
+  },
+  mode(m) {
+    showMode(m.mode);
+  },
+  plan(m) {
+    showPlan(m.entries ?? m.plan?.entries ?? [], m.turnId);
   },
   user(m) {
     turn = null;
     errorShown = false;
-    add(el("div", "turn user", m.text));
+    lastUser = add(el("div", "turn user", m.text));
+    if (m.attachments?.length) {
+      const row = el("div", "chips sent");
+      for (const a of m.attachments) row.append(el("span", `chip ${a.type}`, chipText(a.type, a.label)));
+      lastUser.append(row);
+    }
+  },
+  mcp(m) {
+    showMcp(m.mcp);
+  },
+  refused(m) {
+    // invalid_attachment: nothing was sent or kept; the prompt and its chips come back.
+    if (lastUser) lastUser.classList.add("refused");
+    lastUser = null;
+    turn = null;
+    add(el("div", "notice error refused", `Not sent: ${m.text}`));
+  },
+  chip(m) {
+    addChip({ attachment: m.attachment, label: m.label });
+  },
+  attachError(m) {
+    add(el("div", "notice info", m.text));
+  },
+  turns(m) {
+    // session/checkpoints' turns, oldest first: each user message that is a turn's prompt
+    // gets its turnId (and so its Restore action), in order.
+    const users = [...log.querySelectorAll(".turn.user:not(.command)")];
+    let at = 0;
+    for (const t of m.turns) {
+      const prompt = (t.prompt ?? "").trim();
+      const found = users.findIndex((u, i) => i >= at && u.textContent.trim().split("\n")[0].startsWith(prompt.replace(/…$/, "")));
+      if (found < 0) continue;
+      markTurn(users[found], t.turnId);
+      at = found + 1;
+    }
   },
   thinking: (m) => delta("thinking", m),
   saying: (m) => delta("saying", m),
   doing: toolCard,
   result: toolResult,
+  review: reviewCard,
+  reviewDone,
   say(m) {
+    const host = childHost(m);
+    if (host) {
+      host.el.append(el("div", `notice ${m.kind ?? "plain"}`, m.text));
+      return;
+    }
     if (m.kind === "error") errorShown = true;
     notice(m.kind ?? "plain", m.text, m.kind === "markdown");
   },
   turnEnd(m) {
+    if (lastUser && m.turnId !== undefined) markTurn(lastUser, m.turnId);
+    lastUser = null;
     const t = currentTurn(m.turnId);
     if (!t.el.querySelector(".markdown") && m.reply && m.stopReason !== "cancelled" && m.stopReason !== "error") {
       delta("saying", { turnId: m.turnId, text: m.reply });
@@ -224,7 +522,7 @@ const handlers = {
         toolResult(call);
         continue;
       }
-      const text = typeof message.content === "string" ? message.content : JSON.stringify(message.content);
+      const text = contentText(message.content);
       if (message.role === "user") handlers.user({ text });
       else if (message.role === "assistant") {
         if (text) delta("saying", { turnId: replying().id, text });
@@ -240,6 +538,7 @@ const handlers = {
   unsent(m) {
     // The prompt never reached the daemon: give it back, so the user can send it again.
     if (input.value.trim()) return;
+    if (chips.length === 0) for (const a of m.attachments ?? []) addChip({ attachment: a, label: a.label ?? a.type });
     input.value = m.text;
     saveDraft();
     input.focus();
@@ -333,7 +632,9 @@ function saveDraft() {
 function submit() {
   const text = input.value.trim();
   if (!text || busy) return;
-  vscode.postMessage({ type: "send", text });
+  vscode.postMessage({ type: "send", text, ...(chips.length ? { attachments: chips.map((c) => c.attachment) } : {}) });
+  chips = [];
+  drawChips();
   input.value = "";
   hideCompletions();
   saveDraft();
@@ -342,7 +643,7 @@ function submit() {
 input.addEventListener("input", () => {
   saveDraft();
   const text = input.value;
-  if (text.startsWith("/") && !text.includes("\n")) vscode.postMessage({ type: "complete", text });
+  if ((text.startsWith("/") && !text.includes("\n")) || /(^|\s)@\S*$/.test(text)) vscode.postMessage({ type: "complete", text });
   else hideCompletions();
 });
 
@@ -359,6 +660,14 @@ input.addEventListener("keydown", (event) => {
       return;
     }
     if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+      // An @ mention: Enter picks the file and the prompt goes on.
+      if (completesInput() && /(^|\s)@\S*$/.test(input.value)) {
+        accept(completions.index);
+        input.value += " ";
+        saveDraft();
+        event.preventDefault();
+        return;
+      }
       // One Enter runs the command: accept the highlighted completion, then send.
       if (completesInput()) accept(completions.index);
       else hideCompletions();
@@ -388,6 +697,28 @@ form.addEventListener("submit", (event) => {
   submit();
 });
 stopButton.addEventListener("click", () => vscode.postMessage({ type: "stop" }));
+for (const button of document.querySelectorAll("#attach button[data-attach]")) {
+  button.addEventListener("click", () => vscode.postMessage({ type: "attach", what: button.dataset.attach }));
+}
+$("#mention").addEventListener("click", () => {
+  const text = input.value;
+  input.value = text + (text && !/\s$/.test(text) ? " @" : "@");
+  input.focus();
+  input.dispatchEvent(new Event("input"));
+});
+input.addEventListener("paste", (event) => {
+  const files = [...(event.clipboardData?.files ?? [])].filter((f) => f.type.startsWith("image/"));
+  if (files.length === 0) return;
+  event.preventDefault();
+  attachImages(files);
+});
+form.addEventListener("dragover", (event) => event.preventDefault());
+form.addEventListener("drop", (event) => {
+  const files = [...(event.dataTransfer?.files ?? [])];
+  if (files.length === 0) return;
+  event.preventDefault();
+  attachImages(files);
+});
 $("#new").addEventListener("click", () => vscode.postMessage({ type: "newSession" }));
 
 log.addEventListener("click", (event) => {

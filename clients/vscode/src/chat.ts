@@ -4,9 +4,13 @@ import * as os from "os";
 import * as vscode from "vscode";
 import { CancellationToken } from "vscode-jsonrpc/node";
 import { Completion } from "./completion";
-import { readSettings } from "./config";
+import { mcpServers, readSettings } from "./config";
 import { Daemon, ExitInfo } from "./daemon";
-import { askUser } from "./input";
+import { askUser, bridge } from "./input";
+import { propose, readFile, readTextFile, writeTextFile } from "./files";
+import { Reviews } from "./review";
+import { CheckpointTurn, checkpoints, rewindTurn } from "./rewind";
+import { Attachment, EditorStateSender, fromEditor } from "./context";
 import { openStored, Remembered } from "./stored";
 import { Transcript } from "./transcript";
 import type { Log } from "./log";
@@ -16,6 +20,7 @@ import {
   EventParams,
   ListedSession,
   LoadedSession,
+  ModeInfo,
   Message,
   Method,
   SessionInfo,
@@ -54,6 +59,10 @@ export class Chat implements vscode.Disposable {
   private resume?: Resume;
   private readonly completion: Completion;
   private readonly remembered: Remembered;
+  private readonly reviews: Reviews;
+  private readonly editorState: EditorStateSender;
+  /** The documents each turn's changes were applied to (not on disk until saved): a rewind offers to discard them. */
+  private readonly appliedEdits = new Map<number, Set<string>>();
 
   constructor(
     private readonly log: Log,
@@ -62,6 +71,29 @@ export class Chat implements vscode.Disposable {
   ) {
     this.completion = new Completion(log);
     this.remembered = new Remembered(memory);
+    this.editorState = new EditorStateSender((state) => {
+      if (this.daemon?.running) void this.daemon.notify(Method.editorState, state).catch(() => undefined);
+    });
+    this.reviews = new Reviews({
+      started: (review) =>
+        this.show({
+          type: "review",
+          reviewId: review.id,
+          turnId: review.params.turnId,
+          toolCallId: review.params.toolCallId,
+          path: vscode.workspace.asRelativePath(review.params.path),
+          newFile: review.params.oldText === null,
+          hunks: review.params.hunks.map((h) => ({ id: h.id, diff: h.diff })),
+        }),
+      ended: (review, decision) =>
+        this.show({
+          type: "reviewDone",
+          reviewId: review.id,
+          accepted: decision?.accepted ?? null,
+          total: review.params.hunks.length,
+          acceptAllForTurn: decision?.acceptAllForTurn ?? false,
+        }),
+    });
   }
 
   get sessionId(): string | undefined {
@@ -109,25 +141,41 @@ export class Chat implements vscode.Disposable {
         this.restore();
         return;
       case "send":
-        return this.send(String(message.text ?? ""));
+        return this.send(String(message.text ?? ""), attachmentsOf(message.attachments));
+      case "attach": {
+        const chip = fromEditor(String(message.what ?? ""));
+        if (typeof chip === "string") this.view?.post({ type: "attachError", text: chip });
+        else this.view?.post({ type: "chip", ...chip });
+        return;
+      }
       case "stop":
         return this.stop();
       case "newSession":
         return this.newSession();
       case "complete":
         return this.complete(String(message.text ?? ""));
+      case "pickMode":
+        return this.pickMode().catch((error) => this.failed(error));
+      case "rewind":
+        return this.rewind(Number(message.turnId)).catch((error) => this.failed(error));
+      case "review":
+        return this.reviews.act(
+          Number(message.reviewId),
+          String(message.action) as Parameters<Reviews["act"]>[1],
+          Array.isArray(message.hunks) ? message.hunks.map(Number) : [],
+        );
       default:
         this.log.warn(`unknown message from the webview: ${JSON.stringify(message)}`);
     }
   }
 
   /** Send a prompt, or run a slash command when the text starts with `/`. */
-  async send(text: string): Promise<void> {
+  async send(text: string, attachments: Attachment[] = []): Promise<void> {
     text = text.trim();
     if (!text) return;
     if (this.busy) {
       this.show({ type: "error", text: "A turn is still running: press Stop or wait for it." });
-      this.view?.post({ type: "unsent", text });
+      this.view?.post({ type: "unsent", text, ...(attachments.length ? { attachments } : {}) });
       return;
     }
     let done = () => {};
@@ -142,13 +190,17 @@ export class Chat implements vscode.Disposable {
       } catch (error) {
         // The prompt never reached the daemon: say why and give it back to the prompt box.
         this.failed(error);
-        this.view?.post({ type: "unsent", text });
+        this.view?.post({ type: "unsent", text, ...(attachments.length ? { attachments } : {}) });
         return;
       }
-      if (text.startsWith("/")) await this.command(session, text);
-      else await this.turn(session, text);
+      if (text.startsWith("/") && attachments.length === 0) await this.command(session, text);
+      else await this.turn(session, text, attachments);
     } catch (error) {
-      this.failed(error);
+      if (isKind(error, ErrorKind.invalidAttachment)) {
+        // Refused before anything was sent or kept: say why and give the prompt back.
+        this.show({ type: "refused", text: errorText(error) });
+        this.view?.post({ type: "unsent", text, ...(attachments.length ? { attachments } : {}) });
+      } else this.failed(error);
     } finally {
       this.setBusy(false);
       done();
@@ -214,6 +266,86 @@ export class Chat implements vscode.Disposable {
     this.view?.post({ type: "clear" });
     this.showSession(loaded);
     this.show({ type: "history", messages: loaded.history ?? loaded.messages ?? [] });
+    if (loaded.plan?.entries) this.show({ type: "plan", entries: loaded.plan.entries });
+    await this.markTurns(loaded);
+  }
+
+  /** The mode picker (issue 20): the session's modes, then `session/setMode`. */
+  async pickMode(): Promise<void> {
+    const session = await this.ensureSession();
+    const mode = session.mode;
+    if (!mode?.available?.length) {
+      void vscode.window.showInformationMessage("Elelem: this daemon has no modes to pick from.");
+      return;
+    }
+    const picked = await vscode.window.showQuickPick(
+      mode.available.map((m) => ({ label: m.name, description: m.id === mode.current ? "(current)" : m.id, detail: m.description, id: m.id })),
+      { title: "Elelem: the session's mode", placeHolder: "What the agent may do: the mode applies from its next request to the model" },
+    );
+    if (!picked || picked.id === mode.current) return;
+    const result = await this.daemon!.request<{ mode: ModeInfo }>(Method.sessionSetMode, { sessionId: session.sessionId, modeId: picked.id });
+    if (this.session?.sessionId === session.sessionId) this.session.mode = result.mode;
+    this.show({ type: "mode", mode: result.mode });
+  }
+
+  /** The session's turns that a checkpoint picker offers (`session/checkpoints`). */
+  async checkpoints(): Promise<CheckpointTurn[]> {
+    const session = await this.ensureSession();
+    return (await checkpoints(this.daemon!, session.sessionId)).turns;
+  }
+
+  /**
+   * Go back to before a turn (the last one when none is given): files and conversation,
+   * after the user confirmed what changes (rewind.ts); then redraw the chat from `messages`.
+   */
+  async rewind(turnId?: number): Promise<void> {
+    if (this.busy) {
+      this.show({ type: "error", text: "A turn is still running: press Stop or wait for it, then rewind." });
+      return;
+    }
+    const session = await this.ensureSession();
+    const turns = await this.checkpoints();
+    if (turnId === undefined || Number.isNaN(turnId)) {
+      turnId = turns.at(-1)?.turnId;
+      if (turnId === undefined) {
+        void vscode.window.showInformationMessage("Elelem: nothing to undo: this session has no turn yet.");
+        return;
+      }
+    }
+    const undone = turns.filter((t) => t.turnId >= turnId!).flatMap((t) => t.files);
+    for (const [turn, paths] of this.appliedEdits) if (turn >= turnId) undone.push(...paths);
+    const result = await rewindTurn(this.daemon!, session.sessionId, session.cwd, turnId, this.log, undone);
+    if (!result) return;
+    if (result.messages) {
+      this.transcript.clear();
+      this.view?.post({ type: "clear" });
+      this.showSession(session);
+      this.show({ type: "history", messages: result.messages });
+    }
+    const files = result.files;
+    const changed = files ? files.restored.length + files.created.length + files.deleted.length : 0;
+    this.show({
+      type: "say",
+      kind: "info",
+      text: `Rewound to before turn ${turnId}` + (files ? `: ${changed} file${changed === 1 ? "" : "s"} restored.` : " (the conversation only)."),
+    });
+    await this.markTurns(session);
+  }
+
+  private edited(turnId: unknown, path: unknown): void {
+    if (typeof turnId !== "number" || typeof path !== "string") return;
+    if (!this.appliedEdits.has(turnId)) this.appliedEdits.set(turnId, new Set());
+    this.appliedEdits.get(turnId)!.add(path);
+  }
+
+  /** Tell the webview which user message is which turn, so each gets its Restore action. */
+  private async markTurns(session: SessionInfo): Promise<void> {
+    try {
+      const { turns } = await checkpoints(this.daemon!, session.sessionId);
+      this.show({ type: "turns", turns: turns.map((t) => ({ turnId: t.turnId, prompt: t.prompt })) });
+    } catch (error) {
+      this.log.warn(`session/checkpoints: ${errorText(error)}`);
+    }
   }
 
   async restart(): Promise<void> {
@@ -230,6 +362,8 @@ export class Chat implements vscode.Disposable {
   }
 
   async dispose(): Promise<void> {
+    this.reviews.dispose();
+    this.editorState.dispose();
     await this.shutdown();
   }
 
@@ -240,11 +374,12 @@ export class Chat implements vscode.Disposable {
     await daemon?.stop();
   }
 
-  private async turn(session: SessionInfo, text: string): Promise<void> {
-    this.show({ type: "user", text });
+  private async turn(session: SessionInfo, text: string, attachments: Attachment[]): Promise<void> {
+    this.show({ type: "user", text, attachments: attachments.map(chipOf) });
     const result = await this.daemon!.request<TurnResult>(Method.sessionTurn, {
       sessionId: session.sessionId,
       text,
+      ...(attachments.length ? { attachments: attachments.map(({ label: _, ...a }) => a) } : {}),
     });
     this.show({ type: "turnEnd", ...result });
   }
@@ -299,6 +434,16 @@ export class Chat implements vscode.Disposable {
           event: (name, params) => this.event(name, params),
           ask: (params, token) => this.ask(params, token),
           exit: (info) => this.exited(info),
+          requests: {
+            [Method.filesRead]: (params) => readFile(params),
+            [Method.filesPropose]: async (params, token) => {
+              const result = await propose(params, this.reviews, bridge(token), this.log);
+              if (result?.applied) this.edited(params.turnId, params.path);
+              return result;
+            },
+            [Method.fsReadTextFile]: (params) => readTextFile(params),
+            [Method.fsWriteTextFile]: (params) => writeTextFile(params),
+          },
         },
       ).then(
         (daemon) => {
@@ -326,9 +471,11 @@ export class Chat implements vscode.Disposable {
       ...(settings.provider ? { provider: settings.provider } : {}),
       ...(settings.model ? { model: settings.model } : {}),
       trusted: vscode.workspace.isTrusted,
+      ...mcpServers(),
     });
     this.session = session;
     this.showSession(session);
+    this.editorState.schedule();
     return session;
   }
 
@@ -381,14 +528,17 @@ export class Chat implements vscode.Disposable {
   }
 
   private showSession(session: SessionInfo): void {
+    if (this.remembered.sessionId !== session.sessionId) this.appliedEdits.clear();
     this.session = session;
     this.remembered.set(session.sessionId);
-    const { sessionId, cwd, provider, model, commands } = session;
-    this.show({ type: "session", sessionId, cwd, provider, model, commands, trusted: vscode.workspace.isTrusted });
+    const { sessionId, cwd, provider, model, commands, mcp, mode } = session;
+    this.show({ type: "session", sessionId, cwd, provider, model, commands, trusted: vscode.workspace.isTrusted, mode });
+    if (mcp && (mcp.servers?.length || mcp.problems?.length)) this.show({ type: "mcp", mcp });
   }
 
   private event(name: string, params: EventParams): void {
     if (params.sessionId !== this.session?.sessionId) return;
+    if (name === "mode" && params.mode) this.session.mode = params.mode as ModeInfo;
     const { sessionId: _, ...rest } = params;
     this.show({ ...rest, type: name });
   }
@@ -438,6 +588,20 @@ export class Chat implements vscode.Disposable {
     this.view?.post(message);
     this.transcript.add(message);
   }
+}
+
+const ATTACHMENT_TYPES = new Set(["file", "folder", "selection", "diagnostics", "image", "symbol"]);
+
+/** The webview's attachments: objects with a known `type` (the daemon checks the rest). */
+function attachmentsOf(value: unknown): Attachment[] {
+  if (!Array.isArray(value)) return [];
+  return value.filter((a): a is Attachment => !!a && typeof a === "object" && ATTACHMENT_TYPES.has((a as Attachment).type));
+}
+
+/** What the user message shows of an attachment (never an image's bytes). */
+function chipOf(a: Attachment): { type: string; label: string } {
+  const label = typeof a.label === "string" ? a.label : typeof a.path === "string" ? vscode.workspace.asRelativePath(a.path) : a.type;
+  return { type: a.type, label };
 }
 
 export function workspaceCwd(): string {

@@ -45,11 +45,19 @@ function html(webview: vscode.Webview, media: vscode.Uri, dist: vscode.Uri): str
 <title>Elelem</title>
 </head>
 <body>
-<header id="header"><span id="status">Not started: send a message to start the daemon.</span></header>
+<header id="header"><span id="status">Not started: send a message to start the daemon.</span><button type="button" id="mode" hidden></button><div id="mcp" hidden></div></header>
 <main id="log" role="log" aria-live="polite"></main>
 <form id="prompt">
   <ul id="completions" role="listbox" hidden></ul>
-  <textarea id="input" rows="3" placeholder="Ask elelem… (Enter to send, Shift+Enter for a new line, / for commands, Esc to stop)" aria-label="Prompt"></textarea>
+  <div id="chips" aria-label="Attachments"></div>
+  <div id="attach">
+    <button type="button" id="mention" title="Mention a file: type @ and pick from the list">@</button>
+    <button type="button" data-attach="file" title="Attach the current file">+ File</button>
+    <button type="button" data-attach="selection" title="Attach the selected code">+ Selection</button>
+    <button type="button" data-attach="problems" title="Attach the current file's problems (diagnostics)">+ Problems</button>
+    <span class="hint">paste or drop an image</span>
+  </div>
+  <textarea id="input" rows="3" placeholder="Ask elelem… (Enter to send, Shift+Enter for a new line, / for commands, @ for files, Esc to stop)" aria-label="Prompt"></textarea>
   <div id="buttons">
     <button type="submit" id="send" title="Send (Enter)">Send</button>
     <button type="button" id="stop" title="Stop the running turn" disabled>Stop</button>

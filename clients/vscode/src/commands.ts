@@ -5,6 +5,23 @@ import { errorText } from "./protocol";
 import { VIEW_ID } from "./chatView";
 import { pickSession, resumeLastSession } from "./sessions";
 
+/** "Restore Checkpoint…": the session's turns (number, time, prompt, files), newest first. */
+async function pickCheckpoint(chat: Chat): Promise<void> {
+  const turns = await chat.checkpoints();
+  if (turns.length === 0) {
+    void vscode.window.showInformationMessage("Elelem: no turn to go back to in this session.");
+    return;
+  }
+  const items = [...turns].reverse().map((t) => ({
+    label: `Turn ${t.turnId}: ${t.prompt}`,
+    description: new Date(t.at).toLocaleString(),
+    detail: t.checkpoint === null ? "changed no file" : t.checkpoint === "lost" ? "its files cannot be restored" : `${t.filesTotal} file${t.filesTotal === 1 ? "" : "s"}: ${t.files.slice(0, 5).join(", ")}`,
+    turnId: t.turnId,
+  }));
+  const picked = await vscode.window.showQuickPick(items, { title: "Elelem: restore the checkpoint before which turn?", placeHolder: "Files and conversation go back to before that turn; later turns are undone too" });
+  if (picked) await chat.rewind(picked.turnId);
+}
+
 export function registerCommands(context: vscode.ExtensionContext, chat: Chat): void {
   const commands: Record<string, (...args: unknown[]) => unknown> = {
     "elelem.openChat": () => openChat(),
@@ -15,6 +32,8 @@ export function registerCommands(context: vscode.ExtensionContext, chat: Chat): 
     "elelem.restartDaemon": () => chat.restart(),
     "elelem.resumeLastSession": () => reporting(resumeLastSession(chat)).then(openChat),
     "elelem.openSession": () => reporting(pickSession(chat)).then(openChat),
+    "elelem.undoLastTurn": () => reporting(chat.rewind()),
+    "elelem.restoreCheckpoint": () => reporting(pickCheckpoint(chat)),
   };
   for (const [id, run] of Object.entries(commands)) {
     context.subscriptions.push(vscode.commands.registerCommand(id, run));

@@ -15,7 +15,8 @@ export class Completion {
   constructor(private readonly log: Log) {}
 
   async items(daemon: Daemon | undefined, session: SessionInfo | undefined, text: string): Promise<Item[]> {
-    if (!session || !text.startsWith("/")) return [];
+    // `/` commands and their arguments; `@` mentions: the files session/complete offers.
+    if (!session || !(text.startsWith("/") || /(^|\s)@\S*$/.test(text))) return [];
     const name = /^\/(\S*)$/.exec(text);
     if (name) {
       return session.commands

@@ -66,3 +66,16 @@ export function splitCommand(line: string): string[] {
 export function prestartEnabled(): boolean {
   return vscode.workspace.getConfiguration("elelem").get<boolean>("prestart", true) !== false;
 }
+
+/**
+ * `elelem.mcpServers`: the client's MCP servers for new and loaded sessions, in either of
+ * protocol.md's shapes (ACP's list or the files' map), as `{mcpServers}`; `{}` when none.
+ * A bad entry is the daemon's to name (the status's `problems`); a setting that is neither
+ * a list nor an object is left out, with a warning in the log.
+ */
+export function mcpServers(): { mcpServers?: unknown } {
+  const value = vscode.workspace.getConfiguration("elelem").get<unknown>("mcpServers");
+  if (Array.isArray(value)) return value.length ? { mcpServers: value } : {};
+  if (value && typeof value === "object") return Object.keys(value).length ? { mcpServers: value } : {};
+  return {};
+}

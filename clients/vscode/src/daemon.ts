@@ -29,7 +29,17 @@ export interface DaemonHandlers {
   event(name: string, params: EventParams): void;
   ask(params: AskParams, token: CancellationToken): Promise<{ text: string } | null>;
   exit(info: ExitInfo): void;
+  /** The other requests the daemon sends (`files/read`, `files/propose`, `fs/*`), by method. */
+  requests?: Record<string, (params: any, token: CancellationToken) => unknown>;
 }
+
+/** What the extension can do (protocol.md, "Client capabilities"). */
+export const CLIENT_CAPABILITIES = {
+  input: { ask: true },
+  editorState: true,
+  fs: { readTextFile: true, writeTextFile: true },
+  files: { read: true, apply: true, review: true },
+};
 
 const STDERR_TAIL = 4000;
 const STOP_GRACE_MS = 2000;
@@ -68,6 +78,9 @@ export class Daemon {
       });
     }
     connection.onRequest(Method.inputAsk, (params: AskParams, token) => handlers.ask(params, token));
+    for (const [method, handler] of Object.entries(handlers.requests ?? {})) {
+      connection.onRequest(method, (params: unknown, token) => handler(params, token));
+    }
     connection.onError(([error]) => options.log.error(`[rpc] ${error.message}`));
     connection.listen();
   }
@@ -103,7 +116,7 @@ export class Daemon {
       await connection.sendRequest(Method.initialize, {
         processId: process.pid,
         clientInfo: { name: "elelem-vscode", version: options.clientVersion },
-        capabilities: { input: { ask: true } },
+        capabilities: CLIENT_CAPABILITIES,
       });
     } catch (error) {
       if (daemon.running) {

@@ -2,6 +2,7 @@
 import * as vscode from "vscode";
 import type { CancellationToken } from "vscode-jsonrpc/node";
 import type { AskParams } from "./protocol";
+import { describe, RewindResult } from "./rewind";
 
 /** How each answer of a permission question (protocol.md, Permissions) is shown. */
 const PERMISSION_CHOICES: Record<string, { label: string; description: (tool: string) => string }> = {
@@ -15,6 +16,8 @@ const PERMISSION_CHOICES: Record<string, { label: string; description: (tool: st
 export async function askUser(params: AskParams, token: CancellationToken): Promise<string | undefined> {
   const vsToken = bridge(token);
   if (params.kind === "permission") return permission(params, vsToken);
+  if (params.kind === "confirm") return confirm(params, vsToken);
+  if (params.kind === "authorize") return authorize(params, vsToken);
   if (params.options && params.options.length > 0) {
     return vscode.window.showQuickPick(
       params.options,
@@ -52,8 +55,41 @@ async function permission(params: AskParams, token: vscode.CancellationToken): P
   return picked?.answer;
 }
 
+/** `confirm` (`/undo`, `/rewind`): yes or no, with the dry run's plan as the details. */
+async function confirm(params: AskParams, token: vscode.CancellationToken): Promise<string | undefined> {
+  const plan = (params.tool as { plan?: RewindResult } | undefined)?.plan;
+  const detail = plan ? describe(plan, []).replace(/\n/g, " · ") : undefined;
+  const options = params.options?.length ? params.options : ["yes", "no"];
+  const items = options.map((answer) => ({
+    label: answer === "yes" ? "$(check) Yes" : answer === "no" ? "$(close) No" : answer,
+    description: answer === "yes" ? "go on" : answer === "no" ? "change nothing" : "",
+    detail: answer === "yes" ? detail : undefined,
+    answer,
+  }));
+  const picked = await vscode.window.showQuickPick(items, { title: "Elelem asks", placeHolder: params.prompt, ignoreFocusOut: true }, token);
+  return picked?.answer;
+}
+
+/**
+ * `authorize` (an MCP server's OAuth step): offer to open the URL in the browser. The
+ * answer changes nothing (the server is ready when the redirect arrives); the daemon
+ * withdraws the question once it is no longer needed, which closes the offer.
+ */
+async function authorize(params: AskParams, token: vscode.CancellationToken): Promise<string | undefined> {
+  const url = typeof params.url === "string" ? params.url : "";
+  const picked = await vscode.window.showQuickPick(
+    [{ label: "$(link-external) Open in the browser", description: url, answer: "open" }],
+    { title: `Elelem: the MCP server ${params.server ?? ""} needs your approval`, placeHolder: params.prompt, ignoreFocusOut: true },
+    token,
+  );
+  if (picked && /^https?:\/\//i.test(url) && !token.isCancellationRequested) {
+    await vscode.env.openExternal(vscode.Uri.parse(url));
+  }
+  return picked?.answer;
+}
+
 /** A VS Code token that follows the JSON-RPC request's token (the daemon cancels a stopped turn's question). */
-function bridge(token: CancellationToken): vscode.CancellationToken {
+export function bridge(token: CancellationToken): vscode.CancellationToken {
   const source = new vscode.CancellationTokenSource();
   if (token.isCancellationRequested) source.cancel();
   token.onCancellationRequested(() => source.cancel());

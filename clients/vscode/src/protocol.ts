@@ -17,9 +17,17 @@ export const Method = {
   sessionContext: "session/context",
   sessionCancel: "session/cancel",
   inputAsk: "input/ask",
+  filesRead: "files/read",
+  filesPropose: "files/propose",
+  fsReadTextFile: "fs/read_text_file",
+  fsWriteTextFile: "fs/write_text_file",
+  editorState: "editor/state",
+  sessionRewind: "session/rewind",
+  sessionCheckpoints: "session/checkpoints",
+  sessionSetMode: "session/setMode",
 } as const;
 
-export const Events = ["thinking", "saying", "doing", "result", "say"] as const;
+export const Events = ["thinking", "saying", "doing", "result", "say", "mcp", "mode", "plan", "steer"] as const;
 export type EventName = (typeof Events)[number];
 
 export interface Named {
@@ -34,6 +42,31 @@ export interface SessionInfo {
   model: string;
   tools: Named[];
   commands: Named[];
+  /** The MCP servers' status (protocol.md, "MCP servers"). */
+  mcp?: McpStatus;
+  /** Issue 20: the active mode and the ones to pick from (CONTRACT20). */
+  mode?: ModeInfo;
+}
+
+export interface McpServer {
+  name: string;
+  source?: string;
+  transport?: string;
+  state: string;
+  error?: string | null;
+  tools?: string[];
+  prompts?: string[];
+  authorizeUrl?: string | null;
+}
+
+export interface McpStatus {
+  servers: McpServer[];
+  problems: string[];
+}
+
+export interface ModeInfo {
+  current: string;
+  available: { id: string; name: string; description?: string }[];
 }
 
 export interface Message {
@@ -50,6 +83,8 @@ export interface LoadedSession extends SessionInfo {
   messages: Message[];
   /** The messages with the tool calls between them (a daemon without it: `messages`). */
   history?: HistoryEntry[];
+  /** Issue 20: the last stored plan, for redraw. */
+  plan?: { entries: { content: string; status: string }[] } | null;
 }
 
 export interface TurnResult {
@@ -77,7 +112,11 @@ export interface AskParams {
   prompt: string;
   options?: string[];
   kind?: "question" | "permission" | string;
-  tool?: { name: string; arguments: unknown; diff?: string };
+  tool?: { name: string; arguments: unknown; diff?: string; plan?: unknown };
+  /** `authorize`: the MCP server and the URL to open. */
+  server?: string;
+  url?: string;
+  turnId?: number | null;
 }
 
 /** A notification `event/NAME`: its params always carry sessionId and turnId. */
@@ -94,6 +133,7 @@ export const ErrorKind = {
   unknownProvider: "unknown_provider",
   sessionBusy: "session_busy",
   sessionLocked: "session_locked",
+  invalidAttachment: "invalid_attachment",
 } as const;
 
 export const METHOD_NOT_FOUND = -32601;

@@ -2,6 +2,7 @@
 // reloaded window, and `session/load` that waits a moment for a lock another daemon still holds.
 import * as vscode from "vscode";
 import type { Daemon } from "./daemon";
+import { mcpServers } from "./config";
 import { ErrorKind, isKind, LoadedSession, Method } from "./protocol";
 
 /** A reloaded window may start before the old daemon let go of the session's lock. */
@@ -30,6 +31,7 @@ export async function openStored(daemon: Daemon, sessionId: string, waitForLock:
       return await daemon.request<LoadedSession>(Method.sessionLoad, {
         sessionId,
         trusted: vscode.workspace.isTrusted,
+        ...mcpServers(),
       });
     } catch (error) {
       if (!isKind(error, ErrorKind.sessionLocked) || Date.now() >= deadline) throw error;

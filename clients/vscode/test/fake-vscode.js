@@ -52,8 +52,85 @@ class Uri {
   static joinPath(base, ...parts) {
     return new Uri(path.join(base.fsPath, ...parts));
   }
+  static parse(text) {
+    const uri = new Uri(text);
+    uri.text = text;
+    uri.toString = () => text;
+    return uri;
+  }
+  static from({ scheme, path: p, query = "" }) {
+    const uri = new Uri(p);
+    uri.scheme = scheme;
+    uri.query = query;
+    return uri;
+  }
   toString() {
-    return `file://${this.fsPath}`;
+    return `${this.scheme}://${this.fsPath}${this.query ? `?${this.query}` : ""}`;
+  }
+}
+
+/** A position is an offset in the fake (documents convert with positionAt). */
+class Position {
+  constructor(line, character, offset) {
+    this.line = line;
+    this.character = character;
+    this.offset = offset;
+  }
+}
+
+class Range {
+  constructor(a, b, c, d) {
+    if (typeof a === "number") [a, b] = [new Position(a, b), new Position(c, d)];
+    this.start = a;
+    this.end = b;
+  }
+}
+
+class CodeLens {
+  constructor(range, command) {
+    this.range = range;
+    this.command = command;
+  }
+}
+
+class WorkspaceEdit {
+  constructor() {
+    this.edits = [];
+  }
+  replace(uri, range, text) {
+    this.edits.push({ uri, range, text });
+  }
+}
+
+/** An open text document: `fake.open(path, text)`; `undo()` takes back one applied edit. */
+class FakeDocument {
+  constructor(fsPath, text) {
+    this.uri = Uri.file(fsPath);
+    this.text = text;
+    this.version = 1;
+    this.isClosed = false;
+    this.isDirty = false;
+    this.languageId = "plaintext";
+    this.undos = [];
+    this.saved = 0;
+  }
+  getText() {
+    return this.text;
+  }
+  positionAt(offset) {
+    return new Position(undefined, undefined, Math.max(0, Math.min(offset, this.text.length)));
+  }
+  type(text) {
+    this.text = text;
+    this.version++;
+  }
+  undo() {
+    this.text = this.undos.pop();
+    this.version++;
+  }
+  async save() {
+    this.saved++;
+    return true;
   }
 }
 
@@ -93,11 +170,27 @@ const fake = {
   asked: [],
   messages: [], // [level, text] from show*Message
   documents: [],
+  textDocuments: [],
+  applied: [], // the WorkspaceEdits applied, one per undo step
+  executed: [], // [id, ...args] of executeCommand calls to VS Code's own commands
+  written: [], // workspace.fs.writeFile calls: [fsPath, text]
+  contentProviders: new Map(),
+  diagnostics: new Map(), // fsPath -> [{range, severity, message, source}]
+  opened: [], // env.openExternal
+  shown: [], // window.showTextDocument
+  editorState: [], // not the fake's: tests read what the daemon got
+  /** A document the editor has open (unsaved text allowed). */
+  open(fsPath, text) {
+    const document = new FakeDocument(fsPath, text);
+    this.textDocuments.push(document);
+    return document;
+  },
   logLines: [],
   trusted: true,
   workspaceFolder: undefined,
   activeTextEditor: undefined,
   grantTrust: new EventEmitter(),
+  activeEditorChanged: new EventEmitter(),
   configurationChanged: new EventEmitter(),
   /** Simulate a settings change. */
   changeSettings(settings) {
@@ -114,6 +207,14 @@ const fake = {
     this.asked = [];
     this.messages = [];
     this.documents = [];
+    this.textDocuments = [];
+    this.applied = [];
+    this.executed = [];
+    this.written = [];
+    this.contentProviders.clear();
+    this.diagnostics.clear();
+    this.opened = [];
+    this.shown = [];
     this.logLines = [];
     this.trusted = true;
     this.workspaceFolder = undefined;
@@ -122,7 +223,7 @@ const fake = {
 };
 
 function answer(kind, what, options, token) {
-  fake.asked.push({ kind, what, options });
+  fake.asked.push({ kind, what, options, token });
   const next = fake.answers.shift();
   if (!next) return Promise.resolve(undefined);
   return new Promise((resolve) => {
@@ -152,6 +253,10 @@ const vscode = {
   EventEmitter,
   CancellationTokenSource,
   Uri,
+  Position,
+  Range,
+  CodeLens,
+  WorkspaceEdit,
   ViewColumn: { Active: -1, Beside: -2, One: 1 },
   window: {
     createOutputChannel: (name) => logChannel(name),
@@ -166,11 +271,31 @@ const vscode = {
       const next = choices.length ? fake.answers.shift() : undefined;
       return next ? next("message", choices) : undefined;
     },
-    showWarningMessage: async (text) => void fake.messages.push(["warning", text]),
+    showWarningMessage: async (text, ...rest) => {
+      const options = rest[0] && typeof rest[0] === "object" ? rest.shift() : undefined;
+      fake.messages.push(options?.detail === undefined ? ["warning", text] : ["warning", text, options.detail]);
+      const next = rest.length ? fake.answers.shift() : undefined;
+      return next ? next("warning", rest, options) : undefined;
+    },
     showErrorMessage: async (text) => void fake.messages.push(["error", text]),
-    showTextDocument: async (document) => ({ document }),
+    showTextDocument: async (document) => {
+      fake.shown.push(document);
+      return { document };
+    },
     get activeTextEditor() {
       return fake.activeTextEditor;
+    },
+    onDidChangeActiveTextEditor: (listener) => fake.activeEditorChanged.event(listener),
+  },
+  env: {
+    openExternal: async (uri) => void fake.opened.push(String(uri)),
+  },
+  DiagnosticSeverity: { Error: 0, Warning: 1, Information: 2, Hint: 3 },
+  languages: {
+    getDiagnostics: (uri) => fake.diagnostics.get(uri.fsPath) ?? [],
+    registerCodeLensProvider: (selector, provider) => {
+      fake.codeLenses = provider;
+      return new Disposable();
     },
   },
   commands: {
@@ -189,6 +314,7 @@ const vscode = {
         }
         return;
       }
+      if (id.startsWith("vscode.") || id.startsWith("workbench.")) return void fake.executed.push([id, ...args]);
       const run = fake.commands.get(id);
       if (!run) throw new Error(`command '${id}' not found`);
       return run(...args);
@@ -210,6 +336,39 @@ const vscode = {
       return fake.trusted;
     },
     onDidGrantWorkspaceTrust: fake.grantTrust.event,
+    get textDocuments() {
+      return fake.textDocuments;
+    },
+    async applyEdit(edit) {
+      const byDoc = new Map();
+      for (const e of edit.edits) {
+        const document = fake.textDocuments.find((d) => d.uri.fsPath === e.uri.fsPath);
+        if (!document) return false;
+        if (!byDoc.has(document)) byDoc.set(document, []);
+        byDoc.get(document).push(e);
+      }
+      for (const [document, edits] of byDoc) {
+        document.undos.push(document.text);
+        let text = document.text;
+        for (const e of [...edits].sort((x, y) => y.range.start.offset - x.range.start.offset)) {
+          text = text.slice(0, e.range.start.offset) + e.text + text.slice(e.range.end.offset);
+        }
+        document.text = text;
+        document.version++;
+      }
+      fake.applied.push(edit);
+      return true;
+    },
+    fs: {
+      async writeFile(uri, bytes) {
+        fake.written.push([uri.fsPath, Buffer.from(bytes).toString("utf8")]);
+        require("fs").writeFileSync(uri.fsPath, bytes);
+      },
+    },
+    registerTextDocumentContentProvider(scheme, provider) {
+      fake.contentProviders.set(scheme, provider);
+      return new Disposable(() => fake.contentProviders.delete(scheme));
+    },
     onDidChangeConfiguration: fake.configurationChanged.event,
     asRelativePath(uri) {
       const p = typeof uri === "string" ? uri : uri.fsPath;

@@ -16,6 +16,14 @@ const COMMANDS = [
   "elelem.restartDaemon",
   "elelem.resumeLastSession",
   "elelem.openSession",
+  "elelem.undoLastTurn",
+  "elelem.restoreCheckpoint",
+  "elelem.review.acceptAll",
+  "elelem.review.rejectAll",
+  "elelem.review.chooseHunks",
+  "elelem.review.acceptAllForTurn",
+  "elelem.review.acceptHunk",
+  "elelem.review.rejectHunk",
 ];
 
 /** Activate, run the body, always deactivate. */

@@ -19,14 +19,19 @@ function withChat(name, body) {
   });
 }
 
-withChat("initialize sends processId, clientInfo and capabilities.input.ask; stderr goes to the log", async ({ view }) => {
+withChat("initialize sends processId, clientInfo and the capabilities (input.ask, editorState, fs, files); stderr goes to the log", async ({ view }) => {
   await send(view, "hello");
   const line = fake.logLines.find((l) => l.includes("[daemon] initialize "));
   const params = JSON.parse(line.slice(line.indexOf("{")));
   assert.equal(params.processId, process.pid);
   assert.equal(params.clientInfo.name, "elelem-vscode");
   assert.equal(params.clientInfo.version, require("../package.json").version);
-  assert.deepEqual(params.capabilities, { input: { ask: true } });
+  assert.deepEqual(params.capabilities, {
+    input: { ask: true },
+    editorState: true,
+    fs: { readTextFile: true, writeTextFile: true },
+    files: { read: true, apply: true, review: true },
+  });
 });
 
 withChat("Resume Last Session loads the most recent stored session and redraws it", async ({ view, chat }) => {

@@ -262,6 +262,8 @@ test("a reloaded window redraws the stored tool calls, their diffs and failures 
   try {
     await send(env.view, '!tool read {"path":"notes.md"}');
     await send(env.view, "!tool read {}");
+    // the write is reviewed (capabilities.files.review): accepted in the chat's card
+    env.view.bus.on("message", (m) => m.type === "review" && env.view.receive({ type: "review", reviewId: m.reviewId, action: "acceptAll" }));
     await send(env.view, '!tool write {"path":"new.txt","content":"a new line\\n"}');
   } finally {
     await deactivate(env.context);
@@ -493,4 +495,137 @@ test("Stopped. is scrolled into view", async () => {
   await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
   assert.deepEqual(await inView(page, ".stop-reason"), ["Stopped."]);
   assert.deepEqual(await inView(page, ".usage"), ["1 in · 2 out"]);
+});
+
+// --- issues 16, 17, 19, 20, 21: the review card, Restore checkpoint, chips, MCP, modes and plan
+
+test("a review card: hunks ticked by default, Apply sends the ticked ones, the outcome is shown", async () => {
+  const { page, post, posted, errors } = await open();
+  await post(
+    { type: "doing", turnId: 1, id: "c1", name: "write", arguments: { path: "a.py" } },
+    { type: "review", reviewId: 7, turnId: 1, toolCallId: "c1", path: "a.py", newFile: false, hunks: [{ id: 1, diff: "@@ -1 +1 @@\n-a\n+b\n" }, { id: 2, diff: "@@ -9 +9 @@\n-c\n+d\n" }] },
+  );
+  await page.waitForSelector('details.tool[open] .review[data-review="7"] .review-hunk');
+  assert.equal(await page.locator(".review .review-hunk input:checked").count(), 2);
+  assert.equal(await page.locator(".review .review-hunk pre.diff .line.add").count(), 2);
+  await page.locator('.review input[data-hunk="2"]').uncheck();
+  await page.click(".review button.review-apply");
+  assert.deepEqual((await posted()).at(-1), { type: "review", reviewId: 7, action: "apply", hunks: [1] });
+  await page.click(".review button.review-acceptAllForTurn");
+  assert.equal((await posted()).at(-1).action, "acceptAllForTurn");
+  await post(
+    { type: "reviewDone", reviewId: 7, accepted: [1], total: 2, acceptAllForTurn: false },
+    { type: "result", turnId: 1, id: "c1", name: "write", ok: true, result: { path: "a.py", review: "applied 1 of 2 hunks; hunk 2 (lines 9–9) was rejected by the user", ok: true } },
+  );
+  await page.waitForSelector(".notice.review-outcome");
+  assert.equal(await page.textContent(".review .review-decision"), "Accepted hunk 1 of 2.");
+  assert.equal(await page.locator(".review button:not([disabled])").count(), 0);
+  assert.equal(await page.textContent(".notice.review-outcome"), "Review: applied 1 of 2 hunks; hunk 2 (lines 9–9) was rejected by the user");
+  assert.equal(await page.textContent("details.tool .review-tag"), "partial");
+  await post({ type: "review", reviewId: 8, turnId: 1, toolCallId: "c9", path: "b.py", hunks: [{ id: 1, diff: "@@ -1 +1 @@\n-a\n+b\n" }] }, { type: "reviewDone", reviewId: 8, accepted: null, total: 1 });
+  await page.waitForFunction(() => document.querySelector('.review[data-review="8"] .review-decision')?.textContent === "The review was withdrawn: nothing changed.");
+  assert.deepEqual(errors, []);
+});
+
+test("each user message of a turn gets Restore checkpoint; after a redraw, session/checkpoints' turns mark them", async () => {
+  const { page, post, posted, errors } = await open();
+  await post({ type: "user", text: "first" }, { type: "saying", turnId: 4, text: "ok" }, { type: "turnEnd", turnId: 4, reply: "ok", stopReason: "end_turn" });
+  await page.waitForSelector('.turn.user[data-turn-id="4"] + .user-actions button.restore');
+  await page.click("button.restore");
+  assert.deepEqual((await posted()).at(-1), { type: "rewind", turnId: 4 });
+  await post(
+    { type: "clear" },
+    { type: "history", messages: [{ role: "user", content: "alpha\nmore" }, { role: "assistant", content: "a" }, { role: "user", content: [{ type: "text", text: "beta" }, { type: "image", mimeType: "image/png" }] }, { role: "assistant", content: "b" }] },
+    { type: "turns", turns: [{ turnId: 2, prompt: "alpha" }, { turnId: 5, prompt: "beta" }] },
+  );
+  await page.waitForSelector('.turn.user[data-turn-id="5"]');
+  assert.deepEqual(await page.$$eval(".turn.user", (all) => all.map((u) => u.dataset.turnId)), ["2", "5"]);
+  assert.equal(await page.textContent('.turn.user[data-turn-id="5"]'), "beta\n[image]");
+  assert.deepEqual(errors, []);
+});
+
+test("chips: attached file, selection and a pasted image go with the prompt; a refusal gives them back", async () => {
+  const { page, post, posted, errors } = await open();
+  await page.click('#attach button[data-attach="selection"]');
+  assert.deepEqual((await posted()).at(-1), { type: "attach", what: "selection" });
+  await post({ type: "chip", attachment: { type: "selection", path: "/w/a.py", range: { start: { line: 0, character: 0 }, end: { line: 2, character: 0 } }, text: "x\ny\n" }, label: "a.py:1-2" });
+  await page.waitForSelector("#chips .chip.selection");
+  await page.evaluate(() => {
+    const bytes = Uint8Array.from(atob("iVBORw0KGgo="), (c) => c.charCodeAt(0));
+    const transfer = new DataTransfer();
+    transfer.items.add(new File([bytes], "shot.png", { type: "image/png" }));
+    transfer.items.add(new File([bytes], "shot.bmp", { type: "image/bmp" }));
+    document.querySelector("#input").dispatchEvent(new ClipboardEvent("paste", { clipboardData: transfer, bubbles: true, cancelable: true }));
+  });
+  await page.waitForSelector("#chips .chip.image img");
+  assert.match(await page.textContent("#log"), /Not attached: shot\.bmp is image\/bmp/);
+  await page.fill("#input", "explain");
+  await page.press("#input", "Enter");
+  const sent = (await posted()).at(-1);
+  assert.equal(sent.type, "send");
+  assert.deepEqual(sent.attachments.map((a) => [a.type, a.label]), [["selection", "a.py:1-2"], ["image", "shot.png"]]);
+  assert.deepEqual([sent.attachments[1].mimeType, sent.attachments[1].data], ["image/png", "iVBORw0KGgo="]);
+  assert.equal(await page.locator("#chips .chip").count(), 0);
+  await post({ type: "user", text: "explain", attachments: [{ type: "selection", label: "a.py:1-2" }] }, { type: "refused", text: "attachments[0] (selection): too large (invalid_attachment)" }, { type: "unsent", text: "explain", attachments: sent.attachments });
+  await page.waitForSelector(".turn.user.refused");
+  assert.match(await page.textContent(".notice.refused"), /^Not sent: attachments\[0\] \(selection\): too large/);
+  assert.equal(await page.inputValue("#input"), "explain");
+  assert.equal(await page.locator("#chips .chip").count(), 2);
+  await page.click("#mention");
+  assert.equal(await page.inputValue("#input"), "explain @");
+  assert.deepEqual((await posted()).at(-1), { type: "complete", text: "explain @" });
+  await post({ type: "completions", text: "explain @", items: [{ label: "@src/app.py" }] });
+  await page.waitForSelector("#completions:not([hidden]) li.selected");
+  await page.press("#input", "Enter");
+  assert.equal(await page.inputValue("#input"), "explain @src/app.py ", "Enter picks the file and does not send");
+  assert.deepEqual(errors, []);
+});
+
+test("MCP status in the header, trouble said once in the log", async () => {
+  const { page, post, errors } = await open();
+  const server = (state, extra = {}) => ({ name: "files", source: "client", transport: "stdio", state, tools: ["files__a", "files__b"], error: null, ...extra });
+  await post({ type: "mcp", mcp: { servers: [server("starting")], problems: ["session/new: mcpServers[1]: command must be a string"] } });
+  await page.waitForSelector("#mcp:not([hidden]) .mcp-server.starting");
+  assert.match(await page.textContent("#log"), /MCP: session\/new: mcpServers\[1\]: command must be a string/);
+  await post({ type: "mcp", mcp: { servers: [server("ready")], problems: [] } });
+  await page.waitForSelector("#mcp .mcp-server.ready");
+  assert.equal(await page.textContent("#mcp"), "MCP: files ready (2 tools)");
+  await post({ type: "mcp", mcp: { servers: [server("failed", { error: "exited with code 1" })], problems: [] } }, { type: "mcp", mcp: { servers: [server("failed", { error: "exited with code 1" })], problems: [] } });
+  await page.waitForSelector("#mcp .mcp-server.failed");
+  assert.equal(await page.locator(".notice.mcp-notice", { hasText: "MCP server files failed: exited with code 1" }).count(), 1);
+  assert.deepEqual(errors, []);
+});
+
+test("the mode in the header opens the picker; the plan is one checklist updated in place; a sub-agent's events nest in its task card", async () => {
+  const { page, post, posted, errors } = await open({ width: 360, height: 700 });
+  const mode = (current) => ({ current, available: [{ id: "build", name: "Build", description: "all tools" }, { id: "plan", name: "Plan", description: "read only" }] });
+  await post({ type: "session", sessionId: "s", cwd: "/w", provider: "stub", model: "stub", mode: mode("build") });
+  await page.waitForSelector("#mode:not([hidden])");
+  assert.equal(await page.textContent("#mode"), "Mode: Build ▾");
+  await post({ type: "session", sessionId: "s", cwd: `/home/me/${"very-long-folder-name/".repeat(10)}`, provider: "stub", model: "stub", mode: mode("build") });
+  const [button, width] = await page.evaluate(() => [document.querySelector("#mode").getBoundingClientRect().toJSON(), window.innerWidth]);
+  assert.ok(button.left >= 0 && button.right <= width, `the mode button is out of view with a long folder: ${JSON.stringify(button)} in ${width}`);
+  await page.click("#mode");
+  assert.deepEqual((await posted()).at(-1), { type: "pickMode" });
+  await post({ type: "mode", turnId: null, mode: mode("plan") });
+  await page.waitForFunction(() => document.querySelector("#mode").textContent === "Mode: Plan ▾");
+  await post(
+    { type: "user", text: "do it" },
+    { type: "plan", turnId: 1, entries: [{ content: "read", status: "in_progress" }, { content: "write", status: "pending" }] },
+    { type: "doing", turnId: 1, id: "t1", name: "task", arguments: { prompt: "look" } },
+    { type: "doing", turnId: 1, id: "t1", name: "read", arguments: { path: "x" }, parentToolCallId: "t1" },
+    { type: "saying", turnId: 1, text: "child says", parentToolCallId: "t1" },
+    { type: "result", turnId: 1, id: "t1", name: "read", ok: true, result: { content: "x", ok: true }, parentToolCallId: "t1" },
+    { type: "plan", turnId: 1, entries: [{ content: "read", status: "completed" }, { content: "write", status: "in_progress" }] },
+  );
+  await page.waitForFunction(() => document.querySelector(".plan .label")?.textContent === "Plan: 1 of 2 done");
+  assert.equal(await page.locator(".plan").count(), 1);
+  assert.deepEqual(await page.$$eval(".plan li", (all) => all.map((li) => li.className)), ["entry completed", "entry in_progress"]);
+  const card = page.locator("details.tool", { has: page.locator(":scope > summary .name", { hasText: "task" }) });
+  assert.equal(await card.locator(".children details.tool.ok .name").textContent(), "read");
+  assert.match(await card.locator(".children .markdown").textContent(), /child says/);
+  assert.equal(await card.locator(":scope > summary .status").textContent(), "running…", "the child's result is not the task's");
+  await post({ type: "result", turnId: 1, id: "t1", name: "task", ok: true, result: { reply: "found it", ok: true } });
+  await page.waitForFunction(() => document.querySelector("details.tool > summary .status")?.textContent === "ok");
+  assert.deepEqual(errors, []);
 });

@@ -1,108 +1,9 @@
 // End to end in real VS Code (code-server) with the packaged .vsix, driven by Playwright.
 // Usage: node test/e2e/chat.mjs URL SCREENSHOT. Exits non-zero on the first failed step.
 import { chromium } from "playwright-core";
+import { CHROMIUM, STEP_TIMEOUT, approveIfAsked, chatFrame, check, dismissDialogs, inView, runCommand, send, step } from "./lib.mjs";
 
 const [url, screenshot] = process.argv.slice(2);
-const CHROMIUM = process.env.ELELEM_CHROMIUM || "/usr/bin/chromium";
-const STEP_TIMEOUT = 60_000;
-
-function step(name) {
-  console.log(`e2e: ${name}`);
-}
-
-function check(condition, message) {
-  if (!condition) throw new Error(message);
-}
-
-/** The chat webview's frame (VS Code nests it in two iframes). */
-async function chatFrame(page) {
-  const deadline = Date.now() + STEP_TIMEOUT;
-  while (Date.now() < deadline) {
-    for (const frame of page.frames()) {
-      try {
-        if (await frame.$("#input")) return frame;
-      } catch {
-        // a frame that went away while we looked
-      }
-    }
-    await page.waitForTimeout(250);
-  }
-  throw new Error("the chat webview never appeared");
-}
-
-/** Close what VS Code pops up on a first start (a sign-in dialog for its built-in chat). */
-async function dismissDialogs(page) {
-  for (let i = 0; i < 5; i++) {
-    const close = page.locator(".monaco-dialog-box .dialog-close-action, .monaco-dialog-box .codicon-dialog-close");
-    if ((await close.count()) === 0) return;
-    await close.first().click().catch(() => page.keyboard.press("Escape"));
-    await page.waitForTimeout(300);
-  }
-}
-
-/** Run a command from the palette, retrying until the extension's contributions are loaded. */
-async function runCommand(page, title) {
-  const deadline = Date.now() + STEP_TIMEOUT;
-  while (Date.now() < deadline) {
-    await dismissDialogs(page);
-    await page.keyboard.press("F1");
-    await page.waitForSelector(".quick-input-widget input");
-    await page.keyboard.type(title);
-    const row = page.locator(`.quick-input-list .monaco-list-row[aria-label^="${title}"]`);
-    try {
-      await row.first().waitFor({ timeout: 3000 });
-      await row.first().click();
-      return;
-    } catch {
-      await page.keyboard.press("Escape");
-      await page.waitForTimeout(1000);
-    }
-  }
-  throw new Error(`the command palette never offered ${title}`);
-}
-
-/**
- * Wait for `done`; a daemon whose permission policy asks before `execute` shows a quick pick:
- * check that every option has a label and a description, then allow.
- */
-async function approveIfAsked(page, done) {
-  const rows = page.locator(".quick-input-widget .monaco-list-row");
-  const deadline = Date.now() + STEP_TIMEOUT;
-  while (Date.now() < deadline) {
-    if (await done.count()) return;
-    const options = await rows.evaluateAll((all) =>
-      all.map((row) => [
-        (row.querySelector(".label-name")?.textContent ?? "").trim(),
-        (row.querySelector(".label-description")?.textContent ?? "").trim(),
-      ]));
-    const allow = options.findIndex(([label]) => label === "Allow");
-    if (allow >= 0 && (await rows.nth(allow).isVisible().catch(() => false))) {
-      step(`the daemon asks permission for execute: ${options.map(([label]) => label).join(" / ")}: Allow`);
-      const labels = options.map(([label]) => label);
-      check(["Allow", "Deny", "Always allow", "Never allow"].every((l) => labels.includes(l)), `permission options: ${JSON.stringify(options)}`);
-      check(options.every(([, description]) => description.length > 0), `an option without a description: ${JSON.stringify(options)}`);
-      await rows.nth(allow).click();
-    }
-    await page.waitForTimeout(200);
-  }
-  throw new Error("the tool call never completed");
-}
-
-/** Whether the element is inside the visible part of the chat log (not below the fold). */
-function inView(locator) {
-  return locator.evaluate((node) => {
-    const box = document.querySelector("#log").getBoundingClientRect();
-    const r = node.getBoundingClientRect();
-    return r.height > 0 && r.top >= box.top - 1 && r.bottom <= box.bottom + 1;
-  });
-}
-
-async function send(frame, text) {
-  await frame.waitForSelector("#send:not([disabled])", { timeout: STEP_TIMEOUT });
-  await frame.fill("#input", text);
-  await frame.press("#input", "Enter");
-}
-
 async function main() {
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
@@ -170,7 +71,8 @@ async function main() {
 
     step("a slash command runs with one Enter; /tools output renders as Markdown");
     await frame.type("#input", "/too");
-    await frame.waitForSelector("#completions:not([hidden]) li.selected");
+    // the list for what is typed now, not one for "/t" still on screen (a loaded machine)
+    await frame.waitForFunction(() => document.querySelector("#completions:not([hidden]) li.selected .label")?.textContent === "/tools");
     await frame.press("#input", "Enter");
     await frame.waitForSelector(".command-output li strong");
     check((await frame.inputValue("#input")) === "", "the command line is still in the prompt box");

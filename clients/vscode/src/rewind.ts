@@ -1,0 +1,174 @@
+// Checkpoints (protocol.md `session/checkpoints`, `session/rewind`; docs/checkpoints.md):
+// a dry run, a modal confirmation naming what changes (and the user's own edits and unsaved
+// documents at risk), the rewind with `force`, then the open documents reloaded from disk.
+// The chat redraws itself from the answer's `messages` (chat.ts).
+import * as path from "path";
+import * as vscode from "vscode";
+import type { Daemon } from "./daemon";
+import type { Log } from "./log";
+import { ErrorKind, Message, Method, errorText, isKind } from "./protocol";
+import { ResponseError } from "vscode-jsonrpc/node";
+
+export interface CheckpointTurn {
+  turnId: number;
+  prompt: string;
+  at: string;
+  checkpoint: "git" | "copy" | "lost" | null;
+  ended: boolean;
+  files: string[];
+  filesTotal: number;
+}
+
+export interface FilesPlan {
+  kind: "git" | "copy" | "none";
+  fromTurn: number | null;
+  restored: string[];
+  created: string[];
+  deleted: string[];
+  dirsCreated: string[];
+  dirsRemoved: string[];
+  outside: string[];
+  unsaved: string[];
+  uncovered: string[];
+}
+
+export interface RewindResult {
+  turnId: number;
+  dryRun: boolean;
+  files: FilesPlan | null;
+  conversation: { dropped: number[] } | null;
+  messages?: Message[];
+}
+
+/** Why a checkpoint cannot be used (`no_checkpoint`'s `data.reason`), as the user reads it. */
+const NO_CHECKPOINT: Record<string, string> = {
+  disabled: "checkpoints are turned off (ELELEM_CHECKPOINTS=0)",
+  pruned: "its checkpoint was pruned (only the most recent ones are kept)",
+  failed: "its checkpoint failed when the turn ran",
+  missing: "its checkpoint is gone or broken",
+  tampered: "its checkpoint names another turn (it was tampered with)",
+};
+
+export async function checkpoints(daemon: Daemon, sessionId: string): Promise<{ enabled: boolean; turns: CheckpointTurn[] }> {
+  return daemon.request(Method.sessionCheckpoints, { sessionId });
+}
+
+/**
+ * Rewind to before `turnId`, after the user confirmed. Resolves with the result (its
+ * `messages` redraw the chat), or undefined when the user declined or it failed (said).
+ */
+export async function rewindTurn(daemon: Daemon, sessionId: string, cwd: string, turnId: number, log: Log, turnFiles: string[] = []): Promise<RewindResult | undefined> {
+  let files = true;
+  let plan: RewindResult;
+  try {
+    plan = await daemon.request<RewindResult>(Method.sessionRewind, { sessionId, turnId, dryRun: true });
+  } catch (error) {
+    if (!isKind(error, "no_checkpoint")) return void (await explain(error, turnId));
+    const reason = (error as ResponseError<{ reason?: string }>).data?.reason ?? "";
+    const choice = await vscode.window.showWarningMessage(
+      `Elelem cannot restore the files of turn ${turnId}: ${NO_CHECKPOINT[reason] ?? reason ?? "no checkpoint"}.`,
+      { modal: true, detail: "You can still rewind the conversation alone: the files stay as they are." },
+      "Rewind the Conversation Only",
+    );
+    if (choice !== "Rewind the Conversation Only") return undefined;
+    files = false;
+    try {
+      plan = await daemon.request<RewindResult>(Method.sessionRewind, { sessionId, turnId, files: false, dryRun: true });
+    } catch (again) {
+      return void (await explain(again, turnId));
+    }
+  }
+  // Unsaved documents of the files the rewind touches or the undone turns changed (an
+  // applied change left unsaved lives only in its document): the user chooses.
+  const dirty = dirtyDocuments([...touched(plan.files), ...turnFiles], cwd);
+  const DISCARD = "Restore and Discard Unsaved Changes";
+  const choice = await vscode.window.showWarningMessage(
+    `Restore the checkpoint before turn ${turnId}?`,
+    { modal: true, detail: describe(plan, dirty.map((d) => vscode.workspace.asRelativePath(d.uri))) },
+    ...(dirty.length ? ["Restore", DISCARD] : ["Restore"]),
+  );
+  if (choice !== "Restore" && choice !== DISCARD) return undefined;
+  let result: RewindResult;
+  try {
+    result = await daemon.request<RewindResult>(Method.sessionRewind, { sessionId, turnId, files, force: true });
+  } catch (error) {
+    return void (await explain(error, turnId));
+  }
+  await reloadDocuments(result.files, cwd, log, choice === DISCARD ? dirty : []);
+  return result;
+}
+
+/** The confirmation's details: what is restored, created, deleted, and what is at risk. */
+export function describe(plan: RewindResult, dirty: string[]): string {
+  const lines: string[] = [];
+  const list = (title: string, names: string[] | undefined) => {
+    if (names?.length) lines.push(`${title}: ${names.slice(0, 20).join(", ")}${names.length > 20 ? ` and ${names.length - 20} more` : ""}`);
+  };
+  const f = plan.files;
+  if (!f) lines.push("The files stay as they are: only the conversation is rewound.");
+  else if (f.kind === "none") lines.push("No file changed since that turn: only the conversation is rewound.");
+  else {
+    list("Restored", f.restored);
+    list("Brought back", f.created);
+    list("Deleted", f.deleted);
+    list("Folders made again", f.dirsCreated);
+    list("Folders removed", f.dirsRemoved);
+    list("⚠ Changed outside the agent since (your edits there are lost)", f.outside);
+    list("⚠ Not covered by any checkpoint (left as they are)", [...f.unsaved, ...f.uncovered]);
+    if (f.kind === "copy") lines.push("Without git, what commands changed is not restored.");
+  }
+  list("⚠ Unsaved in the editor (Restore keeps their unsaved text; Discard reverts them to the disk)", dirty);
+  if (plan.conversation) lines.push(`The conversation loses turn${plan.conversation.dropped.length === 1 ? "" : "s"} ${plan.conversation.dropped.join(", ")}.`);
+  return lines.join("\n");
+}
+
+function touched(plan: FilesPlan | null): string[] {
+  return plan ? [...plan.restored, ...plan.created, ...plan.deleted] : [];
+}
+
+function dirtyDocuments(names: string[], cwd: string): vscode.TextDocument[] {
+  const files = new Set(names.map((f) => path.resolve(cwd, f)));
+  return vscode.workspace.textDocuments.filter((d) => d.uri.scheme === "file" && d.isDirty && files.has(d.uri.fsPath));
+}
+
+/** Open documents of the rewound files show the disk again: reverted, unless unsaved (or `discard` names them). */
+async function reloadDocuments(plan: FilesPlan | null, cwd: string, log: Log, discard: vscode.TextDocument[]): Promise<void> {
+  const files = new Set(touched(plan).map((f) => path.resolve(cwd, f)));
+  const active = vscode.window.activeTextEditor?.document;
+  for (const document of vscode.workspace.textDocuments) {
+    if (document.uri.scheme !== "file" || document.isClosed) continue;
+    if (!discard.includes(document) && (document.isDirty || !files.has(document.uri.fsPath))) continue;
+    try {
+      await vscode.window.showTextDocument(document, { preserveFocus: false, preview: false });
+      await vscode.commands.executeCommand("workbench.action.files.revert");
+    } catch (error) {
+      log.warn(`rewind: could not reload ${document.uri.fsPath}: ${errorText(error)}`);
+    }
+  }
+  if (active && !active.isClosed) await Promise.resolve(vscode.window.showTextDocument(active)).catch(() => undefined);
+}
+
+/** Each `data.kind` of a refused rewind, in words. */
+export function rewindError(error: unknown, turnId: number): string {
+  const data = (error instanceof ResponseError ? error.data : undefined) as { kind?: string; reason?: string; files?: FilesPlan } | undefined;
+  switch (data?.kind) {
+    case ErrorKind.sessionBusy:
+      return "Cannot rewind now: a turn is running (here or in another session of this folder). Stop it or wait, then try again.";
+    case "unknown_turn":
+      return `Turn ${turnId} is no longer in the conversation (an earlier rewind dropped it).`;
+    case "outside_changes":
+      return `Not rewound: files changed outside the agent since turn ${turnId} (${(data.files?.outside ?? []).join(", ")}).`;
+    case "no_checkpoint":
+      return `Cannot restore the files of turn ${turnId}: ${NO_CHECKPOINT[data.reason ?? ""] ?? data.reason}.`;
+    case "checkpoint_failed":
+      return `The restore failed (${data.reason ?? "unknown"}): nothing was changed.`;
+    case "invalid_params":
+      return `Elelem refused the rewind: ${errorText(error)}`;
+    default:
+      return `The rewind failed: ${errorText(error)}`;
+  }
+}
+
+async function explain(error: unknown, turnId: number): Promise<void> {
+  await vscode.window.showErrorMessage(rewindError(error, turnId));
+}
