@@ -13,6 +13,9 @@ While a turn runs, `in_turn` is true: a user message kept then is its prompt, wh
 awaits a reply (the store tells it from one kept outside a turn, such as `/compact`'s
 summary). Each tool call, once it has run, goes to the `call_listeners` as (call,
 result), after the Output: the store records it for redrawing.
+
+Steers (steering.py) the user sends while a turn runs go with its next provider
+request, after the tool round, and are kept between the prompt and the reply.
 """
 
 from __future__ import annotations
@@ -30,6 +33,8 @@ from .conversation import Content, Conversation, Message
 from .io import NullOutput, Output
 from .jsonsafe import problem
 from .result import Result
+from .steering import Steering
+from .tool import CURRENT_CALL
 from .toolbox import Toolbox
 from .transcript import SystemPrompt, Transcript
 
@@ -132,6 +137,7 @@ class Agent:
         self.in_turn = False  # a user message kept now is a prompt, which awaits a reply
         self.call_listeners: list[CallListener] = []  # each hears (call, result) once it ran
         self.keeping = True  # false while a turn runs aside (keep=False): nothing is recorded
+        self.steering = Steering()  # user messages for the running turn (steering.py)
         # which tools the model is offered, read at every request (the session's mode)
         self.tool_filter: Callable[[Any], bool] | None = None
 
@@ -158,17 +164,22 @@ class Agent:
         conversation = transcript.conversation
         conversation.add("user", prompt)  # 2. record the prompt
         scratch: list[Message] = []
+        steered: list[str] = []  # steers sent (steering.py), kept before the reply
         usage: dict[str, int] = {}
         stop = "end_turn"
         fetched = _Round()
         try:
             for rounds in range(1, self.max_rounds + 1):
+                scratch += self.steers(steered)  # what the user sent meanwhile goes too
                 self.output.waiting()
                 fetched = _Round()
                 content, failed = await self.fetch(scratch, fetched, usage, transcript)
                 stop = "error" if failed else stop  # 3-4. call it (above)
                 self.output.reply(content)  # 5. print the reply so far
                 if not fetched.calls:  # 6. stop, or run the tools and go again
+                    if self.steering.waiting and not failed and rounds < self.max_rounds:
+                        scratch.append({"role": "assistant", "content": content, **fetched.kept})
+                        continue  # a steer came while it answered: one round more
                     if fetched.stop == "max_tokens" and not failed:
                         stop = "max_tokens"
                     break
@@ -179,18 +190,35 @@ class Agent:
                 scratch += await self.process(content, fetched.calls, fetched.kept)
         except asyncio.CancelledError:
             self.last = TurnResult(f"{''.join(fetched.said)}{CANCELLED}", "cancelled", usage)
+            self.keep_steers(conversation, steered)
             conversation.add("assistant", self.last.reply)
             raise TurnCancelled(self.last) from None
         except Exception as exc:  # a bug: the turn ends as an error, the history alternates
             log.exception("agent: the turn failed")
             content, stop = f"Error: {type(exc).__name__}: {exc}", "error"
+            self.keep_steers(conversation, steered)
             conversation.add("assistant", content)
             self.last = TurnResult(content, stop, usage)
             self.output.say(content.removeprefix("Error: "), "error")
             return self.last
+        self.keep_steers(conversation, steered)
         conversation.add("assistant", content)  # 7. record the reply
         self.last = TurnResult(content, stop, usage, context_tokens=fetched.context_tokens())
         return self.last
+
+    def steers(self, steered: list[str]) -> list[Message]:
+        """The steers waiting (steering.py) as user messages for the next request."""
+        taken = self.steering.take()
+        steered += taken
+        return [{"role": "user", "content": text} for text in taken]
+
+    def keep_steers(self, conversation: Conversation, steered: list[str]) -> None:
+        """Keep the steers the turn sent, in order, before its reply; the ones no
+        request took are dropped, and the user told."""
+        for text in steered:
+            conversation.add("user", text)
+        for text in self.steering.drop():
+            self.output.say(f"steer not sent (the turn ended first): {text}", "info")
 
     async def fetch(
         self,
@@ -269,4 +297,8 @@ class Agent:
         """A provider may flag a call it could not parse; the model then reads the error."""
         if error:
             return Result.failure(error)
-        return await self.toolbox.run(call["name"], call["arguments"])
+        token = CURRENT_CALL.set(call)  # the call a tool's nested work is under (task)
+        try:
+            return await self.toolbox.run(call["name"], call["arguments"])
+        finally:
+            CURRENT_CALL.reset(token)

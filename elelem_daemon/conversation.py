@@ -4,8 +4,10 @@
 
 Listeners hear every change as it happens: `listener("add", message)`,
 `listener("clear", None)`, `listener("turn", {"turn", "at"})` (a turn begins: its
-`Mark`) and `listener("rewind", {"turn"})`. The session store uses this to write each
-kept message, each turn's start and each rewind.
+`Mark`), `listener("rewind", {"turn"})` and `listener("edit", {"index", "content"})`
+(a kept message replaced, or deleted when `content` is None: `/context edit`). The
+session store uses this to write each kept message, each turn's start, each rewind
+and each edit.
 
 Turns are marked where they begin (`begin_turn`), with a number that only grows, so a
 conversation can go back to what it was just before a turn (`rewind`), dropping that
@@ -119,6 +121,25 @@ class Conversation:
         self._past.append(self._messages if needed else [])
         self._messages = []
         self._tell("clear", None)
+
+    def edit(self, index: int, content: Content | None) -> Message | None:
+        """Replace the content of kept message `index` (from 0), or delete it (None):
+        `/context edit` and `/context delete` (builtins/context_edit.py). The marks of
+        the turns that began after it move with their messages. Listeners hear
+        `("edit", {"index", "content"})`. IndexError when there is no such message."""
+        if isinstance(index, bool) or not 0 <= index < len(self._messages):
+            raise IndexError(f"no message {index!r}")
+        if content is None:
+            del self._messages[index]
+            epoch = len(self._past)
+            for turn, mark in list(self.marks.items()):
+                if mark.epoch == epoch and mark.index > index:
+                    self.marks[turn] = Mark(mark.turn, mark.at, mark.epoch, mark.index - 1)
+            changed = None
+        else:
+            changed = self._messages[index] = {**self._messages[index], "content": content}
+        self._tell("edit", {"index": index, "content": content})
+        return changed
 
     # -- turns --------------------------------------------------------------------
     def begin_turn(self, turn: int, at: float | None = None) -> Mark:

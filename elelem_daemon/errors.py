@@ -5,6 +5,8 @@
     ├── UnknownSession          a sessionId that names no session open in this face
     │   └── NoStoredSession     ... nor a stored one (or it is not a valid id, or unreadable)
     ├── SessionBusy             a turn or command is already running in that session
+    │   └── SteerRefused        too many steers wait for the running turn already
+    ├── NotRunning              a steer for a session where no turn runs
     ├── SessionLocked           a stored session is open in another elelem process
     ├── InvalidParams           a request's params are missing or of the wrong type
     ├── AttachmentError         an attachment or `@` mention the turn cannot take (a binary
@@ -61,6 +63,18 @@ class NoStoredSession(UnknownSession):
 
 class SessionBusy(ElelemError):
     kind = "session_busy"
+
+
+class SteerRefused(SessionBusy):
+    """`data`: `limit` (how many steers may wait at once)."""
+
+    kind = "steer_queue_full"
+
+
+class NotRunning(ElelemError):
+    """A steer (`session/steer`) for a session where no turn runs: send a turn instead."""
+
+    kind = "not_running"
 
 
 class ProviderError(ElelemError):

@@ -27,8 +27,11 @@ BUILTINS = (
     "elelem_daemon.builtins.shell",
     "elelem_daemon.builtins.search",
     "elelem_daemon.builtins.interview",
+    "elelem_daemon.builtins.task",
     "elelem_daemon.builtins.todo",
     "elelem_daemon.builtins.commands",
+    "elelem_daemon.builtins.steer",
+    "elelem_daemon.builtins.shell_session",
     "elelem_daemon.builtins.modes",  # before the permission policy: a refused call asks nothing
     "elelem_daemon.builtins.init",
     "elelem_daemon.builtins.permissions",

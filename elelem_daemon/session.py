@@ -13,6 +13,7 @@ a turn run directly (the terminal) numbers itself. Around each turn the plugins'
 `turn_start` and `turn_end` hooks run (`plugin.on`), the end ones even when the turn
 failed or was cancelled; `close` hooks run when the session closes. `delete` is how a
 face deletes a stored session: the plugins' `delete` hooks forget what they kept of it.
+`steer` sends a user message to the running turn (steering.py).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from .agent import Agent, TurnResult
 from .changes import Seen
 from .commands import Commands
 from .conversation import Content, Conversation, Message
-from .errors import AttachmentError, UnknownSession
+from .errors import AttachmentError, NotRunning, UnknownSession
 from .filesystem import Files, LocalFiles
 from .io import Input, NullInput, NullOutput, Output
 from .modes import Modes
@@ -43,6 +44,7 @@ from .toolbox import Toolbox
 from .transcript import SystemPrompt, face_template
 
 if TYPE_CHECKING:
+    from .steering import Steer
     from .store.recorder import Recorder
     from .store.store import Store, Stored
     from .trust import Trust
@@ -141,6 +143,7 @@ class Session:
         # manager's aclose (mcp/manager.py), a plugin's own
         self.closers: list[Callable[[], Awaitable[Any]]] = []
         self._exit = False
+        self._turning = False  # a kept turn was asked for and has not ended
         self._closing: set[asyncio.Task[None]] = set()
 
     # -- forwarded to the agent ---------------------------------------------
@@ -187,6 +190,7 @@ class Session:
         run (its tools' changes are checkpointed), but not marked: no rewind names it.
         What the agent read in the last turn no longer counts (changes.Seen)."""
         self.seen.new_turn()
+        self._turning = keep  # a steer sent from now on goes with this turn
         try:
             if isinstance(prompt, str):
                 from .context.expansion import for_session
@@ -201,6 +205,10 @@ class Session:
             if self._opened is not None and self._opened == self.turns:
                 self.turns -= 1  # nothing was kept or sent: no turn took place
             self._opened = None
+            self._unsteered()
+            raise
+        except BaseException:
+            self._unsteered()
             raise
         number = self._opened if self._opened is not None else self.open_number()
         self._opened = None
@@ -211,11 +219,31 @@ class Session:
             await self.run_hooks("turn_start", number)
             return await self.agent.turn(prompt, keep)
         finally:
+            self._unsteered()
             try:
                 await self.run_hooks("turn_end", number, self.agent.last)
             finally:
                 self.turn_id = None
                 self.seen.new_turn()
+
+    def _unsteered(self) -> None:
+        """The turn is over: steers no request took are dropped, and the user told."""
+        self._turning = False
+        for text in self.agent.steering.drop():
+            self.output.say(f"steer not sent (the turn ended first): {text}", "info")
+
+    @property
+    def steerable(self) -> bool:
+        """Whether a kept turn runs (from the moment `turn` is called): steers go to it."""
+        return self._turning or (self.agent.in_turn and self.agent.keeping)
+
+    def steer(self, text: str) -> Steer:
+        """Queue `text` for the running turn's next provider request (steering.py).
+        NotRunning when no turn runs that keeps its conversation (none, a command, or
+        /compact's summary turn): the client sends a turn instead."""
+        if not self.steerable:
+            raise NotRunning("no turn is running: send the text as a turn", sessionId=self.id)
+        return self.agent.steering.put(text)
 
     def open_number(self) -> int:
         """The next number of the count of turns and commands; the next turn takes it."""

@@ -9,6 +9,7 @@ Validation messages read like Ruby's json_schemer, as elelem words them:
 
 from __future__ import annotations
 
+import contextvars
 import json
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -28,6 +29,11 @@ NEWER_KEYWORDS = (
     "$recursive",
 )
 
+# The tool call running now, `{id, name, arguments}` (set by Agent.run): what a tool
+# that runs other work in its name (builtins/task.py) nests that work under.
+CURRENT_CALL: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar(
+    "elelem_current_call", default=None
+)
 KINDS = ("read", "edit", "delete", "move", "search", "execute", "think", "fetch", "other")
 
 TYPE_NAMES = {

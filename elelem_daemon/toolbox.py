@@ -81,6 +81,16 @@ class Toolbox:
         hooks.setdefault(tool, []).append(fn)
         return fn
 
+    def subset(self, keep: Callable[[Tool], bool]) -> Toolbox:
+        """A toolbox of the tools `keep` accepts, with the same hooks (shared, so the
+        permission policy sees their calls too): a sub-agent's (builtins/task.py)."""
+        other = Toolbox()
+        for tool in self._tools.values():
+            if keep(tool):
+                other.register(tool)
+        other._before, other._after = self._before, self._after
+        return other
+
     def clear(self) -> None:
         for table in (self._tools, self._aliases, self._before, self._after):
             table.clear()

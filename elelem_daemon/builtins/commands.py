@@ -8,8 +8,12 @@ import json
 from typing import Any
 
 from ..conversation import image_bytes, images_in, text_of
+from ..editing import EditError, tokens
 from ..registry import Plugin
+from .context_edit import USAGE
+from .context_edit import run as edit_context
 
+CONTEXT_VERBS = ["json", "delete", "edit"]
 COMPACT_PROMPT = "Summarize: accomplishments, state, next steps. Brief."
 
 
@@ -23,7 +27,10 @@ def preview(message: dict[str, Any]) -> str:
 def context_text(session: Any, args: str | None) -> str:
     messages = session.context
     if not args:
-        lines = [f"  {n}. {m['role']}: {preview(m)}" for n, m in enumerate(messages, 1)]
+        lines = [
+            f"  {n}. {m['role']}: {preview(m)} (~{tokens(m)} tokens)"
+            for n, m in enumerate(messages, 1)
+        ]
         last = getattr(session, "last_turn", None)
         if last is not None and last.usage:
             lines.append(usage_text(last.usage))
@@ -32,7 +39,7 @@ def context_text(session: Any, args: str | None) -> str:
         return json.dumps([elided(m) for m in messages], indent=2, ensure_ascii=False)
     if args.isdigit() and 1 <= int(args) <= len(messages):
         return text_of(messages[int(args) - 1]["content"])
-    return "  Usage: /context [json|<number>]"
+    return USAGE
 
 
 def elided(message: dict[str, Any]) -> dict[str, Any]:
@@ -86,8 +93,16 @@ def register(plugin: Plugin) -> None:
         lines = [f"{name.ljust(12)} {about}" for name, about in session.commands]
         session.output.say("\n".join(lines))
 
-    @plugin.command("context", "Show conversation context", ["json"])
-    def context(session: Any, args: str | None) -> None:
+    @plugin.command("context", "Show conversation context", CONTEXT_VERBS)
+    async def context(session: Any, args: str | None) -> None:
+        try:  # delete and edit: builtins/context_edit.py
+            done = await edit_context(session, args) if args else None
+        except EditError as exc:
+            session.output.say(str(exc), "error")
+            return
+        if done is not None:
+            session.output.say(done)
+            return
         kind = "markdown" if args and args.isdigit() else "plain"  # message N as Markdown
         session.output.say(context_text(session, args), kind)
 

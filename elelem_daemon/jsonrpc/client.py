@@ -225,6 +225,10 @@ class Client:
     async def command(self, session_id: str, line: str) -> RpcMessage:
         return await self.request("session/command", {"sessionId": session_id, "line": line})
 
+    async def steer(self, session_id: str, text: str) -> RpcMessage:
+        """`session/steer`: a user message for the running turn's next request."""
+        return await self.request("session/steer", {"sessionId": session_id, "text": text})
+
     async def editor_state(self, session_id: str | None = None, **state: Any) -> None:
         """`editor/state` (a notification): `activeFile`, `selection`, `visibleRanges`,
         `diagnostics`; to every open session without `session_id`."""

@@ -16,12 +16,14 @@ kind) and `data: {kind, ...error.data}`. No face picks a code for an ElelemError
     -32800   request_cancelled     (protocol) cancelled where no result applies
     -32000   (its kind)            any other ElelemError (ProviderError, ...)
     -32001   session_busy          SessionBusy: a turn or command already runs there
+             steer_queue_full      SteerRefused: too many steers wait already
     -32002   unknown_session       NoStoredSession: no stored session has that id
                                    (ACP's "resource not found")
     -32003   session_locked        SessionLocked: another elelem process has it open
     -32004   outside_changes       OutsideChanges: a rewind would overwrite the user's own
                                    edits; `data.files` is the plan, resend with `force`
     -32005   no_checkpoint         NoCheckpoint: no checkpoint can restore that turn's files
+    -32006   not_running           NotRunning: a steer where no turn runs (send a turn)
 
 -32002 is ACP's "resource not found", and it means that in both faces. ACP reads
 -32000 as "authentication required": for ACP that is what a provider without its key
@@ -38,6 +40,7 @@ from ..errors import (
     InvalidParams,
     NoCheckpoint,
     NoStoredSession,
+    NotRunning,
     OutsideChanges,
     SessionBusy,
     SessionLocked,
@@ -59,6 +62,7 @@ RESOURCE_NOT_FOUND = -32002
 SESSION_LOCKED = -32003
 OUTSIDE_CHANGES = -32004
 NO_CHECKPOINT = -32005
+NOT_RUNNING = -32006
 
 CODES: dict[type[ElelemError], int] = {
     InvalidParams: INVALID_PARAMS,
@@ -71,6 +75,7 @@ CODES: dict[type[ElelemError], int] = {
     ShuttingDown: INVALID_REQUEST,
     UnknownTurn: INVALID_PARAMS,
     NoCheckpoint: NO_CHECKPOINT,
+    NotRunning: NOT_RUNNING,
     OutsideChanges: OUTSIDE_CHANGES,
 }
 KINDS = {  # code -> data.kind, for the protocol's own errors (a message, not an ElelemError)

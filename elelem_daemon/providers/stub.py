@@ -2,7 +2,9 @@
 
 What it does on every fetch:
 1. yields `thinking` "considering the request";
-2. if the last message is a tool result: yields `saying` "done." and stops;
+2. if the last message is a tool result: yields `saying` "done." and stops; if it is
+   a user message right after a tool result (a steer, steering.py), `saying`
+   "steered: TEXT. done." and stops;
 3. otherwise yields `saying` "let me check." and, if any tool exists, `doing`
    (id `stub-1`) for the first tool with empty arguments.
 
@@ -74,6 +76,9 @@ class StubProvider:
             return
         if last["role"] == "tool":
             yield {"type": "saying", "text": "done."}
+            return
+        if last["role"] == "user" and len(messages) > 1 and messages[-2]["role"] == "tool":
+            yield {"type": "saying", "text": f"steered: {text_of(last.get('content'))}. done."}
             return
         images = images_in(last.get("content"))
         if images:

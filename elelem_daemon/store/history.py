@@ -49,6 +49,23 @@ class History:
         for gone in [t for t in self._marks if t >= turn]:
             del self._marks[gone]
 
+    def edit(self, index: int, content: Any) -> None:
+        """Kept message `index` (counting messages only) replaced, or deleted (None), as
+        the conversation's `edit` did; the tool records stay where they are. An index
+        past the messages (a hand-edited file) changes nothing."""
+        at = [i for i, e in enumerate(self.entries) if e.get("type") == "message"]
+        if not 0 <= index < len(at):
+            return
+        where = at[index]
+        if content is not None:
+            self.entries[where] = {**self.entries[where], "content": content}
+            return
+        del self.entries[where]
+        epoch = len(self._past)
+        for turn, (clears, start) in list(self._marks.items()):
+            if clears == epoch and start > where:
+                self._marks[turn] = (clears, start - 1)
+
     def last_message(self) -> Record | None:
         return next((e for e in reversed(self.entries) if e.get("type") == "message"), None)
 

@@ -4,7 +4,8 @@ Every kept message is written to the session's file in the Store as it is added 
 prompt when a turn starts, the reply when it ends, `<partial>[cancelled]` when it is
 cancelled), so a crash loses at most the turn in flight; so is where each turn begins
 (its number, before its prompt, written with the prompt in one write and one fsync)
-and each rewind of the conversation. Each tool call is written once it has run, as a
+each rewind of the conversation, and each edit of a kept message (`/context edit`,
+`/context delete`). Each tool call is written once it has run, as a
 record for redrawing only (records.tool: bounded, secrets out). A session is stored
 from its first kept message, or at once when the face asks (`start`: the ACP face,
 whose clients keep a session's id to load it later).
@@ -73,6 +74,10 @@ class Recorder:
             self.history.clear()
             if self.started:
                 self._write([records.cleared()])
+        elif event == "edit" and message is not None:
+            self.history.edit(message["index"], message["content"])
+            if self.started:
+                self._write([records.edited(message["index"], message["content"])])
         elif event == "rewind" and message is not None:
             self.history.rewind(message["turn"])
             if self.started:

@@ -20,6 +20,11 @@ One JSON object per line, each with a `type`:
     {"type": "rewind", "turn", "at"}                 the conversation went back to just
                                                      before that turn, dropping it and the
                                                      later ones (a clear since is undone)
+    {"type": "edit", "index", "content", "at"}       kept message `index` (from 0, among
+                                                     the messages kept at that point) now
+                                                     holds `content`, or is deleted when
+                                                     `content` is null (`/context edit`,
+                                                     `/context delete`)
 
 The first line is the metadata; its title is empty when the session was stored before
 its first prompt (the ACP face stores a session when it is created): the first prompt
@@ -197,6 +202,10 @@ def rewound(number: int) -> Record:
     return {"type": "rewind", "turn": number, "at": now()}
 
 
+def edited(index: int, content: Any) -> Record:
+    return {"type": "edit", "index": index, "content": content, "at": now()}
+
+
 def stamp(at: float) -> str:
     """Unix seconds as the file writes times (ISO 8601, UTC, milliseconds)."""
     when = datetime.fromtimestamp(at, UTC).isoformat(timespec="milliseconds")
@@ -360,11 +369,15 @@ def replay(records: list[Record], path: Path, updated: str) -> Stored:
             stored.mode = record["mode"][:64]
         elif kind in ("turn", "rewind"):
             fold_turn(kept, history, record, path)
+        elif kind == "edit":
+            fold_edit(kept, history, record, path)
     stored.messages = list(kept)
     last = history.last_message()
     stored.interrupted = (
         last is not None and last["role"] == "user" and last.get("prompt") is not False
     )
+    if any(r.get("type") == "edit" for r in records[-1:]):  # the user cut the reply
+        stored.interrupted = False
     return stored
 
 
@@ -381,3 +394,17 @@ def fold_turn(kept: Conversation, history: History, record: Record, path: Path) 
             history.rewind(number)  # type: ignore[arg-type]
     except (ValueError, KeyError, TypeError):
         log.warning("store: %s: a %s record of turn %r skipped", path, record["type"], number)
+
+
+def fold_edit(kept: Conversation, history: History, record: Record, path: Path) -> None:
+    """An `edit` record; one that does not fit (a hand-edited file) is skipped."""
+    index, content = record.get("index"), record.get("content")
+    if content is not None and not is_content(content):
+        log.warning("store: %s: an edit record with unusable content skipped", path)
+        return
+    try:
+        kept.edit(index, content)  # type: ignore[arg-type]
+    except (IndexError, TypeError):
+        log.warning("store: %s: an edit record of message %r skipped", path, index)
+        return
+    history.edit(index, content)  # type: ignore[arg-type]

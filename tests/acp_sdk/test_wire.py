@@ -82,14 +82,23 @@ async def test_unknown_methods_and_bad_params(wire: Wire, tmp_path: Path) -> Non
     assert "no authentication methods" in auth["error"]["message"]
 
 
-async def test_a_second_prompt_while_one_runs_is_refused(wire: Wire, tmp_path: Path) -> None:
+async def test_a_second_prompt_while_one_runs_is_a_steer(wire: Wire, tmp_path: Path) -> None:
+    """Issue 20: a text prompt during a turn is queued for it (docs/acp.md, Steering) and
+    answered with that turn; a slash command then is refused busy, as before."""
     sid = await session(wire, tmp_path)
     slow = {"type": "text", "text": "!stream 100000 5"}
     await wire.send(id=2, method="session/prompt", params={"sessionId": sid, "prompt": [slow]})
-    busy = await wire.call(3, "session/prompt", {"sessionId": sid, "prompt": [slow]})
+    while kind(await wire.read()) != "agent_message_chunk":
+        pass  # the turn runs
+    command = {"type": "text", "text": "/clear"}
+    busy = await wire.call(3, "session/prompt", {"sessionId": sid, "prompt": [command]})
     assert busy["error"]["code"] == -32001 and busy["error"]["data"]["kind"] == "session_busy"
+    await wire.send(id=4, method="session/prompt", params={"sessionId": sid, "prompt": [slow]})
+    await wire.call(5, "session/list", {})  # requests start in order: the steer is queued
     await wire.send(method="session/cancel", params={"sessionId": sid})
     assert (await wire.answer(2))["result"]["stopReason"] == "cancelled"
+    steered = (await wire.answer(4))["result"]
+    assert steered == {"stopReason": "cancelled", "_meta": {"elelem": {"steer": "dropped"}}}
 
 
 async def test_cancel_request_cancels_a_prompt(wire: Wire, tmp_path: Path) -> None:

@@ -32,12 +32,16 @@ async def test_help_lists_every_command(session):
 async def test_context_shows_exactly_what_is_kept(session):
     await session.turn("hi")
     assert (await session.command("/context")).output == (
-        "  1. system: You are a terminal coding agent.\n  2. user: hi\n  3. assistant: done."
+        "  1. system: You are a terminal coding agent. (~8 tokens)\n"
+        "  2. user: hi (~1 tokens)\n"
+        "  3. assistant: done. (~2 tokens)"
     )
     raw = json.loads((await session.command("/context json")).output)
     assert raw == session.context
     assert (await session.command("/context 2")).output == "hi"
-    assert (await session.command("/context x")).output == "  Usage: /context [json|<number>]"
+    assert (await session.command("/context x")).output == (
+        "  Usage: /context [json|<number>|delete <numbers>|edit <number>]"
+    )
 
 
 async def test_clear_empties_the_conversation(session):

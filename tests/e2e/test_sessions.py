@@ -110,7 +110,10 @@ async def test_context_is_the_system_prompt_and_the_kept_messages(
 async def test_commands_answer_with_their_output(client: Client, session: str) -> None:
     await within(client.turn(session, "!echo hi"))
     listed = await within(client.command(session, "/context"))
-    assert listed["output"].splitlines()[1:] == ["  2. user: !echo hi", "  3. assistant: hi"]
+    assert listed["output"].splitlines()[1:] == [
+        "  2. user: !echo hi (~2 tokens)",
+        "  3. assistant: hi (~1 tokens)",
+    ]
     assert listed["turnId"] == 2
     cleared = await within(client.command(session, "/clear"))
     assert cleared["output"] == "  → context cleared"

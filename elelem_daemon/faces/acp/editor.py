@@ -112,6 +112,13 @@ class AcpOutput(NullOutput):
         self.current = None
         self._apart = True  # the text after a tool call is a paragraph of its own
 
+    def nested(self, call_id: str) -> NullOutput:
+        """The Output of a sub-agent that tool call `call_id` runs (builtins/task.py):
+        its progress as that call's `tool_call_update` content (nested.py)."""
+        from .nested import AcpNested
+
+        return AcpNested(self, self._ids.get(call_id) or call_id)
+
     def replay_call(self, call: dict[str, Any], ok: bool, payload: dict[str, Any]) -> None:
         """A stored tool call, redrawn: its `tool_call`, then its `tool_call_update`."""
         ident = self.next_id()

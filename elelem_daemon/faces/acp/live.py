@@ -46,6 +46,8 @@ class AcpLive(Live):
     async def prompt(self, blocks: Any) -> dict[str, Any]:
         """Run one prompt: a slash command or a turn. Answers with the stop reason; an
         empty prompt (no blocks, or only blank text) does nothing and ends the turn."""
+        if self.busy and self.session.steerable:
+            return await self.steer(blocks)  # an extension: docs/acp.md, `_meta`
         self.ensure_idle()  # before the blocks are read: a busy session says so first
         text, attachments = prompt_parts(blocks, self.session.cwd)
         if not text.strip() and not attachments:
@@ -59,6 +61,26 @@ class AcpLive(Live):
         except asyncio.CancelledError:
             self.output.interrupted()
             return {"stopReason": "cancelled"}
+
+    async def steer(self, blocks: Any) -> dict[str, Any]:
+        """A prompt sent while a turn runs is a steer (steering.py): queued for that
+        turn's next request, and answered when that turn ends, with its stop reason and
+        `_meta.elelem.steer`: `sent` (the model read it) or `dropped` (the turn ended
+        first). Text only: a slash command, or context blocks, are refused (busy)."""
+        text, attachments = prompt_parts(blocks, self.session.cwd)
+        if attachments or command_line(text) or not text.strip():
+            self.ensure_idle()  # refused as any prompt to a busy session
+        task = self.task
+        steer = self.session.steer(text)
+        if task is not None:
+            await asyncio.wait([task])  # this request's cancel leaves the turn alone
+        ended = task is not None and not task.cancelled() and task.exception() is None
+        stop = task.result().stop_reason if task is not None and ended else "cancelled"
+        stop = "end_turn" if stop == "error" else stop
+        return {
+            "stopReason": stop,
+            "_meta": {"elelem": {"steer": "sent" if steer.sent else "dropped"}},
+        }
 
     async def trust(self) -> None:
         """Ask once (`session/request_permission`) whether to trust the folder's

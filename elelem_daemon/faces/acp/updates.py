@@ -57,8 +57,8 @@ def shown_path(path: str, cwd: Path) -> str:
 def tool_title(name: str, arguments: dict[str, Any], cwd: Path | None = None) -> str:
     """claude-agent-acp's style, so editors show what runs: the command in backticks
     (`` `ls -la` ``), the verb and the path (``Read `README.md` ``), the search
-    (``Find `*.py` ``), the question itself; any other tool: its name and its telling
-    argument."""
+    (``Find `*.py` ``), the question itself, a sub-agent's job (`Task: ...`); any other
+    tool: its name and its telling argument."""
     where = cwd or Path.cwd()
 
     def argument(key: str) -> str | None:
@@ -76,6 +76,8 @@ def tool_title(name: str, arguments: dict[str, Any], cwd: Path | None = None) ->
         return f"{verb} {code(pattern)}{inside}"
     if name == "interview" and (question := argument("question")):
         return question
+    if name == "task" and (job := argument("prompt")):  # a sub-agent: its job
+        return f"Task: {job}"
     for key in TITLE_ARGUMENT:
         if (value := argument(key)) is not None:
             return f"{name} {code(value)}"
@@ -160,6 +162,8 @@ def result_text(payload: dict[str, Any]) -> str:
         return fenced(content) if content else "(empty)"
     if "answer" in payload:
         return str(payload["answer"])
+    if isinstance(payload.get("result"), str):  # a sub-agent's answer (the `task` tool)
+        return payload["result"]
     return fenced(json.dumps(payload, ensure_ascii=False, indent=2, default=str), "json")
 
 

@@ -70,12 +70,14 @@ class Daemon:
             "session/new": self.new,
             "session/turn": self.turn,
             "session/command": self.command,
+            "session/steer": self.steer,
             "session/complete": self.complete,
             "session/list": self.list_sessions,
             "session/load": self.load,
             "session/delete": self.delete,
             "session/close": self.close_session,
             "session/context": self.context,
+            "session/editContext": self.edit_context,
             "session/rewind": self.rewind,
             "session/checkpoints": self.checkpoints,
             "session/trust": self.trust,
@@ -253,6 +255,13 @@ class Daemon:
             answer["exit"] = True
         return answer
 
+    async def steer(self, params: Any) -> dict[str, Any]:
+        """`session/steer`: a user message for the running turn (steering.py); -32006
+        `not_running` when no turn runs. `event/steer` says when the turn took it."""
+        p = spec.check(params, spec.STEER)
+        self.lives.get(p["sessionId"]).session.steer(p["text"])
+        return {"queued": True}
+
     async def complete(self, params: Any) -> dict[str, Any]:
         p = spec.check(params, spec.COMPLETE)
         session = self.lives.get(p["sessionId"]).session
@@ -308,6 +317,33 @@ class Daemon:
     async def context(self, params: Any) -> dict[str, Any]:
         p = spec.check(params, spec.SESSION)
         return {"messages": self.lives.get(p["sessionId"]).session.context}
+
+    async def edit_context(self, params: Any) -> dict[str, Any]:
+        """`session/editContext`: delete kept messages, or replace one's text (an empty
+        one deletes it), by their place in `session/context`'s messages (editing.py);
+        not while a turn runs. Answers as `session/context` does."""
+        from ... import editing
+
+        p = spec.check(params, spec.EDIT_CONTEXT)
+        live = self.lives.get(p["sessionId"])
+        live.ensure_idle()
+        session = live.session
+        count = len(session.context)
+        if "delete" in p and "index" not in p and "content" not in p:
+            places = p["delete"]
+            if not places or not all(type(n) is int for n in places):
+                raise editing.EditError("delete: a list of message places (integers)")
+            if len(places) > count:
+                raise editing.EditError(f"delete: more places than the {count} messages")
+            chosen = sorted({n + 1 for n in places})
+            for number in chosen:
+                editing.check(number, count, 0)
+            editing.delete(session, chosen)
+        elif "index" in p and "content" in p and "delete" not in p:
+            editing.replace(session, p["index"] + 1, p["content"], 0)
+        else:
+            raise editing.EditError("send either delete: [places], or index and content")
+        return {"messages": session.context}
 
     async def rewind(self, params: Any) -> dict[str, Any]:
         """`session/rewind`: the core's rewind, as the session's one task (unnumbered)."""

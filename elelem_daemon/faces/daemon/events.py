@@ -39,6 +39,7 @@ class Events(NullOutput):
         self.session_id: str | None = None
         self.turn_id: int | None = None
         self.call_id: str | None = None  # the tool call running (files/propose names it)
+        self.parent_id: str | None = None  # a sub-agent's: the task call it runs under
         self.interval = interval
         self._held: list[str] = []
         self._held_method = ""
@@ -49,7 +50,18 @@ class Events(NullOutput):
         if self.session_id is None:  # a setup block printing before the session exists
             log.info("%s before the session started: %s", method, params)
             return
-        self.peer.notify(method, {"sessionId": self.session_id, "turnId": self.turn_id, **params})
+        params = {"sessionId": self.session_id, "turnId": self.turn_id, **params}
+        if self.parent_id is not None:  # a sub-agent's event (builtins/task.py)
+            params["parentToolCallId"] = self.parent_id
+        self.peer.notify(method, params)
+
+    def nested(self, call_id: str) -> Events:
+        """The Output of a sub-agent that tool call `call_id` runs (builtins/task.py):
+        the same events, each with `parentToolCallId`."""
+        self.flush()
+        child = Events(self.peer, self.interval)
+        child.session_id, child.turn_id, child.parent_id = self.session_id, self.turn_id, call_id
+        return child
 
     def _delta(self, method: str, text: str) -> None:
         if not self.interval:

@@ -30,6 +30,8 @@ class DaemonLive(Live):
         self.asker = asker
         self.servers = servers.Watch(session, events, asker)
         self.editor: EditorState | None = None
+        steered = lambda text: events.notice("event/steer", {"text": text})  # noqa: E731
+        session.agent.steering.listeners.append(steered)
         session.modes.listeners.append(self.mode_changed)
         session.plan.listeners.append(self.planned)
 

@@ -47,6 +47,13 @@ NEW: Spec = {
 }
 TURN: Spec = {**SESSION, "text": ("string", True), "attachments": ("array", False)}
 COMMAND: Spec = {**SESSION, "line": ("string", True)}
+STEER: Spec = {**SESSION, "text": ("string", True)}
+EDIT_CONTEXT: Spec = {
+    **SESSION,
+    "delete": ("array", False),
+    "index": ("integer", False),
+    "content": ("string", False),
+}
 SET_MODE: Spec = {**SESSION, "modeId": ("string", True)}
 COMPLETE: Spec = {**SESSION, "text": ("string", True)}
 LIST: Spec = {"cwd": ("string", False)}

@@ -319,6 +319,7 @@ class TerminalInput(NullInput):
         self.cwd: Path | None = None
         self.history: Path | None = None
         self.status: Callable[[], str] | None = None
+        self.typeahead: Any = None  # typeahead.TypeAhead while a turn runs
         self._editor: LineEditor | None = None
 
     def attach(
@@ -347,6 +348,26 @@ class TerminalInput(NullInput):
             )
         return self._editor
 
+    async def edit(self, text: str, name: str = "text") -> str | None:
+        """`text` in `$EDITOR` (edit_text.py): what was saved, or None."""
+        from .edit_text import edit_text
+
+        if self.output is not None:
+            self.output.pause()
+        return await edit_text(text, name, self.output)
+
+    async def shell(self) -> str | None:
+        """`/shell`: `$SHELL` under `script` (shell_session.py); its transcript."""
+        from .shell_session import run_shell
+
+        if self.lines:  # a pipe or a script: there is no terminal to lend the shell
+            if self.output is not None:
+                self.output.say("/shell needs a terminal (stdin and stdout)", "error")
+            return None
+        if self.output is not None:
+            self.output.pause()
+        return await run_shell(self.output)
+
     async def readline(self, prompt: str = "> ") -> str | None:
         if self.lines:
             return await self._read_line(prompt)
@@ -357,6 +378,12 @@ class TerminalInput(NullInput):
     ) -> str | None:
         if self.output is not None:
             self.output.pause()
+        if self.typeahead is not None:  # the question reads the terminal, not the steers
+            with self.typeahead.paused():
+                return await self._ask(prompt, options, details)
+        return await self._ask(prompt, options, details)
+
+    async def _ask(self, prompt: str, options: list[str] | None, details: Any) -> str | None:
         from . import questions
 
         if details.get("kind") == "review":

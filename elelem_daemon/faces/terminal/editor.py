@@ -84,6 +84,7 @@ class LineEditor:
     ) -> None:
         self.interrupts = interrupts or Interrupts()
         self.status = status
+        self.typed = ""  # the next prompt's starting text (typeahead.py's leftover)
         kept: History = ProjectHistory(history) if history is not None else InMemoryHistory()
         self.session: PromptSession[str] = PromptSession(
             history=kept,
@@ -97,9 +98,10 @@ class LineEditor:
         )
 
     async def read(self, prompt: str = "> ") -> str | None:
+        typed, self.typed = self.typed, ""  # what was typed during the turn and not sent
         try:
             return await self.session.prompt_async(
-                FormattedText([("bold", prompt)]), handle_sigint=False
+                FormattedText([("bold", prompt)]), handle_sigint=False, default=typed
             )
         except (EOFError, KeyboardInterrupt):
             print(flush=True)  # the shell's prompt starts on a line of its own

@@ -7,12 +7,15 @@ and the prompt comes back. A turn that did not end normally says why, once: an e
 has been shown as it happened; a reply cut off by the token limit, or stopped after
 too many rounds of tool calls, gets a note. A line's `@` mentions are the core's
 (`Session.turn` expands them); one it refuses is printed as an error, nothing is
-kept, and the line stays in the input's history.
+kept, and the line stays in the input's history. On a terminal, a line typed while a
+turn runs steers it (typeahead.py, steering.py).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import Iterator
 
 from ... import __version__
 from ...agent import CANCELLED, TurnResult
@@ -87,7 +90,8 @@ class Repl:
             if line.startswith("/"):
                 return await self._command(line)
             try:
-                result = await turn(self.live, line)
+                with self._typing_ahead():
+                    result = await turn(self.live, line)
             except AttachmentError as exc:
                 self.session.output.say(str(exc), "error")
                 return True
@@ -99,6 +103,24 @@ class Repl:
         elif note := NOTES.get(result.stop_reason):
             output.say(note, "info")
         return True
+
+    @contextlib.contextmanager
+    def _typing_ahead(self) -> Iterator[None]:
+        """On a terminal, a line typed while the turn runs steers it (typeahead.py);
+        what is left waits at the next prompt."""
+        if not self._editing():
+            yield
+            return
+        from .typeahead import TypeAhead
+
+        ahead = TypeAhead(self.session)
+        self.session.input.typeahead = ahead  # type: ignore[attr-defined]
+        try:
+            with ahead.running():
+                yield
+        finally:
+            self.session.input.typeahead = None  # type: ignore[attr-defined]
+            self.session.input.editor.typed = ahead.leftover()  # type: ignore[attr-defined]
 
     def _editing(self) -> bool:
         """Whether the line editor reads the prompts (a line-by-line input keeps the

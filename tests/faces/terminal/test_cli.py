@@ -43,9 +43,9 @@ def test_chat_runs_a_stub_turn_and_shows_the_context(tmp_path):
         "done.",
         "> ",
         "> /context",
-        "  1. system: You are a terminal coding agent.",
-        "  2. user: hi",
-        "  3. assistant: done.",
+        "  1. system: You are a terminal coding agent. (~8 tokens)",
+        "  2. user: hi (~1 tokens)",
+        "  3. assistant: done. (~2 tokens)",
     ]
 
 
@@ -191,7 +191,7 @@ def test_chat_prints_a_refused_mention_and_goes_on(tmp_path):
     lines = done.stdout.splitlines()
     assert "Error: @a.bin (file): a.bin is a binary file, not text" in lines
     assert "still here" in lines
-    assert "  2. user: !echo still here" in lines  # the refused line was not kept
+    assert "  2. user: !echo still here (~4 tokens)" in lines  # the refused line was not kept
 
 
 def test_ask_with_a_refused_mention_fails_clearly(tmp_path):

@@ -424,7 +424,9 @@ end
 --- The command names this session knows, for completion.
 ---@return {name: string, description: string?}[]
 function Session:commands()
-  local commands = vim.deepcopy(self.info and self.info.commands or {})
+  local commands = vim.tbl_filter(function(c) -- the daemon's /shell is the terminal's: ours wins
+    return c.name ~= "shell"
+  end, vim.deepcopy(self.info and self.info.commands or {}))
   table.insert(commands, { name = "shell", description = "Start interactive shell (a terminal here)" })
   return commands
 end
