@@ -33,6 +33,7 @@ local by_id = {}
 ---@field chat elelem.Chat
 ---@field prompt integer? the prompt buffer
 ---@field turns {turnId: integer, text: string}[] this client's turns, by their `turnId`
+---@field held string[]? steers that found no turn running, sent as a turn once it answers
 local Session = {}
 Session.__index = Session
 
@@ -208,6 +209,9 @@ end
 ---@param text string? the prompt or command line that failed
 function Session:fail(err, text)
   self.busy = false
+  vim.schedule(function()
+    self:release()
+  end)
   self.chat:notice("error: " .. errors.message(err), "ElelemError")
   local kind = errors.kind(err)
   if text and kind == "session_busy" and input.restore(self:input(), text) then
@@ -228,10 +232,17 @@ function Session:send(text)
   if shell and (text == "/shell" or text:match("^/shell%s")) then
     return self:shell(shell)
   end
+  local edit = text:match("^/context%s+edit%s*(.-)%s*$")
+  if edit then -- the client's: the message opens in a buffer, `:w` sends session/editContext
+    return require("elelem.edit").open(self, edit)
+  end
+  if self.busy and text:sub(1, 1) ~= "/" then
+    return self:steer(text)
+  end
   if self.busy then
     -- kept, not lost: typed in the prompt area it stays there; from `:Elelem` it goes there
     input.restore(self:input(), text)
-    local reason = "elelem: a turn is running; your prompt waits in the prompt area "
+    local reason = "elelem: a turn is running; your command waits in the prompt area "
       .. "(send it when the turn ends, or :ElelemCancel)"
     vim.notify(reason, vim.log.levels.WARN)
     return false, reason
@@ -249,7 +260,7 @@ function Session:send(text)
     self.pending = nil
     self:show_pending()
   end
-  self.busy, self.cancelled = true, false
+  self.busy, self.cancelled, self.held = true, false, {}
   if text:sub(1, 1) == "/" then
     self.chat:command(text)
   else
@@ -268,7 +279,8 @@ function Session:send(text)
     elseif self.cancelled then
       self.busy = false
       self.chat:finish({ stopReason = "cancelled" })
-      return self:refresh()
+      self:refresh()
+      return self:release()
     end
     if text:sub(1, 1) == "/" then
       self:command(text, epoch)
@@ -277,6 +289,67 @@ function Session:send(text)
     end
   end)
   return true
+end
+
+--- A prompt sent while a turn runs: `session/steer`, a user message for the running turn
+--- (protocol.md "Steering"). No turn running after all (`not_running`: it ended, or a
+--- command runs) sends it as a turn, once what runs has answered. Any other refusal says
+--- why and puts the text back in the prompt area. A steer carries no attachments.
+---@param text string
+---@return boolean ok
+---@return string? reason
+function Session:steer(text)
+  local _, found, problem = context.expand(text)
+  if problem or #found > 0 then
+    input.restore(self:input(), text)
+    local reason = "elelem: a prompt sent while a turn runs is a steer, and a steer takes no "
+      .. "#buffer, #selection or #diagnostics; your prompt waits in the prompt area"
+    vim.notify(reason, vim.log.levels.WARN)
+    return false, reason
+  end
+  self.held = self.held or {}
+  self.chat:notice("↪ steer (queued): " .. text)
+  if not self.id then -- the session is still being made: it goes as a turn after
+    table.insert(self.held, text)
+    return true
+  end
+  local epoch = self.epoch
+  daemon.request("session/steer", { sessionId = self.id, text = text }, function(err)
+    if epoch ~= self.epoch or not err then
+      return -- taken: event/steer says when the turn sends it
+    elseif errors.kind(err) == "not_running" then
+      if self.busy then
+        return table.insert(self.held, text) -- sent when what runs now has answered
+      end
+      self.chat:notice("(no turn was running: sent as a prompt)")
+      return self:send(text)
+    end
+    self.chat:notice("steer not sent: " .. errors.message(err), "ElelemError")
+    if input.restore(self:input(), text) then
+      self.chat:notice("(your text is back in the prompt area)")
+    end
+    vim.notify("elelem: steer not sent: " .. errors.message(err), vim.log.levels.ERROR)
+  end)
+  return true
+end
+
+--- After a turn or command has answered: the prompts held for it (a steer that found no
+--- turn running) go as turns; after a cancel they wait in the prompt area instead.
+function Session:release()
+  local held = self.held or {}
+  self.held = {}
+  if #held == 0 then
+    return
+  end
+  local text = table.concat(held, "\n\n")
+  if self.cancelled then
+    if input.restore(self:input(), text) then
+      self.chat:notice("(the turn was cancelled: your steer waits in the prompt area)")
+    end
+    return
+  end
+  self.chat:notice("(no turn was running: sent as a prompt)")
+  self:send(text)
 end
 
 --- Adds attachments for the next prompt, shown above the prompt area.
@@ -337,6 +410,7 @@ function Session:turn(text, epoch, attachments, typed)
     end
     self.chat:finish(result)
     self:refresh()
+    self:release()
   end)
 end
 
@@ -364,6 +438,7 @@ function Session:command(line, epoch)
     end
     self:refresh()
     self:update() -- /provider and /model change what the winbar shows
+    self:release()
   end)
 end
 
@@ -413,7 +488,7 @@ function Session:reset()
     end
   end
   self.id, self.info, self.busy, self.creating = nil, nil, false, nil
-  self.turns, self.pending = {}, nil
+  self.turns, self.pending, self.held = {}, nil, {}
   if self.prompt and api.nvim_buf_is_valid(self.prompt) then
     self:show_pending()
   end
