@@ -11,11 +11,16 @@ describe("context editing", function()
   before_each(function()
     H.setup()
     H.reset()
-    vim.cmd("silent! %bwipeout!")
   end)
 
   after_each(function()
     vim.ui.input = ui_input
+    for _, b in ipairs(vim.api.nvim_list_bufs()) do -- a modified one would stop later specs' :edit
+      if vim.api.nvim_buf_get_name(b):match("^elelem://context/") then
+        vim.api.nvim_buf_delete(b, { force = true })
+      end
+    end
+    vim.cmd("silent! only")
   end)
 
   local function messages()

@@ -109,6 +109,35 @@ describe("steering", function()
       .. "!echo after all\n\n## elelem\n", H.text())
   end)
 
+  it("holds a prompt sent while a command runs (not_running) and sends it once the command answers", function()
+    H.turn("!echo first")
+    local select, decide = vim.ui.select, nil
+    vim.ui.select = function(_, _, done)
+      decide = done
+    end
+    local got, stop = answers("session/steer")
+    vim.cmd("Elelem /undo") -- its confirm question keeps the command running
+    H.wait(function()
+      return decide ~= nil
+    end, "the confirm question")
+    vim.cmd("Elelem !echo after the command")
+    H.wait(function()
+      return #got == 1
+    end, "the steer's answer")
+    stop()
+    assert.are.equal("not_running", got[1].err.data.kind)
+    assert.is_nil(H.text():find("## You\n\n!echo after the command", 1, true)) -- held, not refused
+    decide("no")
+    H.wait(function()
+      return H.text():find("\nafter the command$") ~= nil
+    end, "the held prompt's turn")
+    vim.ui.select = select
+    H.idle()
+    assert.matches("## /undo\n.*%(no turn was running: sent as a prompt%)\n\n## You\n\n!echo after the command\n",
+      H.text())
+    assert.are.equal(0, #H.notified("a turn is running"))
+  end)
+
   it("says why a steer is refused and keeps the text in the prompt area", function()
     hold()
     local s = H.session()

@@ -291,65 +291,17 @@ function Session:send(text)
   return true
 end
 
---- A prompt sent while a turn runs: `session/steer`, a user message for the running turn
---- (protocol.md "Steering"). No turn running after all (`not_running`: it ended, or a
---- command runs) sends it as a turn, once what runs has answered. Any other refusal says
---- why and puts the text back in the prompt area. A steer carries no attachments.
+--- A prompt sent while a turn runs: a steer (elelem.steer).
 ---@param text string
 ---@return boolean ok
 ---@return string? reason
 function Session:steer(text)
-  local _, found, problem = context.expand(text)
-  if problem or #found > 0 then
-    input.restore(self:input(), text)
-    local reason = "elelem: a prompt sent while a turn runs is a steer, and a steer takes no "
-      .. "#buffer, #selection or #diagnostics; your prompt waits in the prompt area"
-    vim.notify(reason, vim.log.levels.WARN)
-    return false, reason
-  end
-  self.held = self.held or {}
-  self.chat:notice("↪ steer (queued): " .. text)
-  if not self.id then -- the session is still being made: it goes as a turn after
-    table.insert(self.held, text)
-    return true
-  end
-  local epoch = self.epoch
-  daemon.request("session/steer", { sessionId = self.id, text = text }, function(err)
-    if epoch ~= self.epoch or not err then
-      return -- taken: event/steer says when the turn sends it
-    elseif errors.kind(err) == "not_running" then
-      if self.busy then
-        return table.insert(self.held, text) -- sent when what runs now has answered
-      end
-      self.chat:notice("(no turn was running: sent as a prompt)")
-      return self:send(text)
-    end
-    self.chat:notice("steer not sent: " .. errors.message(err), "ElelemError")
-    if input.restore(self:input(), text) then
-      self.chat:notice("(your text is back in the prompt area)")
-    end
-    vim.notify("elelem: steer not sent: " .. errors.message(err), vim.log.levels.ERROR)
-  end)
-  return true
+  return require("elelem.steer").send(self, text)
 end
 
---- After a turn or command has answered: the prompts held for it (a steer that found no
---- turn running) go as turns; after a cancel they wait in the prompt area instead.
+--- After a turn or command has answered: the steers that found no turn running (elelem.steer).
 function Session:release()
-  local held = self.held or {}
-  self.held = {}
-  if #held == 0 then
-    return
-  end
-  local text = table.concat(held, "\n\n")
-  if self.cancelled then
-    if input.restore(self:input(), text) then
-      self.chat:notice("(the turn was cancelled: your steer waits in the prompt area)")
-    end
-    return
-  end
-  self.chat:notice("(no turn was running: sent as a prompt)")
-  self:send(text)
+  require("elelem.steer").release(self)
 end
 
 --- Adds attachments for the next prompt, shown above the prompt area.
