@@ -260,7 +260,8 @@ function Session:send(text)
     self.pending = nil
     self:show_pending()
   end
-  self.busy, self.cancelled, self.held = true, false, {}
+  self.busy, self.cancelled = true, false
+  self.held = self.held or {}
   if text:sub(1, 1) == "/" then
     self.chat:command(text)
   else
