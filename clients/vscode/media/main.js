@@ -14,6 +14,7 @@ const sendButton = $("#send");
 const stopButton = $("#stop");
 
 let busy = false;
+const placeholder = input.placeholder;
 let turn = null; // {id, el, last: {kind, el, text}}
 let tools = new Map();
 let completions = { items: [], index: 0, text: "" };
@@ -417,6 +418,19 @@ const handlers = {
       lastUser.append(row);
     }
   },
+  steerQueued(m) {
+    // session/steer answered {queued}: shown in the running turn, marked taken by event/steer.
+    const t = currentTurn(turn?.id);
+    t.el.append(el("div", "steer queued", m.text));
+    t.last = null;
+  },
+  steer(m) {
+    const t = currentTurn(m.turnId);
+    const queued = [...t.el.querySelectorAll(":scope > .steer.queued")].find((node) => node.textContent === m.text);
+    if (queued) queued.classList.remove("queued");
+    else t.el.append(el("div", "steer", m.text));
+    t.last = null;
+  },
   mcp(m) {
     showMcp(m.mcp);
   },
@@ -558,7 +572,9 @@ const handlers = {
   },
   busy(m) {
     busy = m.busy;
-    sendButton.disabled = busy;
+    // While a turn runs, what is sent is a steer: the turn takes it into its next request.
+    sendButton.title = busy ? "Steer: the running turn reads this with its next request" : "Send";
+    input.placeholder = busy ? "Steer the running turn…" : placeholder;
     stopButton.disabled = !busy;
     document.body.classList.toggle("busy", busy);
   },
@@ -631,7 +647,7 @@ function saveDraft() {
 
 function submit() {
   const text = input.value.trim();
-  if (!text || busy) return;
+  if (!text) return;
   vscode.postMessage({ type: "send", text, ...(chips.length ? { attachments: chips.map((c) => c.attachment) } : {}) });
   chips = [];
   drawChips();

@@ -629,3 +629,34 @@ test("the mode in the header opens the picker; the plan is one checklist updated
   await page.waitForFunction(() => document.querySelector("details.tool > summary .status")?.textContent === "ok");
   assert.deepEqual(errors, []);
 });
+
+test("real daemon: a task sub-agent's events nest in its task card; a steer shows in the turn, queued then taken", async () => {
+  const messages = await recorded(async (view) => {
+    const ws = fake.workspaceFolder;
+    fs.writeFileSync(path.join(ws, "a.txt"), "alpha\n");
+    await send(view, `!tool task ${JSON.stringify({ prompt: '!tool read {"path": "a.txt"}' })}`);
+    const from = view.posted.length;
+    view.receive({ type: "send", text: `!tool execute ${JSON.stringify({ command: `while [ ! -e ${path.join(ws, "gate")} ]; do sleep 0.05; done` })}` });
+    await waitFor(view, (m) => m.type === "doing" && m.name === "execute", { from });
+    view.receive({ type: "send", text: "steer this way" });
+    await waitFor(view, { type: "steerQueued" }, { from });
+    fs.writeFileSync(path.join(ws, "gate"), "");
+    await waitFor(view, { type: "turnEnd" }, { from });
+  });
+  const { page, post, errors } = await open();
+  const queued = messages.findIndex((m) => m.type === "steerQueued");
+  await post(...messages.slice(0, queued + 1));
+  await page.waitForSelector(".steer.queued");
+  assert.equal(await page.textContent(".steer.queued"), "steer this way");
+  await post(...messages.slice(queued + 1));
+  await page.waitForFunction(() => document.querySelectorAll(".turn.assistant").length >= 2 && document.querySelector(".steer:not(.queued)"));
+  assert.equal(await page.locator(".steer").count(), 1, "the steer taken is the one queued");
+  const card = page.locator("details.tool", { has: page.locator(":scope > summary .name", { hasText: "task" }) });
+  assert.equal(await card.locator(".children details.tool.ok > summary .name").textContent(), "read");
+  assert.match(await card.locator(".children details.tool.ok .result").textContent(), /alpha/);
+  assert.equal(await card.locator(":scope > summary .status").textContent(), "ok");
+  assert.equal(await page.locator("#log > .turn > details.tool > summary .name", { hasText: "read" }).count(), 0, "the child's call is not the parent's");
+  const second = page.locator(".turn.assistant").nth(1);
+  assert.match(await second.textContent(), /steer this way[\s\S]*steered: steer this way\. done\./);
+  assert.deepEqual(errors, []);
+});
