@@ -151,7 +151,9 @@ test("Enter sends, Stop and New Session post their messages", async () => {
   assert.equal(await page.isDisabled("#stop"), true);
   await post({ type: "busy", busy: true });
   await page.waitForSelector("#stop:not([disabled])");
-  assert.equal(await page.isDisabled("#send"), true);
+  assert.equal(await page.isDisabled("#send"), false, "while a turn runs, Send steers it");
+  assert.match(await page.getAttribute("#send", "title"), /^Steer/);
+  assert.match(await page.getAttribute("#input", "placeholder"), /^Steer the running turn/);
   await page.click("#stop");
   await page.focus("#input");
   await page.keyboard.press("Escape");
@@ -162,7 +164,11 @@ test("Enter sends, Stop and New Session post their messages", async () => {
   await page.fill("#input", "line one");
   await page.press("#input", "Shift+Enter");
   await page.press("#input", "Enter");
-  assert.equal((await posted()).filter((m) => m.type === "send").length, 1, "no send while busy");
+  const sent = (await posted()).filter((m) => m.type === "send");
+  assert.deepEqual(sent.at(-1), { type: "send", text: "line one" }, "sent while busy: the extension makes it a steer");
+  assert.equal(sent.length, 2);
+  await post({ type: "busy", busy: false });
+  assert.match(await page.getAttribute("#input", "placeholder"), /^Ask elelem/);
 });
 
 test("typing / asks for completions and Tab accepts one", async () => {
