@@ -483,6 +483,8 @@ const handlers = {
       delta("saying", { turnId: m.turnId, text: m.reply });
     }
     settleTools(m.stopReason === "cancelled" ? "cancelled" : "no result");
+    // A steer the turn never took (it ended first): not sent, not kept (the daemon says so too).
+    for (const node of t.el.querySelectorAll(":scope > .steer.queued")) node.classList.replace("queued", "dropped");
     const reason = STOP_REASONS[m.stopReason];
     // A provider failure was said already (event/say, kind error): say it only once.
     const text = m.stopReason === "error" && !errorShown ? m.reply : reason;

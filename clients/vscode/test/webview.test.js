@@ -666,3 +666,18 @@ test("real daemon: a task sub-agent's events nest in its task card; a steer show
   assert.match(await second.textContent(), /steer this way[\s\S]*steered: steer this way\. done\./);
   assert.deepEqual(errors, []);
 });
+
+test("a steer the turn never took is marked not sent when the turn ends", async () => {
+  const { page, post, errors } = await open();
+  await post(
+    { type: "user", text: "go" },
+    { type: "doing", turnId: 1, id: "c1", name: "execute", arguments: { command: "sleep 9" } },
+    { type: "steerQueued", text: "too late" },
+    { type: "say", turnId: 1, kind: "info", text: "steer not sent (the turn ended first): too late" },
+    { type: "turnEnd", turnId: 1, reply: "", stopReason: "cancelled" },
+  );
+  await page.waitForSelector(".steer.dropped");
+  assert.equal(await page.locator(".steer.queued").count(), 0);
+  assert.equal(await page.textContent(".steer.dropped"), "too late");
+  assert.deepEqual(errors, []);
+});
