@@ -45,7 +45,7 @@ async def tree_with(pid: int, needle: str, seconds: float = 10.0) -> set[int]:
     raise AssertionError(f"no descendant of {pid} runs {needle!r}")
 
 
-async def all_gone(pids: set[int], seconds: float = 5.0) -> list[int]:
+async def all_gone(pids: set[int], seconds: float = 15.0) -> list[int]:
     """Wait until none of pids runs; return those still running after `seconds`."""
     for _ in range(int(seconds / 0.05)):
         if not any(running(p) for p in pids):

@@ -14,6 +14,7 @@ const sendButton = $("#send");
 const stopButton = $("#stop");
 
 let busy = false;
+const placeholder = input.placeholder;
 let turn = null; // {id, el, last: {kind, el, text}}
 let tools = new Map();
 let completions = { items: [], index: 0, text: "" };
@@ -417,6 +418,19 @@ const handlers = {
       lastUser.append(row);
     }
   },
+  steerQueued(m) {
+    // session/steer answered {queued}: shown in the running turn, marked taken by event/steer.
+    const t = currentTurn(turn?.id);
+    t.el.append(el("div", "steer queued", m.text));
+    t.last = null;
+  },
+  steer(m) {
+    const t = currentTurn(m.turnId);
+    const queued = [...t.el.querySelectorAll(":scope > .steer.queued")].find((node) => node.textContent === m.text);
+    if (queued) queued.classList.remove("queued");
+    else t.el.append(el("div", "steer", m.text));
+    t.last = null;
+  },
   mcp(m) {
     showMcp(m.mcp);
   },
@@ -469,6 +483,8 @@ const handlers = {
       delta("saying", { turnId: m.turnId, text: m.reply });
     }
     settleTools(m.stopReason === "cancelled" ? "cancelled" : "no result");
+    // A steer the turn never took (it ended first): not sent, not kept (the daemon says so too).
+    for (const node of t.el.querySelectorAll(":scope > .steer.queued")) node.classList.replace("queued", "dropped");
     const reason = STOP_REASONS[m.stopReason];
     // A provider failure was said already (event/say, kind error): say it only once.
     const text = m.stopReason === "error" && !errorShown ? m.reply : reason;
@@ -558,7 +574,9 @@ const handlers = {
   },
   busy(m) {
     busy = m.busy;
-    sendButton.disabled = busy;
+    // While a turn runs, what is sent is a steer: the turn takes it into its next request.
+    sendButton.title = busy ? "Steer: the running turn reads this with its next request" : "Send";
+    input.placeholder = busy ? "Steer the running turn…" : placeholder;
     stopButton.disabled = !busy;
     document.body.classList.toggle("busy", busy);
   },
@@ -631,7 +649,7 @@ function saveDraft() {
 
 function submit() {
   const text = input.value.trim();
-  if (!text || busy) return;
+  if (!text) return;
   vscode.postMessage({ type: "send", text, ...(chips.length ? { attachments: chips.map((c) => c.attachment) } : {}) });
   chips = [];
   drawChips();

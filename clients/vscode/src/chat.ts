@@ -13,6 +13,7 @@ import { CheckpointTurn, checkpoints, rewindTurn } from "./rewind";
 import { Attachment, EditorStateSender, fromEditor } from "./context";
 import { openStored, Remembered } from "./stored";
 import { Transcript } from "./transcript";
+import { ContextEdits, contentText } from "./contextEdit";
 import type { Log } from "./log";
 import {
   AskParams,
@@ -61,6 +62,7 @@ export class Chat implements vscode.Disposable {
   private readonly remembered: Remembered;
   private readonly reviews: Reviews;
   private readonly editorState: EditorStateSender;
+  private readonly contextEdits = new ContextEdits();
   /** The documents each turn's changes were applied to (not on disk until saved): a rewind offers to discard them. */
   private readonly appliedEdits = new Map<number, Set<string>>();
 
@@ -173,11 +175,7 @@ export class Chat implements vscode.Disposable {
   async send(text: string, attachments: Attachment[] = []): Promise<void> {
     text = text.trim();
     if (!text) return;
-    if (this.busy) {
-      this.show({ type: "error", text: "A turn is still running: press Stop or wait for it." });
-      this.view?.post({ type: "unsent", text, ...(attachments.length ? { attachments } : {}) });
-      return;
-    }
+    if (this.busy) return this.steer(text, attachments);
     let done = () => {};
     this.idle = new Promise((resolve) => (done = resolve));
     this.setBusy(true);
@@ -193,7 +191,9 @@ export class Chat implements vscode.Disposable {
         this.view?.post({ type: "unsent", text, ...(attachments.length ? { attachments } : {}) });
         return;
       }
-      if (text.startsWith("/") && attachments.length === 0) await this.command(session, text);
+      const edit = /^\/context\s+edit(?:\s+(\S+))?\s*$/.exec(text);
+      if (edit && attachments.length === 0) await this.editMessage(text, edit[1]);
+      else if (text.startsWith("/") && attachments.length === 0) await this.command(session, text);
       else await this.turn(session, text, attachments);
     } catch (error) {
       if (isKind(error, ErrorKind.invalidAttachment)) {
@@ -205,6 +205,80 @@ export class Chat implements vscode.Disposable {
       this.setBusy(false);
       done();
     }
+  }
+
+  /**
+   * A message typed while a turn runs is a steer (`session/steer`): the turn takes it into
+   * its next request (`event/steer`). When the turn ended meanwhile (-32006 `not_running`)
+   * it goes as a turn of its own. A command or attachments cannot steer: refused, kept.
+   */
+  private async steer(text: string, attachments: Attachment[]): Promise<void> {
+    const unsent = () => this.view?.post({ type: "unsent", text, ...(attachments.length ? { attachments } : {}) });
+    const session = this.session;
+    if (text.startsWith("/") || attachments.length || !session || !this.daemon?.running) {
+      const why = text.startsWith("/") ? "a command waits for the turn to end" : attachments.length ? "attachments cannot go with a steer" : "the session is still starting";
+      this.show({ type: "error", text: `A turn is still running: ${why}. Press Stop or wait for it.` });
+      unsent();
+      return;
+    }
+    try {
+      await this.daemon.request(Method.sessionSteer, { sessionId: session.sessionId, text });
+      this.show({ type: "steerQueued", text });
+    } catch (error) {
+      if (isKind(error, ErrorKind.notRunning)) {
+        await this.idle; // the turn (or command) the client still sees as running ends
+        if (!this.busy) return this.send(text);
+      }
+      this.show({ type: "error", text: `Steer not sent: ${errorText(error)}` });
+      unsent();
+    }
+  }
+
+  /**
+   * `/context edit N` (N as `/context` numbers them, 1 the system prompt): the message
+   * opens in an untitled document; "Elelem: Apply Context Edit" sends it back
+   * (`session/editContext`; an empty document deletes the message).
+   */
+  private async editMessage(line: string, place: string | undefined): Promise<void> {
+    this.show({ type: "command", line });
+    const n = Number(place);
+    if (!place || !Number.isInteger(n) || n < 1) {
+      this.show({ type: "error", text: "Usage: /context edit N (N as /context numbers the messages; 1 is the system prompt, which cannot be edited)." });
+      return;
+    }
+    try {
+      const messages = await this.context();
+      if (n === 1 || n > messages.length) {
+        this.show({ type: "error", text: n === 1 ? "The system prompt cannot be edited." : `No message ${n}: the context holds ${messages.length}.` });
+        return;
+      }
+      const message = messages[n - 1];
+      await this.contextEdits.open(this.session!.sessionId, n - 1, message.role, contentText(message.content));
+      this.show({ type: "commandOutput", line, output: `Message ${n} (${message.role}) is open in an editor: change it, then run "Elelem: Apply Context Edit" (empty deletes it).` });
+    } catch (error) {
+      this.failed(error);
+    }
+  }
+
+  /** "Elelem: Apply Context Edit": the edited message back to the daemon (`session/editContext`). */
+  async applyContextEdit(document?: vscode.TextDocument): Promise<void> {
+    const edit = this.contextEdits.find(document ?? vscode.window.activeTextEditor?.document);
+    if (!edit) throw new Error("Open a message with /context edit N first: this editor holds none.");
+    if (!this.daemon?.running || this.session?.sessionId !== edit.sessionId) throw new Error("That message belongs to a session that is not open any more.");
+    const content = edit.document.getText();
+    try {
+      await this.daemon.request<{ messages: Message[] }>(Method.sessionEditContext, { sessionId: edit.sessionId, index: edit.index, content });
+    } catch (error) {
+      const errors = (error as { data?: { errors?: unknown } }).data?.errors;
+      const detail = Array.isArray(errors) && errors.length ? `: ${errors.join("; ")}` : "";
+      const text = `Context edit not applied: ${errorText(error)}${detail}`;
+      this.show({ type: "error", text });
+      throw new Error(text);
+    }
+    this.contextEdits.forget(edit.document);
+    const what = content.trim() ? "replaced" : "deleted";
+    this.show({ type: "say", kind: "info", text: `Message ${edit.index + 1} ${what}: the model sees the edited context from the next turn.` });
+    void vscode.window.showInformationMessage(`Elelem: message ${edit.index + 1} ${what}.`);
   }
 
   async stop(): Promise<void> {

@@ -34,6 +34,7 @@ export function registerCommands(context: vscode.ExtensionContext, chat: Chat): 
     "elelem.openSession": () => reporting(pickSession(chat)).then(openChat),
     "elelem.undoLastTurn": () => reporting(chat.rewind()),
     "elelem.restoreCheckpoint": () => reporting(pickCheckpoint(chat)),
+    "elelem.applyContextEdit": () => reporting(chat.applyContextEdit()),
   };
   for (const [id, run] of Object.entries(commands)) {
     context.subscriptions.push(vscode.commands.registerCommand(id, run));

@@ -25,6 +25,8 @@ export const Method = {
   sessionRewind: "session/rewind",
   sessionCheckpoints: "session/checkpoints",
   sessionSetMode: "session/setMode",
+  sessionSteer: "session/steer",
+  sessionEditContext: "session/editContext",
 } as const;
 
 export const Events = ["thinking", "saying", "doing", "result", "say", "mcp", "mode", "plan", "steer"] as const;
@@ -134,6 +136,8 @@ export const ErrorKind = {
   sessionBusy: "session_busy",
   sessionLocked: "session_locked",
   invalidAttachment: "invalid_attachment",
+  notRunning: "not_running",
+  invalidEdit: "invalid_edit",
 } as const;
 
 export const METHOD_NOT_FOUND = -32601;

@@ -375,7 +375,14 @@ const vscode = {
       return fake.workspaceFolder ? path.relative(fake.workspaceFolder, p) : p;
     },
     async openTextDocument(options) {
-      const document = { ...options, getText: () => options.content };
+      // An untitled document: `type(text)` stands for the user editing it.
+      const n = fake.documents.length + 1;
+      const document = {
+        ...options,
+        uri: { scheme: "untitled", fsPath: `Untitled-${n}`, toString: () => `untitled:Untitled-${n}` },
+        getText: () => document.content,
+        type: (text) => void (document.content = text),
+      };
       fake.documents.push(document);
       return document;
     },

@@ -18,6 +18,7 @@ const COMMANDS = [
   "elelem.openSession",
   "elelem.undoLastTurn",
   "elelem.restoreCheckpoint",
+  "elelem.applyContextEdit",
   "elelem.review.acceptAll",
   "elelem.review.rejectAll",
   "elelem.review.chooseHunks",
@@ -190,14 +191,14 @@ withChat("a command line that cannot start says which setting to fix; the prompt
   assert.ok(!retry.posted.some((m) => m.type === "unsent"));
 }, { "elelem.command": "/nonexistent/elelem daemon" });
 
-withChat("a prompt sent while a turn runs is refused and given back", async ({ view, chat }) => {
+withChat("a command sent while a turn runs is refused and given back (a prompt is a steer: steer.test.js)", async ({ view, chat }) => {
   const from = view.posted.length;
   view.receive({ type: "send", text: "!stream 300 20" });
   await waitFor(view, { type: "saying" }, { from });
-  await chat.send("!echo later"); // Ask About Selection sends while the turn runs
+  await chat.send("/tools");
   const refused = view.posted.slice(from);
-  assert.ok(refused.some((m) => m.type === "error" && /still running/.test(m.text)));
-  assert.deepEqual(refused.filter((m) => m.type === "unsent"), [{ type: "unsent", text: "!echo later" }]);
+  assert.ok(refused.some((m) => m.type === "error" && /still running: a command waits/.test(m.text)));
+  assert.deepEqual(refused.filter((m) => m.type === "unsent"), [{ type: "unsent", text: "/tools" }]);
   view.receive({ type: "stop" });
   await waitFor(view, { type: "turnEnd" }, { from });
 });

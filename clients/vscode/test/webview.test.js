@@ -151,7 +151,9 @@ test("Enter sends, Stop and New Session post their messages", async () => {
   assert.equal(await page.isDisabled("#stop"), true);
   await post({ type: "busy", busy: true });
   await page.waitForSelector("#stop:not([disabled])");
-  assert.equal(await page.isDisabled("#send"), true);
+  assert.equal(await page.isDisabled("#send"), false, "while a turn runs, Send steers it");
+  assert.match(await page.getAttribute("#send", "title"), /^Steer/);
+  assert.match(await page.getAttribute("#input", "placeholder"), /^Steer the running turn/);
   await page.click("#stop");
   await page.focus("#input");
   await page.keyboard.press("Escape");
@@ -162,7 +164,11 @@ test("Enter sends, Stop and New Session post their messages", async () => {
   await page.fill("#input", "line one");
   await page.press("#input", "Shift+Enter");
   await page.press("#input", "Enter");
-  assert.equal((await posted()).filter((m) => m.type === "send").length, 1, "no send while busy");
+  const sent = (await posted()).filter((m) => m.type === "send");
+  assert.deepEqual(sent.at(-1), { type: "send", text: "line one" }, "sent while busy: the extension makes it a steer");
+  assert.equal(sent.length, 2);
+  await post({ type: "busy", busy: false });
+  assert.match(await page.getAttribute("#input", "placeholder"), /^Ask elelem/);
 });
 
 test("typing / asks for completions and Tab accepts one", async () => {
@@ -627,5 +633,51 @@ test("the mode in the header opens the picker; the plan is one checklist updated
   assert.equal(await card.locator(":scope > summary .status").textContent(), "running…", "the child's result is not the task's");
   await post({ type: "result", turnId: 1, id: "t1", name: "task", ok: true, result: { reply: "found it", ok: true } });
   await page.waitForFunction(() => document.querySelector("details.tool > summary .status")?.textContent === "ok");
+  assert.deepEqual(errors, []);
+});
+
+test("real daemon: a task sub-agent's events nest in its task card; a steer shows in the turn, queued then taken", async () => {
+  const messages = await recorded(async (view) => {
+    const ws = fake.workspaceFolder;
+    fs.writeFileSync(path.join(ws, "a.txt"), "alpha\n");
+    await send(view, `!tool task ${JSON.stringify({ prompt: '!tool read {"path": "a.txt"}' })}`);
+    const from = view.posted.length;
+    view.receive({ type: "send", text: `!tool execute ${JSON.stringify({ command: `while [ ! -e ${path.join(ws, "gate")} ]; do sleep 0.05; done` })}` });
+    await waitFor(view, (m) => m.type === "doing" && m.name === "execute", { from });
+    view.receive({ type: "send", text: "steer this way" });
+    await waitFor(view, { type: "steerQueued" }, { from });
+    fs.writeFileSync(path.join(ws, "gate"), "");
+    await waitFor(view, { type: "turnEnd" }, { from });
+  });
+  const { page, post, errors } = await open();
+  const queued = messages.findIndex((m) => m.type === "steerQueued");
+  await post(...messages.slice(0, queued + 1));
+  await page.waitForSelector(".steer.queued");
+  assert.equal(await page.textContent(".steer.queued"), "steer this way");
+  await post(...messages.slice(queued + 1));
+  await page.waitForFunction(() => document.querySelectorAll(".turn.assistant").length >= 2 && document.querySelector(".steer:not(.queued)"));
+  assert.equal(await page.locator(".steer").count(), 1, "the steer taken is the one queued");
+  const card = page.locator("details.tool", { has: page.locator(":scope > summary .name", { hasText: "task" }) });
+  assert.equal(await card.locator(".children details.tool.ok > summary .name").textContent(), "read");
+  assert.match(await card.locator(".children details.tool.ok .result").textContent(), /alpha/);
+  assert.equal(await card.locator(":scope > summary .status").textContent(), "ok");
+  assert.equal(await page.locator("#log > .turn > details.tool > summary .name", { hasText: "read" }).count(), 0, "the child's call is not the parent's");
+  const second = page.locator(".turn.assistant").nth(1);
+  assert.match(await second.textContent(), /steer this way[\s\S]*steered: steer this way\. done\./);
+  assert.deepEqual(errors, []);
+});
+
+test("a steer the turn never took is marked not sent when the turn ends", async () => {
+  const { page, post, errors } = await open();
+  await post(
+    { type: "user", text: "go" },
+    { type: "doing", turnId: 1, id: "c1", name: "execute", arguments: { command: "sleep 9" } },
+    { type: "steerQueued", text: "too late" },
+    { type: "say", turnId: 1, kind: "info", text: "steer not sent (the turn ended first): too late" },
+    { type: "turnEnd", turnId: 1, reply: "", stopReason: "cancelled" },
+  );
+  await page.waitForSelector(".steer.dropped");
+  assert.equal(await page.locator(".steer.queued").count(), 0);
+  assert.equal(await page.textContent(".steer.dropped"), "too late");
   assert.deepEqual(errors, []);
 });
