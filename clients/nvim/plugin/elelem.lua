@@ -28,9 +28,15 @@ command("ElelemNew", function()
   elelem().new()
 end, { desc = "elelem: start a fresh session in this tab" })
 
-command("ElelemContext", function()
-  elelem().context()
-end, { desc = "elelem: show what the model sees next turn (/context)" })
+command("ElelemContext", function(opts)
+  elelem().context(opts.args)
+end, {
+  nargs = "*",
+  complete = function()
+    return { "edit", "delete" }
+  end,
+  desc = "elelem: show what the model sees next turn (/context); `edit N` opens message N to edit",
+})
 
 command("ElelemSelection", function(opts)
   elelem().selection(opts.line1, opts.line2, opts.args)

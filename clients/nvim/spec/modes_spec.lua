@@ -1,7 +1,7 @@
 -- Modes and the plan (issue 20) against the real daemon: the mode in the winbar and in
 -- require("elelem").statusline(), :ElelemMode through session/setMode, /mode's event/mode,
 -- the todo tool's event/plan as a block updated in place, the stored plan redrawn on load.
--- (A sub-agent's nested events: plan_spec.lua, until the daemon has the task tool.)
+-- (A sub-agent's nested events: plan_spec.lua by hand, task_spec.lua from a real task call.)
 local H = require("spec.helpers")
 
 describe("modes and the plan", function()

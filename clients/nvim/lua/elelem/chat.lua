@@ -213,6 +213,15 @@ local function clip(text, max)
   return text
 end
 
+--- The key of a tool call among the turn's: a sub-agent's ids are its own (the child's
+--- first call and the parent's may both be `stub-1`), so they go under the task call's.
+---@param params {id: any, parentToolCallId: any}
+---@return string
+function M.call_key(params)
+  local id = tostring(params.id)
+  return params.parentToolCallId and (tostring(params.parentToolCallId) .. "/" .. id) or id
+end
+
 --- A tool call about to run: `+ name(args)`; a sub-agent's (`parentToolCallId`) is
 --- indented under its task call.
 ---@param params {id: string, name: string, arguments: table?, parentToolCallId: string?}
@@ -224,7 +233,7 @@ function Chat:doing(params)
   local buf = self:buffer()
   api.nvim_buf_set_extmark(buf, ns, row, #indent, { end_col = #indent + 2 + #name, hl_group = "ElelemTool" })
   local mark = api.nvim_buf_set_extmark(buf, ns_tool, row, 0, {})
-  self.calls[tostring(params.id)] = mark
+  self.calls[M.call_key(params)] = mark
   self.tools[mark] = { name = name, arguments = params.arguments }
   self.said, self.listed, self.previewed = false, true, false
 end
@@ -233,10 +242,10 @@ end
 ---@param params {id: string, name: string, ok: boolean, result: table?}
 function Chat:result(params)
   self:flush()
-  local mark = self.calls[tostring(params.id)]
+  local mark = self.calls[M.call_key(params)]
   if not mark then
-    self:doing({ id = params.id, name = params.name, arguments = {} })
-    mark = self.calls[tostring(params.id)]
+    self:doing({ id = params.id, name = params.name, arguments = {}, parentToolCallId = params.parentToolCallId })
+    mark = self.calls[M.call_key(params)]
   end
   local buf = self:buffer()
   local call = self.tools[mark]

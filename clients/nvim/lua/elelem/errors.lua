@@ -11,6 +11,7 @@ M.codes = {
   session_busy = -32001,
   unknown_session = -32002, -- no stored session (session/load, session/delete); else -32602
   session_locked = -32003,
+  not_running = -32006, -- session/steer with no turn running: send a session/turn
   request_cancelled = -32800,
   daemon_exited = -32099,
 }

@@ -196,9 +196,12 @@ function M.new()
   s:show("input")
 end
 
---- Shows `/context`: exactly what the model sees next turn.
-function M.context()
-  return M.open("/context")
+--- Shows `/context`: exactly what the model sees next turn; `args` as `/context`'s
+--- (`edit N` opens message N in a buffer, `delete 3-4`).
+---@param args string?
+function M.context(args)
+  args = vim.trim(args or "")
+  return M.open(args == "" and "/context" or "/context " .. args)
 end
 
 --- `path` relative to `dir` when it is inside it (the agent's tools resolve paths there).

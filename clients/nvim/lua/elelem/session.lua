@@ -33,6 +33,7 @@ local by_id = {}
 ---@field chat elelem.Chat
 ---@field prompt integer? the prompt buffer
 ---@field turns {turnId: integer, text: string}[] this client's turns, by their `turnId`
+---@field held string[]? steers that found no turn running, sent as a turn once it answers
 local Session = {}
 Session.__index = Session
 
@@ -208,6 +209,9 @@ end
 ---@param text string? the prompt or command line that failed
 function Session:fail(err, text)
   self.busy = false
+  vim.schedule(function()
+    self:release()
+  end)
   self.chat:notice("error: " .. errors.message(err), "ElelemError")
   local kind = errors.kind(err)
   if text and kind == "session_busy" and input.restore(self:input(), text) then
@@ -228,10 +232,17 @@ function Session:send(text)
   if shell and (text == "/shell" or text:match("^/shell%s")) then
     return self:shell(shell)
   end
+  local edit = text:match("^/context%s+edit%s*(.-)%s*$")
+  if edit then -- the client's: the message opens in a buffer, `:w` sends session/editContext
+    return require("elelem.edit").open(self, edit)
+  end
+  if self.busy and text:sub(1, 1) ~= "/" then
+    return self:steer(text)
+  end
   if self.busy then
     -- kept, not lost: typed in the prompt area it stays there; from `:Elelem` it goes there
     input.restore(self:input(), text)
-    local reason = "elelem: a turn is running; your prompt waits in the prompt area "
+    local reason = "elelem: a turn is running; your command waits in the prompt area "
       .. "(send it when the turn ends, or :ElelemCancel)"
     vim.notify(reason, vim.log.levels.WARN)
     return false, reason
@@ -250,6 +261,7 @@ function Session:send(text)
     self:show_pending()
   end
   self.busy, self.cancelled = true, false
+  self.held = self.held or {}
   if text:sub(1, 1) == "/" then
     self.chat:command(text)
   else
@@ -268,7 +280,8 @@ function Session:send(text)
     elseif self.cancelled then
       self.busy = false
       self.chat:finish({ stopReason = "cancelled" })
-      return self:refresh()
+      self:refresh()
+      return self:release()
     end
     if text:sub(1, 1) == "/" then
       self:command(text, epoch)
@@ -277,6 +290,19 @@ function Session:send(text)
     end
   end)
   return true
+end
+
+--- A prompt sent while a turn runs: a steer (elelem.steer).
+---@param text string
+---@return boolean ok
+---@return string? reason
+function Session:steer(text)
+  return require("elelem.steer").send(self, text)
+end
+
+--- After a turn or command has answered: the steers that found no turn running (elelem.steer).
+function Session:release()
+  require("elelem.steer").release(self)
 end
 
 --- Adds attachments for the next prompt, shown above the prompt area.
@@ -337,6 +363,7 @@ function Session:turn(text, epoch, attachments, typed)
     end
     self.chat:finish(result)
     self:refresh()
+    self:release()
   end)
 end
 
@@ -364,6 +391,7 @@ function Session:command(line, epoch)
     end
     self:refresh()
     self:update() -- /provider and /model change what the winbar shows
+    self:release()
   end)
 end
 
@@ -413,7 +441,7 @@ function Session:reset()
     end
   end
   self.id, self.info, self.busy, self.creating = nil, nil, false, nil
-  self.turns, self.pending = {}, nil
+  self.turns, self.pending, self.held = {}, nil, {}
   if self.prompt and api.nvim_buf_is_valid(self.prompt) then
     self:show_pending()
   end
