@@ -186,7 +186,7 @@ def test_start_path_does_not_import_httpx():
 
 async def test_context_shows_usage_and_provider_switch(server, monkeypatch, tmp_path):
     session, _ = session_for("openai", server, monkeypatch, tmp_path)
-    assert "tokens" not in (await session.command("/context")).output
+    assert "tokens, last turn" not in (await session.command("/context")).output
     server.queue(stream("openai_text.sse"))
     await session.turn("hi")
     text = (await session.command("/context")).output
