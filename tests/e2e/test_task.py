@@ -57,6 +57,7 @@ async def test_the_child_answer_is_the_task_result_and_its_events_are_nested(
     assert ("event/saying", None) in child  # the child's own text, nested too
     read = next(e["params"] for e in nested if e["method"] == "event/result")
     assert read["result"]["content"] == "hello\n"
+    assert parent == "stub-1" and read["id"] == "stub-2"  # the stub's ids: one per session
     done = [e["params"] for e in mine if e["method"] == "event/result"]
     assert done == [
         {
