@@ -5,6 +5,10 @@ silently; a good value is used and says nothing."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -66,3 +70,30 @@ async def test_a_bad_tool_timeout_is_named_and_the_server_still_serves(
         "elelem: ELELEM_MCP_TOOL_TIMEOUT='ten minutes' is not a number >= 0.1; using 600"
         in capsys.readouterr().err
     )
+
+
+def test_elelem_ask_names_a_bad_start_up_timeout_once_and_still_uses_its_server(
+    tmp_path: Path, project: Path
+) -> None:
+    """`elelem ask` waits for its servers as long as they may take to start (the same
+    setting, read the same way): one notice, the default bound, and the server's tool."""
+    home = tmp_path / "home"
+    config = home / ".config" / "elelem"
+    config.mkdir(parents=True)
+    (config / "mcp.json").write_text(json.dumps({"mcpServers": {"demo": stdio()}}))
+    (config / "permissions").write_text("demo__* allow\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ELELEM_")}
+    env.update(
+        HOME=str(home),
+        XDG_CONFIG_HOME=str(home / ".config"),
+        XDG_STATE_HOME=str(home / ".local" / "state"),
+        ELELEM_MCP_TIMEOUT="a minute",
+    )
+    run = subprocess.run(
+        [sys.executable, "-m", "elelem_daemon", "ask", "-p", "stub",
+         '!tool demo__add {"a": 2, "b": 40}'],
+        cwd=project, env=env, capture_output=True, text=True, timeout=180,
+    )  # fmt: skip
+    notice = "elelem: ELELEM_MCP_TIMEOUT='a minute' is not a number >= 0.1; using 30\n"
+    assert notice in run.stderr and run.stderr.count("ELELEM_MCP_TIMEOUT=") == 1, run.stderr
+    assert "42" in run.stdout + run.stderr and "done." in run.stdout
