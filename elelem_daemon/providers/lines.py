@@ -8,6 +8,7 @@ Settings (environment, read when the provider is built):
     ELELEM_MAX_LINE    bytes of one line of the stream (SSE or NDJSON)  (default 16 MiB)
     ELELEM_MAX_REPLY   bytes of one streamed answer                      (default 64 MiB)
 
+The answer is read raw when it has no content encoding, decoded otherwise (`body`).
 Lines end with `\\n`, `\\r\\n` or `\\r`, as server-sent events define them; they are
 decoded as UTF-8 (bad bytes become U+FFFD).
 """
@@ -33,7 +34,7 @@ async def batches(
     completes any: a reader goes through a read's lines with no await per line (a stream
     sends one event per read, each two lines)."""
     pending, total = bytearray(), 0
-    async for chunk in response.aiter_bytes():
+    async for chunk in body(response):
         total += len(chunk)
         if total > max_reply:
             raise ProviderError(
@@ -56,6 +57,15 @@ async def batches(
         yield [pending.decode("utf-8", "replace")]
     elif pending:
         yield [pending.decode("utf-8", "replace")]
+
+
+def body(response: httpx.Response) -> AsyncIterator[bytes]:
+    """The answer's bytes as they arrive, decoded: an answer in no content encoding is
+    read raw (`aiter_bytes` would pass each read through an identity decoder and a
+    chunker: per read, in a stream that sends one event per read); gzip and the rest
+    through httpx's decoders."""
+    encoding = response.headers.get("content-encoding", "identity").strip().lower()
+    return response.aiter_raw() if encoding == "identity" else response.aiter_bytes()
 
 
 async def lines(

@@ -12,14 +12,19 @@ from elelem_daemon.providers.lines import batches, head, lines
 
 
 class Answer:
+    """An answer in no content encoding: its raw bytes are its bytes."""
+
     def __init__(self, *chunks: bytes) -> None:
         self.chunks = chunks
         self.read = 0
+        self.headers: dict[str, str] = {}
 
     async def aiter_bytes(self) -> AsyncIterator[bytes]:
         for chunk in self.chunks:
             self.read += 1
             yield chunk
+
+    aiter_raw = aiter_bytes
 
 
 async def collect(*chunks: bytes, **caps: int) -> list[str]:
