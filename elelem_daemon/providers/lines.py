@@ -40,10 +40,13 @@ async def batches(
             raise ProviderError(
                 f"{name}: the answer passed {max_reply} bytes (ELELEM_MAX_REPLY); it was cut off"
             )
+        # what is pending holds no line end but maybe a last \r: look at that and the new bytes
+        # only, so a long line sent in small reads costs linear time
+        seen = max(len(pending) - 1, 0)
         pending += chunk
-        end = max(pending.rfind(b"\n"), pending.rfind(b"\r"))
+        end = max(pending.rfind(b"\n", seen), pending.rfind(b"\r", seen))
         if end == len(pending) - 1 and pending[end] == CR:  # maybe the first half of \r\n:
-            end = max(pending.rfind(b"\n", 0, end), pending.rfind(b"\r", 0, end))  # wait
+            end = max(pending.rfind(b"\n", seen, end), pending.rfind(b"\r", seen, end))  # wait
         if end >= 0:
             whole = pending[: end + 1].splitlines()  # bytes split at \r\n, \r, \n only
             del pending[: end + 1]

@@ -68,3 +68,12 @@ async def test_a_read_s_lines_come_as_one_batch() -> None:
     answer = Answer(b"data: 1\n\ndata: 2\n", b"\ndata: 3", b"\r", b"\n\n")
     got = [batch async for batch in batches(answer, "test")]  # type: ignore[arg-type]
     assert got == [["data: 1", "", "data: 2"], [""], ["data: 3", ""]]  # "\r" alone: a wait
+
+
+async def test_a_stream_in_one_byte_reads() -> None:
+    # each read is looked at once (linear in the answer), whatever the line ends
+    data = b"data: a\r\n\r\ndata: b\rdata: c\n\n\r\r\nx" + b"y" * 5000 + b"\r"
+    expected = await collect(data)
+    assert expected == ["data: a", "", "data: b", "data: c", "", "", "", "x" + "y" * 5000]
+    assert await collect(*(data[i : i + 1] for i in range(len(data)))) == expected
+    assert await collect(*(data[i : i + 3] for i in range(0, len(data), 3))) == expected
