@@ -7,7 +7,9 @@ talked to leaves no file, unless the face stores it at once (`Recorder.start`: t
 face, whose clients keep a session's id to load it later). Every line is flushed and
 fsynced as it is written; a half-written last line is cut off before the next append.
 While a process holds a session open, the file is locked (flock) so no second process
-appends to it.
+appends to it. A loaded session carries the `fingerprint` of the file it was read
+from (`Stored.read_as`): once the lock is taken, the file is read again only if it
+changed since (recorder.record), so a resumed session is read once.
 
 Session files are elelem's own (owned.py): opened with `O_NOFOLLOW`, only as regular
 files with one link. A symlink, hard link or FIFO planted as `<id>.jsonl` is skipped by
