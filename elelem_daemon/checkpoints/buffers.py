@@ -92,7 +92,9 @@ async def overlay(
     git.env = {**shadow.git.env, "GIT_INDEX_FILE": str(index)}
     try:
         await git("read-tree", tree)
-        await git("update-index", "-z", "--index-info", stdin="".join(l for _, l in lines).encode())
+        await git(
+            "update-index", "-z", "--index-info", stdin="".join(line for _, line in lines).encode()
+        )
         laid = (await git("write-tree")).strip().decode()
     finally:
         with contextlib.suppress(OSError):

@@ -104,9 +104,7 @@ class Checkpoints:
         """Before a turn that may change files: the checkpoint."""
         return await self._save(session, turn, START)
 
-    async def end(
-        self, session: str, turn: int, buffers: dict[Path, str] | None = None
-    ) -> Saved:
+    async def end(self, session: str, turn: int, buffers: dict[Path, str] | None = None) -> Saved:
         """When the turn is over (done, failed or cancelled): what it left, on the disk
         and in the editor's buffers (`buffers`: the texts the editor applied, by path;
         `buffers.py`)."""
@@ -134,7 +132,11 @@ class Checkpoints:
                     snap = await shadow.snapshot(title, **meta)
                     texts = relative(self.cwd, buffers or {}, self.settings.max_file)
                     message = snap.manifest.message(title, **meta)
-                    laid, _ = await overlay(shadow, snap.commit, snap.tree, texts, message)
+                    try:
+                        laid, _ = await overlay(shadow, snap.commit, snap.tree, texts, message)
+                    except GitError as exc:  # the disk's end is still worth keeping
+                        log.warning("checkpoint: the buffers of turn %d left out: %s", turn, exc)
+                        laid = snap.commit
                     refs = {ref(kind, session, turn): laid, "HEAD": snap.commit}
                     await shadow.set_refs(refs)
         except Exception as exc:
@@ -150,9 +152,7 @@ class Checkpoints:
         self._kinds[(session, turn)] = "git"
         self._saves += 1
         self._schedule(gc=snap.first)
-        return Saved(
-            True, "git", laid, snap.changed, snap.manifest.skipped, snap.first, ms(began)
-        )
+        return Saved(True, "git", laid, snap.changed, snap.manifest.skipped, snap.first, ms(began))
 
     async def _copy(self, session: str, turn: int, kind: str, began: float) -> Saved:
         try:

@@ -55,8 +55,8 @@ class Restored:
     files the restore overwrites though no checkpoint holds their current content (they
     grew past the size limit). `buffers` are files an undone turn's change was left
     in an editor's buffer (buffers.py): the editor reloads them from the disk (they are
-    in `restored`, even when the disk held the checkpoint's text). `undo` names the checkpoint of the tree just before
-    this restore, so the restore itself can be undone.
+    in `restored`, even when the disk held the checkpoint's text). `undo` names the
+    checkpoint of the tree just before this restore, so the restore itself can be undone.
     """
 
     ok: bool

@@ -98,3 +98,33 @@ async def test_a_text_past_the_size_limit_is_left_out(project: Path, state: Path
     assert (await checkpoints.begin("s", 1)).ok
     assert (await checkpoints.end("s", 1, buffers={project / "f": "x" * 11})).ok
     assert (await checkpoints.changes("s")) == {1: []}
+
+
+async def test_a_planted_buffers_index_is_neither_followed_nor_fatal(
+    project: Path, settings: Settings
+) -> None:
+    (project / "f").write_text("disk\n")
+    checkpoints = Checkpoints(project, settings)
+    await buffered_turn(checkpoints, project, 1, {"f": "one\n"})  # the shadow exists now
+    victim = project.parent / "victim"
+    victim.write_text("keep me\n")
+    shadow = checkpoints.folder
+    (shadow / "index.buffers").symlink_to(victim)
+    (shadow / "index.buffers.lock").write_text("a killed git's\n")
+    await buffered_turn(checkpoints, project, 2, {"f": "two\n"})
+    assert victim.read_text() == "keep me\n"
+    assert not (shadow / "index.buffers").exists()
+    assert (await checkpoints.changes("s")) == {1: ["f"], 2: ["f"]}
+
+
+async def test_an_end_without_buffers_is_the_disks_own_snapshot(
+    project: Path, settings: Settings
+) -> None:
+    (project / "f").write_text("disk\n")
+    checkpoints = Checkpoints(project, settings)
+    assert (await checkpoints.begin("s", 1)).ok
+    (project / "f").write_text("agent\n")  # the editor saved what it applied
+    saved = await checkpoints.end("s", 1, buffers={project / "f": "agent\n"})
+    shadow = await checkpoints._existing()
+    assert shadow is not None and saved.commit == (await shadow.head()).commit  # type: ignore[union-attr]
+    assert (await checkpoints.restore("s", 1, dry_run=True)).buffers == []

@@ -38,7 +38,9 @@ async def reviewing(spawn: Any, editor: ReviewingEditor) -> tuple[Client, str]:
 async def buffered_turn(client: Client, session: str, editor: ReviewingEditor, path: Path) -> int:
     """A turn whose edit of `path` the editor applies to its open buffer (not saved)."""
     editor.open(path, path.read_text())
-    done = await within(client.turn(session, tool("edit", path=path.name, old="one", new="two")), 30)
+    done = await within(
+        client.turn(session, tool("edit", path=path.name, old="one", new="two")), 30
+    )
     assert done["stopReason"] == "end_turn", done
     assert editor.buffers[str(path)].text == "two\n" and path.read_text() == "one\n"
     return int(done["turnId"])
