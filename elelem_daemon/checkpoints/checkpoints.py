@@ -120,7 +120,8 @@ class Checkpoints:
             return Saved(False, "refused", error=problem)
         shadow = await self._git()
         if shadow is None or self.refusal() or self._kinds.get((session, turn)) == "copy":
-            return await self._copy(session, turn, kind, began)
+            texts = relative(self.cwd, buffers or {}, self.settings.max_file)
+            return await self._copy(session, turn, kind, began, texts)
         await self._stop_upkeep()
         try:
             async with asyncio.timeout(self.settings.timeout):
@@ -154,13 +155,15 @@ class Checkpoints:
         self._schedule(gc=snap.first)
         return Saved(True, "git", laid, snap.changed, snap.manifest.skipped, snap.first, ms(began))
 
-    async def _copy(self, session: str, turn: int, kind: str, began: float) -> Saved:
+    async def _copy(
+        self, session: str, turn: int, kind: str, began: float, buffers: dict[str, str]
+    ) -> Saved:
         try:
             if kind == START:
                 self._kinds[(session, turn)] = "copy"
                 await asyncio.to_thread(self.copies.begin, session, turn)
             else:
-                await asyncio.to_thread(self.copies.end, session, turn)
+                await asyncio.to_thread(self.copies.end, session, turn, buffers)
         except Exception as exc:
             error_kind, error = failure(exc)
             return Saved(False, error_kind, error=error, ms=ms(began))

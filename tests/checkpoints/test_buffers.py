@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
 from elelem_daemon.checkpoints import Checkpoints, Settings
 
 
@@ -128,3 +130,34 @@ async def test_an_end_without_buffers_is_the_disks_own_snapshot(
     shadow = await checkpoints._existing()
     assert shadow is not None and saved.commit == (await shadow.head()).commit  # type: ignore[union-attr]
     assert (await checkpoints.restore("s", 1, dry_run=True)).buffers == []
+
+
+# -- without git: the copies keep the layer too ------------------------------------------
+@pytest.fixture
+def no_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    empty = tmp_path / "bin-without-git"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+
+
+async def copied_turn(checkpoints: Checkpoints, project: Path, number: int, text: str) -> None:
+    assert (await checkpoints.begin("s", number)).kind == "copy"
+    assert await checkpoints.before_write("s", number, project / "f")  # the file tool's call
+    assert (await checkpoints.end("s", number, buffers={project / "f": text})).ok
+
+
+async def test_without_git_a_saved_buffer_is_not_outside(
+    no_git: None, project: Path, settings: Settings
+) -> None:
+    (project / "f").write_text("disk\n")
+    checkpoints = Checkpoints(project, settings)
+    await copied_turn(checkpoints, project, 1, "agent\n")
+    plan = await checkpoints.restore("s", 1, dry_run=True)  # never saved
+    assert plan.outside == [] and plan.restored == ["f"] and plan.buffers == ["f"]
+    (project / "f").write_text("agent\n")  # saved after the turn
+    plan = await checkpoints.restore("s", 1, dry_run=True)
+    assert plan.outside == [] and plan.restored == ["f"] and plan.buffers == ["f"]
+    (project / "f").write_text("agent, then the user\n")
+    assert (await checkpoints.restore("s", 1, dry_run=True)).outside == ["f"]
+    done = await checkpoints.restore("s", 1)
+    assert done.ok and (project / "f").read_text() == "disk\n"
