@@ -185,7 +185,8 @@ class Copies:
         last_end: dict[str, list[dict[str, Any]]] = {}
         in_buffers: set[str] = set()
         for _, record in kept:
-            laid = record.get("buffers") if isinstance(record.get("buffers"), dict) else {}
+            found = record.get("buffers")
+            laid: dict[str, Any] = found if isinstance(found, dict) else {}
             for rel, before in record["files"].items():
                 target.setdefault(rel, before)
                 seen = last_end.get(rel)
@@ -193,8 +194,9 @@ class Copies:
                     outside.add(rel)
                 end = (record.get("end") or {}).get(rel)
                 last_end[rel] = [end] if isinstance(end, dict) else []
-                if isinstance(laid.get(rel), dict) and laid[rel].get("kind") == "file":
-                    last_end[rel].append(laid[rel])
+                buffer = laid.get(rel)
+                if isinstance(buffer, dict) and buffer.get("kind") == "file":
+                    last_end[rel].append(buffer)
                     in_buffers.add(rel)
         done = Restored(True, dry_run, "copy")
         done.buffers = sorted(in_buffers)
