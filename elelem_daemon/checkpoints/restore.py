@@ -7,8 +7,10 @@
 2. `diff-tree` from the checkpoint to now: a file added since is deleted, one deleted
    since is created, one changed is rewritten; the manifests add empty folders and
    permission bits (a `chmod` alone is undone too);
-3. what changed outside the agent: the paths that differ between the end of one of
-   the session's turns and the start of the next (or now), among those touched;
+3. the files an undone turn left in an editor's buffer (buffers.py), named in `buffers`
+   and `restored` so the editor reloads them; then what changed outside the agent: the
+   paths that differ between the end of one of the session's turns and the start of the
+   next (or now), among those touched (an end laid over its disk's: from both);
 4. unless it is a dry run, `read-tree -u --reset` (git writes the files, never
    through a symlink), then the empty folders and the permission bits. Without
    `force`, files changed outside the agent (or unsaved) stop it before this step:
