@@ -21,15 +21,17 @@ exists in a buffer only. At most MAX_BUFFERS files a turn.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import copy
 import hashlib
 import os
+import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import manifest
-from .git import records
+from .git import GitError, records
 
 if TYPE_CHECKING:
     from .shadow import Shadow
@@ -78,15 +80,15 @@ async def overlay(
         parts = head.split()
         if len(parts) == 3 and parts[1] == "blob" and parts[0] in REGULAR and path in texts:
             entries[path] = (parts[0], parts[2])
-    lines = []
+    differ = []
     for path, (mode, oid) in sorted(entries.items()):
         data = texts[path].encode("utf-8", "surrogatepass")
-        if blob_id(data, len(oid)) == oid:
-            continue  # the disk holds it (saved, or written by the daemon)
-        blob = (await shadow.git("hash-object", "-w", "--stdin", stdin=data)).strip().decode()
-        lines.append((path, f"{mode} {blob}\t{path}\0"))
-    if not lines:
+        if blob_id(data, len(oid)) != oid:  # else the disk holds it (saved, or written)
+            differ.append((path, mode, data))
+    if not differ:
         return commit, []
+    blobs = await write_blobs(shadow, [data for _, _, data in differ])
+    lines = [(p, f"{mode} {blob}\t{p}\0") for (p, mode, _), blob in zip(differ, blobs, strict=True)]
     git = copy.copy(shadow.git)  # its own index: the shadow's mirrors the disk
     index = shadow.dir / "index.buffers"
     git.env = {**shadow.git.env, "GIT_INDEX_FILE": str(index)}
@@ -101,6 +103,35 @@ async def overlay(
             index.unlink()
     end = await shadow.git("commit-tree", laid, "-p", commit, "-F", "-", stdin=message)
     return end.strip().decode(), [path for path, _ in lines]
+
+
+async def write_blobs(shadow: Shadow, texts: list[bytes]) -> list[str]:
+    """The texts as blobs of the shadow, in one git: written to files of a private
+    folder of the shadow first (`hash-object --stdin-paths`), removed after."""
+    folder = shadow.dir / "buffers.tmp"
+    await asyncio.to_thread(_write_files, folder, texts)
+    try:
+        names = "".join(f"{folder / str(i)}\n" for i in range(len(texts)))
+        out = await shadow.git(
+            "hash-object", "-w", "--no-filters", "--stdin-paths", stdin=names.encode()
+        )
+    finally:
+        await asyncio.to_thread(shutil.rmtree, folder, True)
+    blobs = out.decode().split()
+    if len(blobs) != len(texts):
+        raise GitError(f"git hash-object gave {len(blobs)} ids for {len(texts)} texts")
+    return blobs
+
+
+def _write_files(folder: Path, texts: list[bytes]) -> None:
+    shutil.rmtree(folder, ignore_errors=True)  # a killed run's (never followed: a link is removed)
+    if folder.is_symlink():
+        folder.unlink()
+    folder.mkdir(mode=0o700)
+    for i, data in enumerate(texts):
+        fd = os.open(folder / str(i), os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        with os.fdopen(fd, "wb") as file:
+            file.write(data)
 
 
 async def parents(shadow: Shadow, commits: list[str]) -> dict[str, str]:

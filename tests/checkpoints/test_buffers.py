@@ -113,8 +113,13 @@ async def test_a_planted_buffers_index_is_neither_followed_nor_fatal(
     shadow = checkpoints.folder
     (shadow / "index.buffers").symlink_to(victim)
     (shadow / "index.buffers.lock").write_text("a killed git's\n")
+    folder = project.parent / "victims"
+    folder.mkdir()
+    (folder / "0").write_text("keep me too\n")
+    (shadow / "buffers.tmp").symlink_to(folder)
     await buffered_turn(checkpoints, project, 2, {"f": "two\n"})
     assert victim.read_text() == "keep me\n"
+    assert (folder / "0").read_text() == "keep me too\n" and not (shadow / "buffers.tmp").exists()
     assert not (shadow / "index.buffers").exists()
     assert (await checkpoints.changes("s")) == {1: ["f"], 2: ["f"]}
 
