@@ -21,7 +21,7 @@ T = TypeVar("T")
 pytestmark = pytest.mark.e2e
 
 
-async def within(awaitable: Awaitable[T], seconds: float = 10.0) -> T:
+async def within(awaitable: Awaitable[T], seconds: float = 20.0) -> T:
     """Every wait in these tests is bounded: a hang fails, it does not block the suite."""
     return await asyncio.wait_for(awaitable, seconds)
 

@@ -67,7 +67,7 @@ await runCase("context", screenshot, async (page) => {
   await frame.waitForSelector(".turn.user .chips.sent");
   check((await frame.locator(".turn.user .chips.sent .chip").count()) === 3, "the sent message's chips");
   check((await chips.count()) === 0, "the chips stayed in the prompt box");
-  await frame.waitForSelector(".stop-reason, .usage, #send:not([disabled])");
+  await frame.waitForSelector(".turn.user[data-turn-id]"); // marked when the turn ended
   check((await frame.locator(".notice.error").count()) === 0, await frame.textContent("#log"));
   await send(frame, "/context json"); // the messages as JSON: quotes inside are \"
   await frame.waitForSelector(".command-output");

@@ -96,7 +96,8 @@ export function inView(locator) {
 }
 
 export async function send(frame, text) {
-  await frame.waitForSelector("#send:not([disabled])", { timeout: STEP_TIMEOUT });
+  // No turn may be running: while one runs, a message is a steer and a command is refused.
+  await frame.waitForSelector("body:not(.busy)", { timeout: STEP_TIMEOUT });
   await frame.fill("#input", text);
   await frame.press("#input", "Enter");
 }
