@@ -21,7 +21,11 @@ The one home of the rules every face follows (docs/permissions.md, "Review"):
 3. **What the editor answered is checked** (`verify`): known hunk ids, an outcome that
    matches them, and a text that is exactly the accepted hunks applied to the old text.
    Anything else is a clear failure, never a silent half-write.
-4. **The model reads exactly what happened** (`said`): the texts are the constants
+4. **What the editor left is remembered** (`Seen.applied`): the text a change landed
+   through the editor (reviewed there, or served by it), by path, for the turn's end
+   checkpoint, which the disk alone does not tell while the buffer is unsaved
+   (docs/checkpoints.md, "Editor buffers").
+5. **The model reads exactly what happened** (`said`): the texts are the constants
    below; a partial acceptance is a success that names each rejected hunk and its
    lines, with the diff of what landed.
 """
@@ -173,10 +177,14 @@ class Seen:
     def __init__(self) -> None:
         self._digests: dict[Path, str | None] = {}
         self.accept_all = False
+        # the texts changes left through the editor this turn, by path (the `text` of
+        # files/propose's answer): the turn's end checkpoint holds them, saved or not
+        self.applied: dict[Path, str] = {}
 
     def new_turn(self) -> None:
         self._digests.clear()
         self.accept_all = False
+        self.applied.clear()
 
     def record(self, path: Path, digest: str | None) -> None:
         self._digests[path] = digest
@@ -238,6 +246,10 @@ async def land(
         seen.accept_all = True
     if outcome.landed and outcome.text is not None:
         seen.record(path, digest_of(outcome.text))
+        if by == "editor" or base.editor:  # maybe in a buffer only, not on the disk
+            seen.applied[path] = outcome.text
+        else:
+            seen.applied.pop(path, None)
     elif outcome.unknown:
         seen.poison(path)
     return await said(change, outcome, reviewed=by is not None, for_turn=for_turn)

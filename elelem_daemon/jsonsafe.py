@@ -44,13 +44,22 @@ def _float(text: str) -> float:
     return value
 
 
+# built once: `json.loads` with any option builds a decoder per call (a stream parses
+# one text per event)
+_DECODE = json.JSONDecoder(parse_constant=_constant).decode
+_DECODE_FINITE = json.JSONDecoder(parse_constant=_constant, parse_float=_float).decode
+
+
 def loads(text: str | bytes, finite: bool = False, max_depth: int = MAX_DEPTH) -> Any:
     """Parse JSON text; ValueError if it is not JSON, too deep or (finite) not finite."""
+    if isinstance(text, bytes | bytearray):  # as json.loads reads bytes
+        text = text.decode(json.detect_encoding(text), "surrogatepass")  # type: ignore[attr-defined]
+    elif not isinstance(text, str):
+        raise TypeError(f"the JSON object must be str or bytes, not {type(text).__name__}")
+    if text.startswith("\ufeff"):
+        raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
     try:
-        if finite:
-            value = json.loads(text, parse_constant=_constant, parse_float=_float)
-        else:
-            value = json.loads(text, parse_constant=_constant)
+        value = (_DECODE_FINITE if finite else _DECODE)(text)
     except RecursionError:
         raise ValueError(TOO_DEEP) from None
     if too_deep(text, max_depth):

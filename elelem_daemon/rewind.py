@@ -67,6 +67,7 @@ NOTHING = {  # a restore where no turn since changed files: nothing to put back
     "outside": [],
     "unsaved": [],
     "uncovered": [],
+    "buffers": [],
 }
 
 
@@ -227,6 +228,11 @@ def describe(done: Rewound, shown: int = 20) -> list[str]:
             lines.append(
                 "  no checkpoint holds their current content: "
                 + ", ".join(files["unsaved"][:shown])
+            )
+        if files.get("buffers"):
+            lines.append(
+                "  left by the agent in an editor buffer (reloaded from the disk): "
+                + ", ".join(files["buffers"][:shown])
             )
         if files.get("uncovered"):
             lines.append("  left as they are (not saved): " + ", ".join(files["uncovered"][:shown]))

@@ -15,6 +15,12 @@ Bounds: a steer holds at most MAX_TEXT characters (and is not blank); at most
 MAX_QUEUED wait at once (SteerRefused, the busy kind, past that). A steer still waiting
 when the turn ends without another request (cancelled, failed, stopped by its round
 cap) is not sent: the turn says so (`Output.say`, kind `info`) and it is dropped.
+
+Withdrawing (`withdraw`): a face whose client cancels the request that carried a steer
+takes it back while it still waits; nothing is sent or kept of it, and nobody hears
+it. One already taken cannot be: the model has read it. ACP's steering prompt is
+answered `withdrawn` or `sent` then; the daemon's `session/steer` is answered the
+moment it is queued, so no cancel of it finds the request running (protocol.md).
 """
 
 from __future__ import annotations
@@ -73,6 +79,15 @@ class Steering:
             for listener in list(self.listeners):
                 listener(steer.text)
         return [steer.text for steer in taken]
+
+    def withdraw(self, steer: Steer) -> bool:
+        """Take `steer` back if no request took it yet (True: it is gone from the queue,
+        never sent nor kept); False when it was taken already (`steer.sent`) or dropped."""
+        for at, waiting in enumerate(self._waiting):
+            if waiting is steer:
+                del self._waiting[at]
+                return True
+        return False
 
     def drop(self) -> list[str]:
         """The steers no request will take (the turn is over), the queue emptied."""

@@ -7,8 +7,10 @@ Baselines run on the same tree, alternating with the tool; for each tool the fas
 of the commands that do the same work (they look at the same files on disk, untracked
 ones included, and print the same answer) is the baseline, and the note names it:
 
-- glob `**/file042.py`: `find -path` (a walk, as the tool does) or
-  `git ls-files -co --exclude-standard` (git's index, and a walk for untracked files);
+- glob `**/file042.py`: `find -path` (a walk, as the tool does),
+  `git ls-files -co --exclude-standard` (git's index, and a walk for untracked files)
+  or `git ls-files -co`, which lists the ignored files too, as glob does (the same
+  work: on this tree, where nothing is ignored, the same answer);
 - grep `return 4242$`: ripgrep (`rg -n`) when installed, `grep -rn`, or
   `git grep -n --untracked`;
 - list, recursive: `ls -laR`, which is what the tool runs (what it prints: every file's
@@ -63,6 +65,7 @@ def baselines(rg: str | None) -> dict[str, list[tuple[str, list[str]]]]:
                             "-path", "./*/file042.py", "-print"]),
             ("git ls-files -co --exclude-standard",
              ["git", "ls-files", "-co", "--exclude-standard", "*/file042.py"]),
+            ("git ls-files -co", ["git", "ls-files", "-co", "*/file042.py"]),
         ],
         "grep": [
             *grep,

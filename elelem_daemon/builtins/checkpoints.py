@@ -8,7 +8,9 @@ Through the public Plugin API only (docs/checkpoints.md, "Wiring"):
   (`Checkpoints.begin`); before each `write` or `edit`, `before_write` keeps the file
   where git cannot (the copy fallback). A turn that only talks, reads or searches
   costs nothing, and what the user edits while the model thinks stays theirs;
-- `on("turn_end")`: the end snapshot (`end`), even for a failed or cancelled turn,
+- `on("turn_end")`: the end snapshot (`end`) with the texts the turn left through the
+  editor (`session.seen.applied`: a buffer not saved yet is what the agent left), even
+  for a failed or cancelled turn,
   before the turn answers: taken later, it would count the user's first edits after
   the turn as the agent's, and a rewind would overwrite them without a word;
 - `on("close")`: the folder's upkeep (a `git gc`) stops with its last session;
@@ -61,6 +63,7 @@ def shape(done: Restored, turn: int | None) -> dict[str, Any]:
         "outside": done.outside,
         "unsaved": done.unsaved,
         "uncovered": done.uncovered,
+        "buffers": done.buffers,
     }
 
 
@@ -112,7 +115,9 @@ class TurnCheckpoints:
     async def ended(self, turn: int) -> None:
         try:
             if turn in self.begun:
-                saved = await self.engine.end(self.session.id, turn)
+                seen = getattr(self.session, "seen", None)
+                applied = dict(getattr(seen, "applied", None) or {})  # in buffers, maybe
+                saved = await self.engine.end(self.session.id, turn, buffers=applied)
                 if not saved.ok:
                     log.info("checkpoint: end of turn %d: %s", turn, saved.error)
         finally:

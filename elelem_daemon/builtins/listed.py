@@ -62,20 +62,26 @@ def plain(skip: list[str]) -> bool:
 
 def find_argv(find: str, skip: list[str], within: str = "") -> list[str] | None:
     """find's arguments: the regular files, the folders named in skip pruned; only the
-    paths that contain `within` (a filter: the caller still matches each one)."""
+    paths that contain `within` (a filter: the caller still matches each one).
+
+    The files are tested first and the folders to prune after: find moves name tests
+    before type tests (its -O1), so with the prune first every file paid for each name
+    in skip (issue 22: 0.18 against 0.10 CPU-seconds on 100,000 files); now a file is
+    done after its type and `within`."""
     if not plain(skip):
         return None
     pruned: list[str] = []
     for name in skip:
         pruned += [*(["-o"] if pruned else []), "-name", name]
-    head = [find, "-P", ".", "-mindepth", "1"]
-    if pruned:
-        head += ["(", "-type", "d", "(", *pruned, ")", "-prune", ")", "-o"]
     contains = []
     if within:
         escaped = "".join("\\" + c if c in "*?[]\\" else c for c in within)
         contains = ["-path", f"*{escaped}*"]
-    return [*head, "-type", "f", *contains, "-print0"]
+    argv = [find, "-P", ".", "-mindepth", "1"]
+    argv += ["(", "-type", "f", "(", *contains, "-print0", "-o", "-true", ")", ")"]
+    if pruned:
+        argv += ["-o", "(", "-type", "d", "(", *pruned, ")", "-prune", ")"]
+    return argv
 
 
 def run(

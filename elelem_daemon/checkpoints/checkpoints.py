@@ -23,6 +23,7 @@ import weakref
 from pathlib import Path
 
 from . import restore, retention
+from .buffers import overlay, relative
 from .copies import Copies
 from .git import GitError, find_git
 from .lock import held
@@ -103,11 +104,15 @@ class Checkpoints:
         """Before a turn that may change files: the checkpoint."""
         return await self._save(session, turn, START)
 
-    async def end(self, session: str, turn: int) -> Saved:
-        """When the turn is over (done, failed or cancelled): what it left."""
-        return await self._save(session, turn, END)
+    async def end(self, session: str, turn: int, buffers: dict[Path, str] | None = None) -> Saved:
+        """When the turn is over (done, failed or cancelled): what it left, on the disk
+        and in the editor's buffers (`buffers`: the texts the editor applied, by path;
+        `buffers.py`)."""
+        return await self._save(session, turn, END, buffers or {})
 
-    async def _save(self, session: str, turn: int, kind: str) -> Saved:
+    async def _save(
+        self, session: str, turn: int, kind: str, buffers: dict[Path, str] | None = None
+    ) -> Saved:
         began = time.perf_counter()
         if not self.settings.enabled:
             return Saved(False, "disabled", error=OFF)
@@ -115,21 +120,25 @@ class Checkpoints:
             return Saved(False, "refused", error=problem)
         shadow = await self._git()
         if shadow is None or self.refusal() or self._kinds.get((session, turn)) == "copy":
-            return await self._copy(session, turn, kind, began)
+            texts = relative(self.cwd, buffers or {}, self.settings.max_file)
+            return await self._copy(session, turn, kind, began, texts)
         await self._stop_upkeep()
         try:
             async with asyncio.timeout(self.settings.timeout):
                 async with held(shadow.lock_file, self.settings.timeout):
                     await shadow.ensure()
                     phase = "start" if kind == START else "end"
-                    snap = await shadow.snapshot(
-                        f"elelem {phase} of turn {turn}",
-                        session=session,
-                        turn=turn,
-                        phase=phase,
-                        at=time.time(),
-                    )
-                    refs = {ref(kind, session, turn): snap.commit, "HEAD": snap.commit}
+                    title = f"elelem {phase} of turn {turn}"
+                    meta = {"session": session, "turn": turn, "phase": phase, "at": time.time()}
+                    snap = await shadow.snapshot(title, **meta)
+                    texts = relative(self.cwd, buffers or {}, self.settings.max_file)
+                    message = snap.manifest.message(title, **meta)
+                    try:
+                        laid, _ = await overlay(shadow, snap.commit, snap.tree, texts, message)
+                    except GitError as exc:  # the disk's end is still worth keeping
+                        log.warning("checkpoint: the buffers of turn %d left out: %s", turn, exc)
+                        laid = snap.commit
+                    refs = {ref(kind, session, turn): laid, "HEAD": snap.commit}
                     await shadow.set_refs(refs)
         except Exception as exc:
             error_kind, error = failure(exc, self.settings.timeout)
@@ -144,17 +153,17 @@ class Checkpoints:
         self._kinds[(session, turn)] = "git"
         self._saves += 1
         self._schedule(gc=snap.first)
-        return Saved(
-            True, "git", snap.commit, snap.changed, snap.manifest.skipped, snap.first, ms(began)
-        )
+        return Saved(True, "git", laid, snap.changed, snap.manifest.skipped, snap.first, ms(began))
 
-    async def _copy(self, session: str, turn: int, kind: str, began: float) -> Saved:
+    async def _copy(
+        self, session: str, turn: int, kind: str, began: float, buffers: dict[str, str]
+    ) -> Saved:
         try:
             if kind == START:
                 self._kinds[(session, turn)] = "copy"
                 await asyncio.to_thread(self.copies.begin, session, turn)
             else:
-                await asyncio.to_thread(self.copies.end, session, turn)
+                await asyncio.to_thread(self.copies.end, session, turn, buffers)
         except Exception as exc:
             error_kind, error = failure(exc)
             return Saved(False, error_kind, error=error, ms=ms(began))

@@ -148,10 +148,26 @@ class Copies:
             self.save(session, turn, record)
         return record["files"][rel]["kind"] in ("absent", "file", "link")
 
-    def end(self, session: str, turn: int) -> None:
+    def end(self, session: str, turn: int, buffers: dict[str, str] | None = None) -> None:
+        """What each kept file became; `buffers` (relative path: text) are the texts the
+        editor applied and may hold unsaved (buffers.py): a file whose text differs from
+        the disk gets that state too, under `buffers`."""
         record = self.load(session, turn)
         if record is not None:
             record["end"] = {rel: self.state(rel, keep=False) for rel in record["files"]}
+            laid = {}
+            for rel, text in (buffers or {}).items():
+                end = record["end"].get(rel)
+                if end is None or end["kind"] != "file":
+                    continue
+                data = text.encode("utf-8", "surrogatepass")
+                blob = hashlib.sha256(data).hexdigest()
+                if blob != end["blob"]:
+                    laid[rel] = {**end, "blob": blob, "size": len(data)}
+            if laid:
+                record["buffers"] = laid
+            else:
+                record.pop("buffers", None)
             self.save(session, turn, record)
 
     def restore(self, session: str, turn: int, dry_run: bool) -> Restored:
@@ -164,21 +180,34 @@ class Copies:
             )
         target: dict[str, dict[str, Any]] = {}
         outside: set[str] = set()
-        last_end: dict[str, dict[str, Any] | None] = {}
+        # what each file was at the last end: on the disk, and in a buffer (buffers.py);
+        # it changed outside the agent when it is neither
+        last_end: dict[str, list[dict[str, Any]]] = {}
+        in_buffers: set[str] = set()
         for _, record in kept:
+            found = record.get("buffers")
+            laid: dict[str, Any] = found if isinstance(found, dict) else {}
             for rel, before in record["files"].items():
                 target.setdefault(rel, before)
                 seen = last_end.get(rel)
-                if seen is not None and not same(seen, before):
+                if seen and not any(same(s, before) for s in seen):
                     outside.add(rel)
-                last_end[rel] = (record.get("end") or {}).get(rel)
+                end = (record.get("end") or {}).get(rel)
+                last_end[rel] = [end] if isinstance(end, dict) else []
+                buffer = laid.get(rel)
+                if isinstance(buffer, dict) and buffer.get("kind") == "file":
+                    last_end[rel].append(buffer)
+                    in_buffers.add(rel)
         done = Restored(True, dry_run, "copy")
+        done.buffers = sorted(in_buffers)
         for rel in sorted(target):
             want, now = target[rel], self.state(rel, keep=False)
             seen = last_end.get(rel)
-            if seen is not None and not same(seen, now):
+            if seen and not any(same(s, now) for s in seen):
                 outside.add(rel)
             if same(want, now):
+                if rel in in_buffers:  # the disk holds it already; its buffer is reloaded
+                    done.restored.append(rel)
                 continue
             if want["kind"] not in ("absent", "file", "link") or now["kind"] == "other":
                 done.uncovered.append(rel)

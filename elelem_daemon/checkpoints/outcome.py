@@ -53,8 +53,10 @@ class Restored:
     these that changed outside the agent's turns since the checkpoint (the user's own
     edits, or another session's): a face warns before a real restore. `unsaved` are
     files the restore overwrites though no checkpoint holds their current content (they
-    grew past the size limit). `undo` names the checkpoint of the tree just before
-    this restore, so the restore itself can be undone.
+    grew past the size limit). `buffers` are files an undone turn's change was left
+    in an editor's buffer (buffers.py): the editor reloads them from the disk (they are
+    in `restored`, even when the disk held the checkpoint's text). `undo` names the
+    checkpoint of the tree just before this restore, so the restore itself can be undone.
     """
 
     ok: bool
@@ -68,6 +70,7 @@ class Restored:
     outside: list[str] = field(default_factory=list)
     unsaved: list[str] = field(default_factory=list)
     uncovered: list[str] = field(default_factory=list)  # copy fallback: not saved, left as is
+    buffers: list[str] = field(default_factory=list)  # left by an undone turn in a buffer
     undo: str | None = None
     ms: float = 0.0
     error: str | None = None

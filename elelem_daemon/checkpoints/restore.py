@@ -7,8 +7,10 @@
 2. `diff-tree` from the checkpoint to now: a file added since is deleted, one deleted
    since is created, one changed is rewritten; the manifests add empty folders and
    permission bits (a `chmod` alone is undone too);
-3. what changed outside the agent: the paths that differ between the end of one of
-   the session's turns and the start of the next (or now), among those touched;
+3. the files an undone turn left in an editor's buffer (buffers.py), named in `buffers`
+   and `restored` so the editor reloads them; then what changed outside the agent: the
+   paths that differ between the end of one of the session's turns and the start of the
+   next (or now), among those touched (an end laid over its disk's: from both);
 4. unless it is a dry run, `read-tree -u --reset` (git writes the files, never
    through a symlink), then the empty folders and the permission bits. Without
    `force`, files changed outside the agent (or unsaved) stop it before this step:
@@ -24,7 +26,7 @@ import stat
 import time
 from pathlib import Path
 
-from . import manifest
+from . import buffers, manifest
 from .manifest import Manifest
 from .outcome import Restored
 from .refs import END, START, UNDO, ref, turn_of
@@ -62,6 +64,12 @@ async def from_git(
         was, has = wanted.modes, now.manifest.modes
         done.restored += [p for p in {*was, *has} - touched if was.get(p) != has.get(p)]
         touched |= set(done.restored)
+    # an undone turn's change left unsaved in a buffer: the disk holds the checkpoint's
+    # text already, yet the editor must reload it (buffers.py)
+    done.buffers = sorted(await buffers.changed(shadow, await ends(shadow, session, turn)))
+    held = await shadow.present(target, [p for p in done.buffers if p not in touched])
+    done.restored += sorted(held)
+    touched |= held
     done.restored.sort()
     done.outside = sorted(await outside(shadow, session, turn, now.commit) & touched)
     keep = set(wanted.empty_dirs)
@@ -91,20 +99,42 @@ def refused(plan: Restored) -> Restored:
     return plan
 
 
-async def outside(shadow: Shadow, session: str, turn: int, now: str) -> set[str]:
-    """Paths changed between the session's turns from `turn` on: from the end of each
-    to the start of the next, and from the end of the last to `now`."""
+async def turns(shadow: Shadow, session: str, turn: int) -> tuple[dict[int, str], dict[int, str]]:
+    """The start and end commits of the session's turns from `turn` on."""
     starts: dict[int, str] = {}
     ends: dict[int, str] = {}
     for name, commit, _ in await shadow.refs(f"{START}/{session}/", f"{END}/{session}/"):
         if (found := turn_of(name)) and found[1] >= turn:
             (ends if name.startswith(END + "/") else starts)[found[1]] = commit
+    return starts, ends
+
+
+async def ends(shadow: Shadow, session: str, turn: int) -> list[str]:
+    return list((await turns(shadow, session, turn))[1].values())
+
+
+async def outside(shadow: Shadow, session: str, turn: int, now: str) -> set[str]:
+    """Paths changed between the session's turns from `turn` on: from the end of each
+    to the start of the next, and from the end of the last to `now`. An end that holds
+    buffers' texts (buffers.py) counts a path only when it differs from both what the
+    agent left and what the disk held then: saving the agent's buffer, or never
+    saving it, is not outside."""
+    starts, ended = await turns(shadow, session, turn)
     order = sorted(starts)
     spans = []
     for i, t in enumerate(order):
-        if t in ends:  # a turn that never ended (a crash) is all the agent's
-            spans.append((ends[t], starts[order[i + 1]] if i + 1 < len(order) else now))
-    return await shadow.changed_in(spans)
+        if t in ended:  # a turn that never ended (a crash) is all the agent's
+            spans.append((ended[t], starts[order[i + 1]] if i + 1 < len(order) else now))
+    disks = await buffers.parents(shadow, [end for end, _ in spans])
+    if not disks:
+        return await shadow.changed_in(spans)
+    left = await shadow.changed_each(spans)  # keyed by the span's later commit: unique
+    held = await shadow.changed_each([(disks[end], later) for end, later in spans if end in disks])
+    found: set[str] = set()
+    for end, later in spans:
+        paths = set(left.get(later, []))
+        found |= paths & set(held.get(later, [])) if end in disks else paths
+    return found
 
 
 def current_modes(cwd: Path, paths: list[str]) -> dict[str, int]:

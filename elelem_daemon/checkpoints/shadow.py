@@ -35,7 +35,10 @@ CONFIG = """[core]
 # Every path as it is: no text, eol, filter, ident or encoding conversion.
 ATTRIBUTES = "* -text -eol -filter -ident -working-tree-encoding -diff -merge\n"
 OID = re.compile(rb"[0-9a-f]{40}|[0-9a-f]{64}")
-LOCKS = ("index.lock", "HEAD.lock", "packed-refs.lock", "refs/heads/main.lock")
+LOCKS = (
+    "index.lock", "index.buffers.lock", "index.buffers", "HEAD.lock", "packed-refs.lock",
+    "refs/heads/main.lock",
+)  # fmt: skip
 
 
 def stale_ref_locks(refs: Path) -> None:

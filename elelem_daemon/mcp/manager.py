@@ -235,6 +235,14 @@ class McpManager:
         else:
             self._settled.clear()
 
+    @property
+    def start_timeout(self) -> float:
+        """How long a server may take to start (ELELEM_MCP_TIMEOUT, 30 s; server.setting):
+        the bound `elelem ask` waits for them."""
+        from .server import setting
+
+        return setting("ELELEM_MCP_TIMEOUT", 30.0)
+
     async def ready(self, timeout: float = 60.0) -> bool:
         """Wait until every server is ready or has stopped trying (failed, needs-auth);
         True then, False after `timeout` seconds."""

@@ -14,13 +14,15 @@ States: `starting`, `ready`, `retrying`, `needs-auth` (an HTTP server's OAuth wa
 for the user), `failed`, `stopped`. Environment variables (for tests and slow
 machines): ELELEM_MCP_TIMEOUT (start-up, 30 s; a server's `timeout` wins),
 ELELEM_MCP_TOOL_TIMEOUT (one call, 600 s; `toolTimeout` wins), ELELEM_MCP_RETRIES (5),
-ELELEM_MCP_BACKOFF (1 s, the first wait).
+ELELEM_MCP_BACKOFF (1 s, the first wait); a bad value of one keeps its default and
+says so on stderr (`setting`, config.number).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import importlib
 import logging
 import os
@@ -29,6 +31,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..config import number
 from . import toolset
 from .config import ServerConfig
 from .results import McpResult, failure
@@ -40,12 +43,25 @@ MAX_BACKOFF = 60.0
 STABLE = 60.0  # seconds up after which failures count from zero again
 
 
+MINIMUM = {  # the least value each setting takes; below it, the default (and a notice)
+    "ELELEM_MCP_TIMEOUT": 0.1,
+    "ELELEM_MCP_TOOL_TIMEOUT": 0.1,
+    "ELELEM_MCP_AUTH_TIMEOUT": 0.1,
+    "ELELEM_MCP_RETRIES": 1.0,
+    "ELELEM_MCP_BACKOFF": 0.01,
+}
+
+
 def setting(name: str, default: float) -> float:
-    try:
-        value = float(os.environ.get(name, ""))
-    except ValueError:
-        return default
-    return value if value > 0 else default
+    """An ELELEM_MCP_* setting, read now (tests and slow machines change them), as every
+    numeric setting is read (`config.number`): a value that is not a finite number at
+    least MINIMUM keeps `default`, and a notice names it, once for that value."""
+    return _read(name, os.environ.get(name, ""), default)
+
+
+@functools.lru_cache(maxsize=64)
+def _read(name: str, raw: str, default: float) -> float:
+    return number(name, default, MINIMUM.get(name, 0.0), env={name: raw})
 
 
 _link: Any = None

@@ -31,7 +31,7 @@ from .. import keys
 from ..errors import ProviderError
 from .calls import CUT_OFF, doing
 from .http import Failure, HTTPProvider
-from .sse import sse_events
+from .sse import each_event
 from .window import tokens
 
 log = logging.getLogger(__name__)
@@ -118,7 +118,7 @@ class AnthropicProvider(HTTPProvider):
         blocks: dict[int, dict[str, Any]] = {}
         kept: list[dict[str, Any]] = []
         usage = {"input_tokens": 0, "output_tokens": 0}
-        async for _, data in sse_events(self.lines(response)):
+        async for _, data in each_event(self.batches(response)):
             event = self.parse(data)
             kind = event.get("type")
             if kind == "message_start":

@@ -40,7 +40,7 @@ import httpx
 
 from ..errors import ProviderError
 from ..jsonsafe import dumps, loads
-from .lines import MAX_LINE, MAX_REPLY, head, lines
+from .lines import MAX_LINE, MAX_REPLY, batches, head, lines
 from .window import Windowed
 
 log = logging.getLogger(__name__)
@@ -170,12 +170,16 @@ class HTTPProvider(Windowed):
         raise NotImplementedError
 
     def decode(self, response: httpx.Response) -> AsyncIterator[dict[str, Any]]:
-        """The agent's events from a 2xx streamed answer (read it with `lines`)."""
+        """The agent's events from a 2xx streamed answer (read it with `lines` or `batches`)."""
         raise NotImplementedError
 
     def lines(self, response: httpx.Response) -> AsyncIterator[str]:
         """The answer's lines, each and all of them bounded (providers/lines.py)."""
         return lines(response, self.name, self.max_line, self.max_reply)
+
+    def batches(self, response: httpx.Response) -> AsyncIterator[list[str]]:
+        """The same lines, one list per read (what `sse.sse_events` reads)."""
+        return batches(response, self.name, self.max_line, self.max_reply)
 
     def status_text(self, status: int, message: str) -> str:
         return f"{self.name} {status}: {message or httpx.codes.get_reason_phrase(status)}"

@@ -8,13 +8,13 @@ Settings (environment, read when the provider is built):
     ELELEM_MAX_LINE    bytes of one line of the stream (SSE or NDJSON)  (default 16 MiB)
     ELELEM_MAX_REPLY   bytes of one streamed answer                      (default 64 MiB)
 
+The answer is read raw when it has no content encoding, decoded otherwise (`body`).
 Lines end with `\\n`, `\\r\\n` or `\\r`, as server-sent events define them; they are
 decoded as UTF-8 (bad bytes become U+FFFD).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import AsyncIterator
 
 import httpx
@@ -24,37 +24,60 @@ from ..errors import ProviderError
 MAX_LINE = 16 * 1024 * 1024
 MAX_REPLY = 64 * 1024 * 1024
 ERROR_BODY = 65536
-END = re.compile(rb"\r\n|\r|\n")
+CR = 13  # b"\r"[0]
 
 
-async def lines(
+async def batches(
     response: httpx.Response, name: str, max_line: int = MAX_LINE, max_reply: int = MAX_REPLY
-) -> AsyncIterator[str]:
-    """The lines of a streamed answer, without their line ends."""
+) -> AsyncIterator[list[str]]:
+    """The lines of a streamed answer, without their line ends, as one list per read that
+    completes any: a reader goes through a read's lines with no await per line (a stream
+    sends one event per read, each two lines)."""
     pending, total = bytearray(), 0
-    async for chunk in response.aiter_bytes():
+    async for chunk in body(response):
         total += len(chunk)
         if total > max_reply:
             raise ProviderError(
                 f"{name}: the answer passed {max_reply} bytes (ELELEM_MAX_REPLY); it was cut off"
             )
+        # what is pending holds no line end but maybe a last \r: look at that and the new bytes
+        # only, so a long line sent in small reads costs linear time
+        seen = max(len(pending) - 1, 0)
         pending += chunk
-        start = 0
-        while (end := END.search(pending, start)) is not None:
-            if end.group() == b"\r" and end.end() == len(pending):
-                break  # maybe the first half of \r\n: wait for the next chunk
-            yield pending[start : end.start()].decode("utf-8", "replace")
-            start = end.end()
-        del pending[:start]
+        end = max(pending.rfind(b"\n", seen), pending.rfind(b"\r", seen))
+        if end == len(pending) - 1 and pending[end] == CR:  # maybe the first half of \r\n:
+            end = max(pending.rfind(b"\n", seen, end), pending.rfind(b"\r", seen, end))  # wait
+        if end >= 0:
+            whole = pending[: end + 1].splitlines()  # bytes split at \r\n, \r, \n only
+            del pending[: end + 1]
+            yield [line.decode("utf-8", "replace") for line in whole]
         if len(pending) > max_line:
             raise ProviderError(
                 f"{name}: a line of the stream passed {max_line} bytes (ELELEM_MAX_LINE)"
             )
     if pending.endswith(b"\r"):
         del pending[-1:]
-        yield pending.decode("utf-8", "replace")
+        yield [pending.decode("utf-8", "replace")]
     elif pending:
-        yield pending.decode("utf-8", "replace")
+        yield [pending.decode("utf-8", "replace")]
+
+
+def body(response: httpx.Response) -> AsyncIterator[bytes]:
+    """The answer's bytes as they arrive, decoded: an answer in no content encoding is
+    read raw (`aiter_bytes` would pass each read through an identity decoder and a
+    chunker: per read, in a stream that sends one event per read); gzip and the rest
+    through httpx's decoders."""
+    encoding = response.headers.get("content-encoding", "identity").strip().lower()
+    return response.aiter_raw() if encoding == "identity" else response.aiter_bytes()
+
+
+async def lines(
+    response: httpx.Response, name: str, max_line: int = MAX_LINE, max_reply: int = MAX_REPLY
+) -> AsyncIterator[str]:
+    """The lines of a streamed answer, without their line ends, one by one."""
+    async for batch in batches(response, name, max_line, max_reply):
+        for line in batch:
+            yield line
 
 
 async def head(response: httpx.Response, limit: int = ERROR_BODY) -> bytes:

@@ -124,37 +124,41 @@ class OpenAIProvider(HTTPProvider):
         calls: dict[int, dict[str, str]] = {}
         usage: dict[str, int] = {}
         finished = False
-        async for _, data in sse_events(self.lines(response)):
-            if data.strip() == "[DONE]":
-                break
-            chunk = self.parse(data)
-            if not isinstance(chunk, dict):
-                raise ProviderError(f"openai: unexpected stream data: {data[:120]!r}")
-            if "error" in chunk or chunk.get("object") == "error":
-                raise stream_error(chunk)
-            if isinstance(chunk.get("usage"), dict):
-                usage = counts(chunk["usage"]) or usage
-            for choice in chunk.get("choices") or []:
-                delta = choice.get("delta") or {}
-                reasoning = delta.get("reasoning_content") or delta.get("reasoning")
-                if isinstance(reasoning, str) and reasoning:
-                    yield {"type": "thinking", "text": reasoning}
-                if isinstance(delta.get("content"), str) and delta["content"]:
-                    yield {"type": "saying", "text": delta["content"]}
-                for fragment in delta.get("tool_calls") or []:
-                    gather(calls, fragment)
-                if choice.get("finish_reason") == "error":
+        done = False
+        async for events in sse_events(self.batches(response)):
+            for _, data in events:
+                if data.strip() == "[DONE]":
+                    done = True
+                    break
+                chunk = self.parse(data)
+                if not isinstance(chunk, dict):
+                    raise ProviderError(f"openai: unexpected stream data: {data[:120]!r}")
+                if "error" in chunk or chunk.get("object") == "error":
                     raise stream_error(chunk)
-                if choice.get("finish_reason") and not finished:
-                    finished = True
-                    for event in doings(calls):
-                        yield event
-                    if choice["finish_reason"] == "length":
-                        log.info("openai: the reply hit the model's token limit")
-                        yield dict(CUT_OFF)
-        else:
-            if not finished:
-                raise ProviderError("openai: the stream ended before finish_reason or [DONE]")
+                if isinstance(chunk.get("usage"), dict):
+                    usage = counts(chunk["usage"]) or usage
+                for choice in chunk.get("choices") or []:
+                    delta = choice.get("delta") or {}
+                    reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+                    if isinstance(reasoning, str) and reasoning:
+                        yield {"type": "thinking", "text": reasoning}
+                    if isinstance(delta.get("content"), str) and delta["content"]:
+                        yield {"type": "saying", "text": delta["content"]}
+                    for fragment in delta.get("tool_calls") or []:
+                        gather(calls, fragment)
+                    if choice.get("finish_reason") == "error":
+                        raise stream_error(chunk)
+                    if choice.get("finish_reason") and not finished:
+                        finished = True
+                        for event in doings(calls):
+                            yield event
+                        if choice["finish_reason"] == "length":
+                            log.info("openai: the reply hit the model's token limit")
+                            yield dict(CUT_OFF)
+            if done:
+                break
+        if not done and not finished:
+            raise ProviderError("openai: the stream ended before finish_reason or [DONE]")
         if not finished:
             for event in doings(calls):
                 yield event

@@ -5,13 +5,18 @@ What it does on every fetch:
 2. if the last message is a tool result: yields `saying` "done." and stops; if it is
    a user message right after a tool result (a steer, steering.py), `saying`
    "steered: TEXT. done." and stops;
-3. otherwise yields `saying` "let me check." and, if any tool exists, `doing`
-   (id `stub-1`) for the first tool with empty arguments.
+3. otherwise yields `saying` "let me check." and, if any tool exists, `doing` for the
+   first tool with empty arguments.
+
+Call ids are `stub-1`, `stub-2`, ... counted by the provider, so they are unique within
+a session (one provider serves its turns and its tasks' children: a child's calls never
+share an id with its parent's `task` call); the first call of a session is `stub-1`. A
+new provider (`/provider`, `/model`, a resumed session) counts from 1 again.
 
 A prompt that starts with `!` scripts it instead (for tests and benchmarks):
 - `!tool NAME {json}`: step 3 calls NAME with those arguments;
-- `!tools [["NAME", {json}], ...]`: one call per round, in order (ids `stub-1`,
-  `stub-2`, ...), each after the last one's result; then `done.`;
+- `!tools [["NAME", {json}], ...]`: one call per round, in order, each after the last
+  one's result; then `done.`;
 - `!echo TEXT`: says TEXT and asks for no tool;
 - `!stream N [MS]`: says `tok0 `, `tok1 `, ... N deltas, MS milliseconds apart;
 - `!fail MESSAGE`: raises, so the turn ends with `Error: MESSAGE`;
@@ -54,6 +59,11 @@ class StubProvider:
     def __init__(self, model: str | None = None) -> None:
         self.model = model or "stub"
         self.vision = self.model == "vision"
+        self._calls = 0  # calls asked for so far: the next id is stub-(this + 1)
+
+    def _next_id(self) -> str:
+        self._calls += 1
+        return f"stub-{self._calls}"
 
     async def fetch(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
@@ -67,7 +77,7 @@ class StubProvider:
                 step, arguments = script[done]
                 yield {
                     "type": "doing",
-                    "id": f"stub-{done + 1}",
+                    "id": self._next_id(),
                     "name": step,
                     "arguments": arguments,
                 }
@@ -102,11 +112,11 @@ class StubProvider:
             name, raw = tool_args(rest)
         yield {"type": "saying", "text": "let me check."}
         if verb == "!tool":
-            yield doing("stub-1", name, raw)  # checked as every provider's are
+            yield doing(self._next_id(), name, raw)  # checked as every provider's are
         elif tools:
             yield {
                 "type": "doing",
-                "id": "stub-1",
+                "id": self._next_id(),
                 "name": tools[0]["function"]["name"],
                 "arguments": {},
             }

@@ -153,7 +153,8 @@ def record(
     elif store is not None and stored is not None:
         writer = store.writer(stored.id).open()  # locked: now read what is really there
         try:
-            stored = store.load(stored.id)
+            if stored.read_as is None or stored.read_as != writer.fingerprint():
+                stored = store.load(stored.id)  # it changed since it was read: read it again
         except Exception:
             writer.close()
             raise

@@ -242,6 +242,7 @@ class Stored:
     history: History = field(default_factory=History)  # messages and tool records, in order
     interrupted: bool = False  # the last kept message is a prompt with no reply
     mode: str | None = None  # the last mode record's: the mode it resumes in
+    read_as: tuple[int, ...] | None = field(default=None, compare=False)  # store.fingerprint
 
     def shown(self) -> list[Record]:
         """The history as faces show it: `{type: "message", role, content}` and
@@ -267,7 +268,11 @@ class Stored:
 
 def read_lines(path: Path) -> list[Record]:
     """The file's records; a torn last line is dropped, a corrupt middle line skipped."""
-    data = read_bytes(path)  # never through a link (owned.py)
+    return parse_lines(read_bytes(path), path)  # never through a link (owned.py)
+
+
+def parse_lines(data: bytes, path: Path) -> list[Record]:
+    """`read_lines` of a file's bytes (`path` names it in warnings)."""
     lines = data.split(b"\n")
     records = []
     for number, raw in enumerate(lines, 1):

@@ -7,7 +7,9 @@ talked to leaves no file, unless the face stores it at once (`Recorder.start`: t
 face, whose clients keep a session's id to load it later). Every line is flushed and
 fsynced as it is written; a half-written last line is cut off before the next append.
 While a process holds a session open, the file is locked (flock) so no second process
-appends to it.
+appends to it. A loaded session carries the `fingerprint` of the file it was read
+from (`Stored.read_as`): once the lock is taken, the file is read again only if it
+changed since (recorder.record), so a resumed session is read once.
 
 Session files are elelem's own (owned.py): opened with `O_NOFOLLOW`, only as regular
 files with one link. A symlink, hard link or FIFO planted as `<id>.jsonl` is skipped by
@@ -44,8 +46,18 @@ def sessions_dir() -> Path:
 
 
 def _mtime(path: Path) -> str:
-    stamp = datetime.fromtimestamp(path.stat().st_mtime, UTC)
+    return _stamp(path.stat().st_mtime)
+
+
+def _stamp(mtime: float) -> str:
+    stamp = datetime.fromtimestamp(mtime, UTC)
     return stamp.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def fingerprint(info: os.stat_result) -> tuple[int, ...]:
+    """Which file, at which length and modification: equal fingerprints mean the bytes
+    read then are the bytes there now (the file is only ever appended to or cut)."""
+    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
 
 
 class Store:
@@ -96,9 +108,16 @@ class Store:
             raise NoStoredSession(f"stored session {session_id!r} is unreadable: {exc}") from None
 
     def load(self, session_id: str) -> Stored:
+        """The whole stored session (NoStoredSession when there is none or it cannot
+        be read); its `read_as` is the fingerprint of the file it was read from."""
         path = self.path(session_id)
         try:
-            return records.replay(records.read_lines(path), path, _mtime(path))
+            with open(open_owned(path), "rb") as file:  # never through a link
+                info = os.fstat(file.fileno())
+                data = file.read()
+            stored = records.replay(records.parse_lines(data, path), path, _stamp(info.st_mtime))
+            stored.read_as = fingerprint(info)
+            return stored
         except FileNotFoundError:
             raise NoStoredSession(f"no stored session {session_id!r}") from None
         except (OSError, ValueError) as exc:  # a symlink or FIFO planted there, too
@@ -197,6 +216,11 @@ class Writer:
             written = os.write(self._fd, view)
             view = view[written:]
         os.fsync(self._fd)
+
+    def fingerprint(self) -> tuple[int, ...]:
+        """The open file's `fingerprint` (what `Store.load` marks a session read with)."""
+        assert self._fd is not None
+        return fingerprint(os.fstat(self._fd))
 
     def close(self) -> None:
         if self._fd is not None:

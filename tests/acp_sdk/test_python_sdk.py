@@ -95,8 +95,9 @@ async def test_tool_call_ids_are_unique_in_a_session(tmp_path: Path, project: Pa
     editor = Editor()
     async with daemon(tmp_path, editor) as (conn, _):
         sid = (await conn.new_session(cwd=str(project), mcp_servers=[])).session_id
-        for _ in range(2):  # the stub names every call stub-1
-            await prompt(conn, sid, text('!tool glob {"pattern":"*.py"}'))
+        call = {"type": "doing", "id": "call_0", "name": "glob", "arguments": {"pattern": "*"}}
+        for _ in range(2):  # a provider may reuse its ids (llama.cpp's call_0): the same twice
+            await prompt(conn, sid, text(f"!events {json.dumps([call])}"))
     ids = [u.tool_call_id for u in editor.of("tool_call")]
     assert len(ids) == 2 and len(set(ids)) == 2
 

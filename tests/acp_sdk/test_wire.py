@@ -101,6 +101,78 @@ async def test_a_second_prompt_while_one_runs_is_a_steer(wire: Wire, tmp_path: P
     assert steered == {"stopReason": "cancelled", "_meta": {"elelem": {"steer": "dropped"}}}
 
 
+def gated(gate: Path) -> dict[str, Any]:
+    """A text block whose turn runs `execute` until `gate` exists."""
+    command = f"while [ ! -e {gate} ]; do sleep 0.05; done"
+    return {"type": "text", "text": f"!tool execute {json.dumps({'command': command})}"}
+
+
+async def allow(wire: Wire) -> None:
+    """Answer the next permission question `allow`."""
+    while True:
+        message = await wire.read()
+        if message.get("method") == "session/request_permission":
+            outcome = {"outcome": "selected", "optionId": "allow"}
+            await wire.send(id=message["id"], result={"outcome": outcome})
+            return
+
+
+def said(wire: Wire) -> str:
+    return "".join(
+        m["params"]["update"]["content"].get("text", "")
+        for m in wire.seen
+        if kind(m) == "agent_message_chunk"
+    )
+
+
+async def test_a_cancelled_steer_the_turn_has_not_taken_is_withdrawn(
+    wire: Wire, tmp_path: Path
+) -> None:
+    """A steer is a prompt sent during a turn; `$/cancel_request` for it before the turn
+    took it takes it back: answered cancelled (`withdrawn`), never sent, not said."""
+    sid = await session(wire, tmp_path)
+    gate = tmp_path / "gate"
+    await wire.send(
+        id=2, method="session/prompt", params={"sessionId": sid, "prompt": [gated(gate)]}
+    )
+    await allow(wire)  # the tool runs now, until the gate
+    steer = {"type": "text", "text": "forget it"}
+    await wire.send(id=3, method="session/prompt", params={"sessionId": sid, "prompt": [steer]})
+    await wire.call(4, "session/list", {})  # requests start in order: the steer is queued
+    await wire.send(method="$/cancel_request", params={"requestId": 3})
+    withdrawn = (await wire.answer(3))["result"]
+    assert withdrawn == {"stopReason": "cancelled", "_meta": {"elelem": {"steer": "withdrawn"}}}
+    gate.touch()
+    assert (await wire.answer(2))["result"]["stopReason"] == "end_turn"
+    assert "forget it" not in said(wire) and said(wire).endswith("done.")
+    context = await wire.call(5, "session/prompt", {"sessionId": sid, "prompt": [
+        {"type": "text", "text": "/context"}]})  # fmt: skip
+    assert context["result"]["stopReason"] == "end_turn"
+    assert "forget it" not in said(wire)  # not kept in the conversation either
+
+
+async def test_a_cancelled_steer_the_turn_took_says_it_was_sent(wire: Wire, tmp_path: Path) -> None:
+    """Once the turn took a steer its cancel cannot take it back: the answer says `sent`
+    (the model read it, the conversation keeps it) at once, and the turn goes on."""
+    sid = await session(wire, tmp_path)
+    first, second = tmp_path / "first", tmp_path / "second"
+    await wire.send(
+        id=2, method="session/prompt", params={"sessionId": sid, "prompt": [gated(first)]}
+    )
+    await allow(wire)
+    again = gated(second)["text"].replace("!tool execute ", '!tools [["execute", ') + "]]"
+    steer = {"type": "text", "text": again}  # the steered round runs one more tool
+    await wire.send(id=3, method="session/prompt", params={"sessionId": sid, "prompt": [steer]})
+    await wire.call(4, "session/list", {})
+    first.touch()
+    await allow(wire)  # the next request took the steer: its tool asks
+    await wire.send(method="$/cancel_request", params={"requestId": 3})
+    sent = (await wire.answer(3))["result"]
+    assert sent == {"stopReason": "cancelled", "_meta": {"elelem": {"steer": "sent"}}}
+    second.touch()
+    assert (await wire.answer(2))["result"]["stopReason"] == "end_turn"
+
+
 async def test_cancel_request_cancels_a_prompt(wire: Wire, tmp_path: Path) -> None:
     sid = await session(wire, tmp_path)
     slow = {"type": "text", "text": "!stream 100000 5"}

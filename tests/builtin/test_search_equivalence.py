@@ -192,3 +192,38 @@ async def test_the_daemons_own_glob_keeps_the_output_cap(
     result = (await session.toolbox.run("glob", {"pattern": "*.py"})).to_dict()
     assert result["content"].startswith("file-000.py\nfile-001.py\n")
     assert "[... " in result["content"] and result["content"].endswith("file-059.py")
+
+
+@pytest.fixture
+def named_like_skipped(tmp_path: Path) -> Path:
+    """Files named as the skipped folders are (they are listed: only folders are pruned),
+    skipped folders deep down, and a nested repository (entered)."""
+    root = tmp_path / "named"
+    for folder in ("src/node_modules/pkg", "src/.venv", "nested/.git/objects", "nested/lib"):
+        (root / folder).mkdir(parents=True)
+    for name in ("node_modules", ".git", "__pycache__", "lib/.pytest_cache"):
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text("a file\n")
+    (root / "src" / "node_modules" / "pkg" / "hidden.py").write_text("")
+    (root / "src" / ".venv" / "hidden.py").write_text("")
+    (root / "nested" / ".git" / "objects" / "hidden.py").write_text("")
+    (root / "nested" / "lib" / "kept.py").write_text("")
+    (root / "nested" / "kept.py").write_text("")
+    return root
+
+
+@pytest.mark.parametrize("pattern", ["*", "**/*.py", "**/node_modules", "*.git*", "*cache*"])
+async def test_files_named_as_skipped_folders_are_found_and_the_folders_pruned(
+    session, workdir: Path, named_like_skipped: Path, pattern: str
+) -> None:
+    out = same("glob", named_like_skipped, pattern=pattern)
+    assert "hidden" not in out
+    shown = set(out.splitlines())
+    if pattern == "*":
+        assert {"node_modules", ".git", "__pycache__", "lib/.pytest_cache"} <= shown
+        assert {"nested/kept.py", "nested/lib/kept.py"} <= shown
+    moved = named_like_skipped  # in the session's folder (tmp_path)
+    assert moved.parent == workdir
+    result = (await session.toolbox.run("glob", {"pattern": pattern, "path": "named"})).to_dict()
+    status, expected = scan(ORACLE, "glob", moved, pattern=pattern, base=str(workdir))
+    assert (result["exit_status"], result["content"]) == (status, expected.removesuffix("\n"))

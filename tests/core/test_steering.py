@@ -193,3 +193,33 @@ async def test_a_steer_for_a_refused_turn_is_dropped_and_said(tmp_path):
     assert not session.agent.steering.waiting and len(session.conversation) == 0
     with pytest.raises(NotRunning):
         session.steer("after")
+
+
+async def test_a_withdrawn_steer_is_never_sent_nor_kept_and_a_taken_one_stays(tmp_path):
+    """`Steering.withdraw`: the one rule both editor faces use for a cancelled steer."""
+    provider = Scripted([CALL], [CALL], [{"type": "saying", "text": "the reply"}])
+    session, output, gate, running = session_with(provider, tmp_path)
+    heard: list[str] = []
+    session.agent.steering.listeners.append(heard.append)
+    turn = asyncio.ensure_future(session.turn("the prompt"))
+    await asyncio.wait_for(running.wait(), 5)
+    kept, gone = session.steer("keep this"), session.steer("forget it")
+    assert session.agent.steering.withdraw(gone) is True
+    assert session.agent.steering.withdraw(gone) is False  # once only
+    running.clear()
+    gate.set()
+    await asyncio.wait_for(running.wait(), 5)  # the second round took the first steer
+    assert kept.sent and not gone.sent and heard == ["keep this"]
+    assert session.agent.steering.withdraw(kept) is False  # the model read it already
+    result = await asyncio.wait_for(turn, 5)
+    assert result.reply == "the reply"
+    assert [m["content"] for m in provider.requests[1][0] if m["role"] == "user"] == [
+        "the prompt",
+        "keep this",
+    ]
+    assert [(m["role"], m["content"]) for m in session.conversation] == [
+        ("user", "the prompt"),
+        ("user", "keep this"),
+        ("assistant", "the reply"),
+    ]
+    assert not any("forget it" in str(call) for call in output.calls)

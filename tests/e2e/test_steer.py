@@ -145,3 +145,32 @@ async def test_bad_steers_are_refused_and_the_turn_goes_on(
     assert result["reply"] == "steered: fine. done."
     kept = [m["content"] for m in await within(client.context(session)) if m["role"] == "user"]
     assert kept[1:] == ["fine"]
+
+
+async def test_a_cancel_of_an_answered_steer_changes_nothing(
+    client: Any, session: str, workdir: Path
+) -> None:
+    """`session/steer` is answered the moment it is queued, so its `$/cancelRequest`
+    finds nothing running: the steer stays and the turn takes it (protocol.md; over ACP,
+    whose steering prompt waits for the turn, the cancel withdraws it: test_wire.py)."""
+    gate = workdir / "gate"
+    wait = f"while [ ! -e {gate} ]; do sleep 0.05; done"
+    turn = await client.start_turn(session, f"!tool execute {json.dumps({'command': wait})}")
+    events: list[dict[str, Any]] = []
+
+    async def collect() -> None:
+        async for event in turn.events():
+            events.append(event)
+
+    collecting = asyncio.ensure_future(collect())
+    await until(lambda: any(e["method"] == "event/doing" for e in events))
+    steer = {"jsonrpc": "2.0", "id": "steer-1", "method": "session/steer",
+             "params": {"sessionId": session, "text": "still wanted"}}  # fmt: skip
+    assert await within(client.send_as_is(steer)) == {"queued": True}
+    await client.notify("$/cancelRequest", {"id": "steer-1"})
+    assert await within(client.context(session))  # the cancel has been read
+    gate.touch()
+    result = await within(turn, 30)
+    await within(collecting)
+    assert result["reply"] == "steered: still wanted. done."
+    assert [e["params"]["text"] for e in events if e["method"] == "event/steer"] == ["still wanted"]

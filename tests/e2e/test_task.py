@@ -57,6 +57,7 @@ async def test_the_child_answer_is_the_task_result_and_its_events_are_nested(
     assert ("event/saying", None) in child  # the child's own text, nested too
     read = next(e["params"] for e in nested if e["method"] == "event/result")
     assert read["result"]["content"] == "hello\n"
+    assert parent == "stub-1" and read["id"] == "stub-2"  # the stub's ids: one per session
     done = [e["params"] for e in mine if e["method"] == "event/result"]
     assert done == [
         {
@@ -116,7 +117,17 @@ async def test_cancelling_the_parent_kills_the_child_tool(
         await asyncio.sleep(0.02)
     else:
         raise AssertionError("the child's tool never ran")
-    assert any(e["method"] == "event/doing" and e["params"].get("parentToolCallId") for e in events)
+
+    def nested_doing() -> bool:
+        return any(
+            e["method"] == "event/doing" and e["params"].get("parentToolCallId") for e in events
+        )
+
+    for _ in range(500):  # sent before the tool ran; the collector may not have read it yet
+        if nested_doing():
+            break
+        await asyncio.sleep(0.02)
+    assert nested_doing()
     await turn.cancel()
     result = await within(turn, 10)
     await within(collecting)

@@ -8,18 +8,23 @@ from collections.abc import AsyncIterator
 import pytest
 
 from elelem_daemon.errors import ProviderError
-from elelem_daemon.providers.lines import head, lines
+from elelem_daemon.providers.lines import batches, head, lines
 
 
 class Answer:
+    """An answer in no content encoding: its raw bytes are its bytes."""
+
     def __init__(self, *chunks: bytes) -> None:
         self.chunks = chunks
         self.read = 0
+        self.headers: dict[str, str] = {}
 
     async def aiter_bytes(self) -> AsyncIterator[bytes]:
         for chunk in self.chunks:
             self.read += 1
             yield chunk
+
+    aiter_raw = aiter_bytes
 
 
 async def collect(*chunks: bytes, **caps: int) -> list[str]:
@@ -49,3 +54,26 @@ async def test_an_error_body_is_read_only_so_far() -> None:
     answer = Answer(*[b"x" * 1000] * 1000)
     assert await head(answer, 2500) == b"x" * 2500  # type: ignore[arg-type]
     assert answer.read == 3
+
+
+async def test_only_cr_lf_and_crlf_end_a_line() -> None:
+    # str.splitlines would also split at these; SSE ends lines at \r\n, \r and \n alone
+    text = "a\x0bb\x0cc\x1cd\x85e\u2028f"
+    assert await collect(text.encode() + b"\n") == [text]
+    assert await collect(b"a\r\rb\r", b"c\r", b"\n\r") == ["a", "", "b", "c", ""]
+    assert await collect(b"\r", b"\n", b"x\r", b"y") == ["", "x", "y"]
+
+
+async def test_a_read_s_lines_come_as_one_batch() -> None:
+    answer = Answer(b"data: 1\n\ndata: 2\n", b"\ndata: 3", b"\r", b"\n\n")
+    got = [batch async for batch in batches(answer, "test")]  # type: ignore[arg-type]
+    assert got == [["data: 1", "", "data: 2"], [""], ["data: 3", ""]]  # "\r" alone: a wait
+
+
+async def test_a_stream_in_one_byte_reads() -> None:
+    # each read is looked at once (linear in the answer), whatever the line ends
+    data = b"data: a\r\n\r\ndata: b\rdata: c\n\n\r\r\nx" + b"y" * 5000 + b"\r"
+    expected = await collect(data)
+    assert expected == ["data: a", "", "data: b", "data: c", "", "", "", "x" + "y" * 5000]
+    assert await collect(*(data[i : i + 1] for i in range(len(data)))) == expected
+    assert await collect(*(data[i : i + 3] for i in range(0, len(data), 3))) == expected

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import gzip
+import zlib
+
 import pytest
 
-from .conftest import collect, stream
+from .conftest import STREAMS, collect, stream
+from .replay import Reply
 
 ALL = ["anthropic", "openai", "ollama"]
 TOOL = {
@@ -138,3 +142,15 @@ async def test_a_reply_cut_off_by_the_token_limit_says_so(provider, server, size
 async def test_a_whole_reply_reports_no_stop(provider, server):
     server.queue(stream(TEXT[provider.name]))
     assert all(e["type"] != "stop" for e in await collect(provider))
+
+
+@pytest.mark.parametrize("encoding", ["gzip", "deflate"])
+@pytest.mark.parametrize("provider", ["anthropic", "openai"], indirect=True)
+async def test_a_compressed_stream_is_decoded(provider, server, encoding):
+    # an answer without content encoding is read raw (lines.body); one with is decoded
+    data = (STREAMS / TEXT[provider.name]).read_bytes()
+    packed = gzip.compress(data) if encoding == "gzip" else zlib.compress(data)
+    middle = len(packed) // 2
+    server.queue(Reply([packed[:middle], packed[middle:]], headers={"Content-Encoding": encoding}))
+    events = await collect(provider)
+    assert [e["text"] for e in events if e["type"] == "saying"] == ["The README", " says: # Demo"]

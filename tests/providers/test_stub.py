@@ -58,3 +58,20 @@ async def test_a_script_it_cannot_read_says_how_to_write_it(prompt: str, says: s
     assert says in str(error.value)
     for internal in ("Expecting", "invalid literal", "int()", "Traceback", "line 1 column"):
         assert internal not in str(error.value)
+
+
+async def test_call_ids_are_unique_across_one_providers_fetches():
+    """One provider serves a session, its turns and its task's child (same provider):
+    each call it asks for has its own id, the first `stub-1`; a new provider starts over."""
+    stub = StubProvider()
+
+    async def ids(messages):
+        return [e["id"] async for e in stub.fetch(messages, TOOLS) if e["type"] == "doing"]
+
+    assert await ids([{"role": "user", "content": "hi"}]) == ["stub-1"]
+    assert await ids([{"role": "user", "content": '!tool read {"path": "a"}'}]) == ["stub-2"]
+    script = [{"role": "user", "content": '!tools [["read", {}], ["list", {}]]'}]
+    assert await ids(script) == ["stub-3"]
+    assert await ids([*script, {"role": "tool", "content": "{}"}]) == ["stub-4"]
+    assert await ids([*script, {"role": "tool"}, {"role": "tool"}]) == []  # done.
+    assert (await events("hi"))[-1]["id"] == "stub-1"  # a fresh provider

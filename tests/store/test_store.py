@@ -273,3 +273,50 @@ async def test_without_a_store_nothing_is_written(registry):
     session = start(registry, plugin_files=False)
     await session.turn("!echo x")
     assert not sessions_dir().exists()
+
+
+async def test_resume_reads_the_file_once_when_nothing_changed_since_it_was_read(
+    registry, monkeypatch
+):
+    store = Store()
+    session = new(registry, store)
+    await session.turn("!echo x")
+    await session.close()
+    stored = store.load(session.id)
+    assert stored.read_as is not None
+    reads: list[str] = []
+    real = Store.load
+    monkeypatch.setattr(Store, "load", lambda self, i: (reads.append(i), real(self, i))[1])
+    again = resume(registry, store, stored, plugin_files=False)
+    assert reads == []  # the file under the lock is the one read: not read again
+    assert [m["content"] for m in again.conversation] == ["!echo x", "x"]
+    await again.close()
+
+
+async def test_resume_reads_again_what_another_process_wrote_since_it_was_read(registry):
+    store = Store()
+    session = new(registry, store)
+    await session.turn("!echo x")
+    await session.close()
+    stored = store.load(session.id)  # then someone appends before the lock is taken
+    other = resume(registry, store, store.load(session.id), plugin_files=False)
+    await other.turn("!echo y")
+    await other.close()
+    again = resume(registry, store, stored, plugin_files=False)
+    assert [m["content"] for m in again.conversation] == ["!echo x", "x", "!echo y", "y"]
+    await again.close()
+
+
+async def test_resume_reads_again_a_file_whose_torn_tail_the_lock_cut(registry):
+    store = Store()
+    session = new(registry, store)
+    await session.turn("!echo x")
+    await session.close()
+    path = store.path(session.id)
+    with path.open("ab") as file:
+        file.write(b'{"type":"message","role":"user","content":"half')  # died mid-write
+    stored = store.load(session.id)
+    again = resume(registry, store, stored, plugin_files=False)  # cuts it: reads anew
+    assert [m["content"] for m in again.conversation] == ["!echo x", "x"]
+    assert path.read_bytes().endswith(b"\n")
+    await again.close()

@@ -88,9 +88,13 @@ describe("a tool line's result", function()
   end)
 
   it("keeps each line's own result across turns", function()
-    H.turn('!tool read {"path":"README.md"}')
+    local function read(path) -- the same call id each turn: a provider may reuse its ids
+      local call = { type = "doing", id = "call_0", name = "read", arguments = { path = path } }
+      return "!events " .. vim.json.encode({ call })
+    end
+    H.turn(read("README.md"))
     vim.fn.writefile({ "other" }, H.project .. "/other.txt")
-    H.turn('!tool read {"path":"other.txt"}') -- the same call id (stub-1) again
+    H.turn(read("other.txt"))
     local first = assert(open_on('^%+ read%({"path":"README.md"}%)'))
     assert.matches("It has a readme", first.text)
     vim.api.nvim_win_close(first.win, true)

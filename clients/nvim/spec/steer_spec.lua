@@ -159,4 +159,42 @@ describe("steering", function()
     H.idle()
     assert.matches("\ndone%.$", H.text()) -- the turn went on as if nothing was sent
   end)
+
+  it("marks a steer the turn never took as not sent and puts its text back in the prompt area", function()
+    hold()
+    local s = H.session()
+    vim.api.nvim_buf_set_lines(s:input(), 0, -1, false, {}) -- an empty prompt area
+    local got, stop = answers("session/steer")
+    assert.is_true(s:send("also look at b.py"))
+    assert.is_true(s:send("and c.py"))
+    H.wait(function()
+      return #got == 2
+    end, "the steers' answers")
+    stop()
+    s:cancel() -- the turn ends before another request: the daemon says neither was sent
+    H.idle()
+    local text = H.text()
+    assert.matches("\n↪ steer not sent %(the turn ended first%): also look at b%.py\n", text)
+    assert.matches("\n↪ steer not sent %(the turn ended first%): and c%.py\n", text)
+    assert.is_nil(text:find("\nsteer not sent (the turn ended first)", 1, true)) -- said once, marked
+    assert.is_nil(text:find("↪ steered:", 1, true))
+    assert.are.same({ "also look at b.py", "", "and c.py" }, vim.api.nvim_buf_get_lines(s:input(), 0, -1, false))
+    local _, told = text:gsub("%(your steer is back in the prompt area%)", "")
+    assert.are.equal(1, told) -- once for the turn
+  end)
+
+  it("keeps a draft in the prompt area and puts a steer not sent after it", function()
+    hold()
+    local s = H.session()
+    local got, stop = answers("session/steer")
+    assert.is_true(s:send("also look at b.py"))
+    H.wait(function()
+      return #got == 1
+    end, "the steer's answer")
+    stop()
+    vim.api.nvim_buf_set_lines(s:input(), 0, -1, false, { "a draft" })
+    s:cancel()
+    H.idle()
+    assert.are.same({ "a draft", "", "also look at b.py" }, vim.api.nvim_buf_get_lines(s:input(), 0, -1, false))
+  end)
 end)

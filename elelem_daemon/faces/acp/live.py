@@ -66,14 +66,21 @@ class AcpLive(Live):
         """A prompt sent while a turn runs is a steer (steering.py): queued for that
         turn's next request, and answered when that turn ends, with its stop reason and
         `_meta.elelem.steer`: `sent` (the model read it) or `dropped` (the turn ended
-        first). Text only: a slash command, or context blocks, are refused (busy)."""
+        first). Its `$/cancel_request` answers at once, `cancelled`: `withdrawn` when the
+        turn had not taken it (steering.py: never sent nor kept), else `sent`. Text
+        only: a slash command, or context blocks, are refused (busy)."""
         text, attachments = prompt_parts(blocks, self.session.cwd)
         if attachments or command_line(text) or not text.strip():
             self.ensure_idle()  # refused as any prompt to a busy session
         task = self.task
         steer = self.session.steer(text)
-        if task is not None:
-            await asyncio.wait([task])  # this request's cancel leaves the turn alone
+        try:
+            if task is not None:
+                await asyncio.wait([task])  # this request's cancel leaves the turn alone
+        except asyncio.CancelledError:  # `$/cancel_request` for this prompt
+            withdrawn = self.session.agent.steering.withdraw(steer)
+            said = "withdrawn" if withdrawn else "sent" if steer.sent else "dropped"
+            return {"stopReason": "cancelled", "_meta": {"elelem": {"steer": said}}}
         ended = task is not None and not task.cancelled() and task.exception() is None
         stop = task.result().stop_reason if task is not None and ended else "cancelled"
         stop = "end_turn" if stop == "error" else stop

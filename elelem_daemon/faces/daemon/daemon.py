@@ -278,7 +278,7 @@ class Daemon:
         return {"sessions": saved.listing(self, spec.check(params, spec.LIST).get("cwd"))}
 
     async def load(self, params: Any) -> dict[str, Any]:
-        return saved.load(self, spec.check(params, spec.LOAD))
+        return await saved.load(self, spec.check(params, spec.LOAD))
 
     async def delete(self, params: Any) -> dict[str, Any]:
         session_id = spec.check(params, spec.SESSION)["sessionId"]

@@ -1,12 +1,13 @@
 """Early: the editor's first requests, answered before pygls has loaded. No pygls here.
 
-Importing pygls costs ~0.5 s (`lsprotocol.types` alone ~0.4 s: ~550 attrs classes
-built at import), more than everything else the daemon does before a session is
-ready. So `answer` serves, one at a time, what an editor sends first: the
-`initialize` and `session/new` requests and the `initialized` and `exit`
-notifications. pygls is imported in a thread (`load`) once the first session is
-answered, once the client has been quiet for `IDLE`, or as soon as a frame comes that
-this path does not take; that frame, and every later one, is `protocol.attach`'s.
+Importing pygls's JSON-RPC engine (lean.py: without lsprotocol, whose ~550 attrs
+classes cost ~0.4 s more) still costs attrs and cattrs, tens of milliseconds: as
+much as everything else the daemon does before a session is ready. So `answer`
+serves, one at a time, what an editor sends first: the `initialize` and
+`session/new` requests and the `initialized` and `exit` notifications. pygls is
+imported in a thread (`load`) once the first session is answered, once the client
+has been quiet for `IDLE`, or as soon as a frame comes that this path does not take;
+that frame, and every later one, is `protocol.attach`'s.
 
 The answers are the protocol's own: the same handlers (`Daemon.request`), the same
 error shapes (`error_message`, `failure`, which protocol.py uses too). A frame that is

@@ -1,4 +1,4 @@
-"""Protocol: JSON-RPC 2.0 on stdin/stdout, built on pygls. The only module that imports it.
+"""Protocol: JSON-RPC 2.0 on stdin/stdout, built on pygls's JSON-RPC engine (lean.py loads it).
 
 pygls runs the handlers (tasks, `$/cancelRequest`, server-to-client requests); this
 module adds what a daemon facing editors needs on top:
@@ -19,16 +19,7 @@ import json
 import logging
 from collections.abc import Awaitable, Callable
 from concurrent.futures import Future
-from typing import Any
-
-from pygls.exceptions import JsonRpcException
-from pygls.protocol import JsonRPCProtocol, default_converter
-from pygls.protocol.json_rpc import (
-    JsonRPCNotification,
-    JsonRPCRequestMessage,
-    JsonRPCResponseMessage,
-)
-from pygls.server import JsonRPCServer
+from typing import TYPE_CHECKING, Any
 
 from ...errors import ElelemError
 from ...jsonrpc.errors import (
@@ -43,7 +34,26 @@ from ...jsonrpc.shapes import is_id, shape_problem
 from ...jsonsafe import cleaned, loads
 from .daemon import Daemon
 from .early import error_message, failure
+from .lean import load
 from .stdio import StdioPeer, Stdout
+
+ENGINE = load()  # pygls's JSON-RPC modules, without lsprotocol (lean.py)
+if TYPE_CHECKING:
+    from pygls.exceptions import JsonRpcException
+    from pygls.protocol.json_rpc import (
+        JsonRPCNotification,
+        JsonRPCProtocol,
+        JsonRPCRequestMessage,
+        JsonRPCResponseMessage,
+    )
+    from pygls.server import JsonRPCServer
+else:
+    JsonRpcException = ENGINE.exceptions.JsonRpcException
+    JsonRPCNotification = ENGINE.json_rpc.JsonRPCNotification
+    JsonRPCProtocol = ENGINE.json_rpc.JsonRPCProtocol
+    JsonRPCRequestMessage = ENGINE.json_rpc.JsonRPCRequestMessage
+    JsonRPCResponseMessage = ENGINE.json_rpc.JsonRPCResponseMessage
+    JsonRPCServer = ENGINE.server.JsonRPCServer
 
 log = logging.getLogger(__name__)
 
@@ -71,7 +81,7 @@ def _with_dict_params(obj: dict[str, Any], cls: type) -> Any:
 
 
 def converter_factory() -> Any:
-    converter = default_converter()
+    converter = ENGINE.converter()
     converter.register_structure_hook(JsonRPCRequestMessage, _with_dict_params)
     converter.register_structure_hook(JsonRPCNotification, _with_dict_params)
     converter.register_structure_hook(

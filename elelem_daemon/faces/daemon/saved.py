@@ -1,17 +1,20 @@
 """The daemon's stored sessions: `session/list`, `session/load` and `session/delete`
 (protocol.md, "Stored sessions"). The Store keeps the files and `store.listing` joins
-them with the sessions open here; this shapes the answers.
+them with the sessions open here; this shapes the answers. A stored session is read
+off the event loop (`load`).
 """
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ...errors import InvalidParams, UnknownSession
+from ...errors import InvalidParams, ShuttingDown, UnknownSession
 
 if TYPE_CHECKING:
     from ...session import Session
+    from ...store.records import Stored
     from .daemon import Daemon
 
 
@@ -43,23 +46,38 @@ def listing(daemon: Daemon, cwd: str | None = None) -> list[dict[str, Any]]:
     return entries
 
 
-def load(daemon: Daemon, params: dict[str, Any]) -> dict[str, Any]:
-    """Open a stored session (or describe the open one) with its kept messages."""
+async def load(daemon: Daemon, params: dict[str, Any]) -> dict[str, Any]:
+    """Open a stored session (or describe the open one) with its kept messages.
+
+    The file is read and parsed in a thread (a 60 MB session takes a while, and the
+    other sessions' requests go on meanwhile); opening the session is on the loop. A
+    session opened here while the file was read (a second `session/load` of it) is
+    described as open."""
     from ...session import resume
 
     session_id = params["sessionId"]
+    stored: Stored | None = None
+    if daemon.lives.find(session_id) is None:
+        stored = await asyncio.to_thread(daemon.store.load, session_id)
+        if daemon.shut_down:  # `shutdown` closed every session meanwhile: open none
+            raise ShuttingDown("the daemon is shutting down: session/load refused")
     live = daemon.lives.find(session_id)
     if live is not None:
         recorder = live.session.recorder
-        title = daemon.store.load(session_id).title if recorder and recorder.started else ""
+        title = ""
+        if recorder and recorder.started:
+            if stored is None:
+                stored = await asyncio.to_thread(daemon.store.load, session_id)
+            title = stored.title
         described = daemon.add_servers(live, params.get("mcpServers"), "session/load")
         return {**described, "title": title, **messages(live.session)}
-    stored = daemon.store.load(session_id)
+    assert stored is not None
+    loaded = stored
     described = daemon.open(
         lambda **io: resume(
             daemon.registry,
             daemon.store,
-            stored,
+            loaded,
             params.get("provider"),
             params.get("model"),
             project=params.get("trusted"),  # absent: the trusted-folders file decides

@@ -6,8 +6,8 @@ loop, and a client that went away stops the daemon. Reading stops while the hand
 are behind, so memory stays bounded whatever the client sends.
 
 `serve` (`elelem daemon`) answers the editor's first requests (`initialize`,
-`session/new`) before the JSON-RPC machinery has loaded (pygls: ~0.5 s of imports,
-`lsprotocol.types` alone ~0.4 s; early.py); pygls then loads in a thread while the
+`session/new`) before the JSON-RPC machinery has loaded (pygls's engine, lean.py:
+attrs and cattrs; early.py); pygls then loads in a thread while the
 client reads them, and `protocol.attach` serves every later message (and any early one
 that is not plainly good, errors and all).
 """

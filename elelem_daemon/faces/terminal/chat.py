@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ...commands import Commands
-from ...config import choose_provider, number
+from ...config import choose_provider
 from ...errors import AttachmentError, ElelemError
 from ...io import Input, Output
 from ...live import Live
@@ -192,7 +192,7 @@ async def ask_once(session: Session, prompt: str, print_reply: bool, interrupts:
     """One prompt, one reply. The session's MCP servers are waited for first, so their
     tools are there for the turn (see `wait_for_servers`)."""
     mcp = getattr(session, "mcp", None)
-    if mcp is not None and not await wait_for_servers(mcp, mcp_wait()):
+    if mcp is not None and not await wait_for_servers(mcp, mcp.start_timeout):
         late = [s["name"] for s in mcp.status()["servers"] if s["state"] != "ready"]
         print(f"elelem: MCP servers not ready: {', '.join(late)}", file=sys.stderr)
     live = Live(session)
@@ -241,12 +241,6 @@ def _first_line(prompt: str) -> str:
     from .lines import first_line
 
     return first_line(prompt)
-
-
-def mcp_wait() -> float:
-    """How long `elelem ask` waits for its MCP servers: ELELEM_MCP_TIMEOUT (their own
-    start-up bound), else 30 s."""
-    return number("ELELEM_MCP_TIMEOUT", 30)
 
 
 async def wait_for_servers(mcp: Any, timeout: float) -> bool:

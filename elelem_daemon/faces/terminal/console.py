@@ -4,7 +4,8 @@ TerminalOutput draws a turn. On a terminal (rich, screen.py): a spinner with its
 elapsed time while the model has said nothing yet; thinking streamed dimmed; the reply
 rendered as Markdown while it streams (finished blocks printed for good, the open
 block redrawn); a tool call as a header `+ execute(bin/test)`, then the first lines of
-its output, folded, and ✓ or ✗ (toolcalls.py); an error once, `Error: ...`. Written to
+its output, folded, and ✓ or ✗ (toolcalls.py), a task's child's indented under its call
+(nested.py); an error once, `Error: ...`. Written to
 a pipe or a file it is plain lines, streamed as they come. Either way what the model
 or a file wrote is made visible first (visible.py): no escape sequence gets through.
 
@@ -72,6 +73,7 @@ class TerminalOutput(NullOutput):
         self._fetching = False  # between `waiting` and `reply`: the text streams
         self._ended_line = False  # the plain reply's last delta ended its line
         self._running: str | None = None  # the tool running, its spinner's label
+        self.indent = ""  # before each line of a call or a message (a task's child's)
 
     # -- the Output port ------------------------------------------------------------
     def say(self, text: str, kind: str = "plain") -> None:
@@ -79,8 +81,12 @@ class TerminalOutput(NullOutput):
             return
         self._close()
         self._blocks = 0
+        if self.indent and kind != "markdown":
+            text = self.indent + text.replace("\n", "\n" + self.indent)
         if kind == "error":
-            self._error(f"Error: {text}")
+            self._error(
+                f"Error: {text}" if not self.indent else f"{self.indent}Error: {text.lstrip()}"
+            )
         elif kind == "markdown":
             self._markdown(text)
         elif self.screen is not None:
@@ -138,11 +144,11 @@ class TerminalOutput(NullOutput):
         line = header(call)
         name, _, rest = line.partition("(")
         if self.screen is None:
-            print(f"+ {line}", file=self.progress, flush=True)
+            print(f"{self.indent}+ {line}", file=self.progress, flush=True)
             return
         from rich.text import Text
 
-        shown = Text("+ ")
+        shown = Text(f"{self.indent}+ ")
         shown.append(name, style="yellow" if name.endswith("?") else "cyan")
         shown.append(f"({rest}")
         self.screen.print(shown)
@@ -153,21 +159,33 @@ class TerminalOutput(NullOutput):
         self._running = None
         self._close()
         lines, ok, note = folded(result)
-        mark = "✓" if ok else "✗"
+        mark, at = ("✓" if ok else "✗"), self.indent + "  "
         if self.screen is None:
             for line in lines:
-                print(f"  {line}", file=self.progress, flush=True)
-            print(f"  {mark} {note}".rstrip(), file=self.progress, flush=True)
+                print(f"{at}{line}", file=self.progress, flush=True)
+            print(f"{at}{mark} {note}".rstrip(), file=self.progress, flush=True)
             return
         from rich.text import Text
 
         for line in lines:
-            self.screen.print(Text(f"  {line}", style="dim"))
-        shown = Text(f"  {mark}", style="green" if ok else "red")
+            self.screen.print(Text(f"{at}{line}", style="dim"))
+        shown = Text(f"{at}{mark}", style="green" if ok else "red")
         if note:
             shown.append(f" {note}", style="red")
         self.screen.print(shown)
         self._blocks = 1  # the reply that follows starts after a blank line
+
+    def nested(self, call_id: str) -> NullOutput:
+        """The Output of the sub-agent a `task` call runs (builtins/task.py): its calls
+        and messages indented under that call (nested.py)."""
+        from .nested import TerminalNested
+
+        return TerminalNested(self, self._running)
+
+    def spin_again(self, label: str | None) -> None:
+        """Show `label`'s spinner again (a task's, once a child call has its result)."""
+        self._running = label
+        self.resume()
 
     # -- beyond the port: what the terminal's Input and REPL use -------------------
     def pause(self) -> None:

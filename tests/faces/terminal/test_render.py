@@ -117,6 +117,30 @@ def test_plain_output_says_an_error_once():
     assert stream.getvalue() == "Error: boom\n"
 
 
+def test_plain_output_indents_a_tasks_child_under_its_call():
+    output, stream = plain()
+    output.doing({"name": "task", "arguments": {"prompt": "look"}})
+    child = output.nested("stub-1")
+    child.saying("the child's own text is not printed")
+    child.doing({"name": "read", "arguments": {"path": "a.txt"}})
+    child.result({"name": "read"}, Result({"content": "one\ntwo", "ok": True}))
+    child.say("a note\non two lines", "info")
+    child.say("it broke", "error")
+    output.result({"name": "task"}, Result({"result": "found", "ok": True}))
+    assert stream.getvalue() == (
+        "+ task(look)\n"
+        "    + read(a.txt)\n"
+        "      one\n"
+        "      two\n"
+        "      ✓\n"
+        "    a note\n"
+        "    on two lines\n"
+        "    Error: it broke\n"
+        '  {"result": "found", "ok": true}\n'
+        "  ✓\n"
+    )
+
+
 def test_a_reply_redrawn_alone_is_shown():
     output, stream = plain()
     output.reply("an old reply \x1b[8m")  # a resumed session's history: no fetch runs

@@ -24,7 +24,12 @@ function M.on_notification(method, params)
   elseif method == "event/result" then
     c:result(params)
   elseif method == "event/say" then
-    c:say(params)
+    local unsent = require("elelem.steer").unsent(params)
+    if unsent then
+      require("elelem.steer").not_sent(s, unsent)
+    else
+      c:say(params)
+    end
   elseif method == "event/mcp" then
     s:mcp_status(params.mcp)
   elseif method == "event/plan" then

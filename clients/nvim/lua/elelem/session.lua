@@ -34,6 +34,7 @@ local by_id = {}
 ---@field prompt integer? the prompt buffer
 ---@field turns {turnId: integer, text: string}[] this client's turns, by their `turnId`
 ---@field held string[]? steers that found no turn running, sent as a turn once it answers
+---@field unsent boolean? a steer not sent was put back in the prompt area this turn
 local Session = {}
 Session.__index = Session
 
