@@ -36,7 +36,6 @@ from .. import keys
 from ..errors import ProviderError
 from .calls import CUT_OFF, doing
 from .http import RETRY_STATUS, Failure, HTTPProvider
-from .sse import sse_events
 from .window import tokens
 
 log = logging.getLogger(__name__)
@@ -125,7 +124,7 @@ class OpenAIProvider(HTTPProvider):
         usage: dict[str, int] = {}
         finished = False
         done = False
-        async for events in sse_events(self.batches(response)):
+        async for events in self.events(response):
             for _, data in events:
                 if data.strip() == "[DONE]":
                     done = True
