@@ -141,17 +141,20 @@ class OpenAIProvider(HTTPProvider):
                     reasoning = delta.get("reasoning_content") or delta.get("reasoning")
                     if isinstance(reasoning, str) and reasoning:
                         yield {"type": "thinking", "text": reasoning}
-                    if isinstance(delta.get("content"), str) and delta["content"]:
-                        yield {"type": "saying", "text": delta["content"]}
-                    for fragment in delta.get("tool_calls") or []:
-                        gather(calls, fragment)
-                    if choice.get("finish_reason") == "error":
+                    content = delta.get("content")
+                    if content and isinstance(content, str):
+                        yield {"type": "saying", "text": content}
+                    if "tool_calls" in delta:
+                        for fragment in delta["tool_calls"] or []:
+                            gather(calls, fragment)
+                    finish = choice.get("finish_reason")
+                    if finish == "error":
                         raise stream_error(chunk)
-                    if choice.get("finish_reason") and not finished:
+                    if finish and not finished:
                         finished = True
                         for event in doings(calls):
                             yield event
-                        if choice["finish_reason"] == "length":
+                        if finish == "length":
                             log.info("openai: the reply hit the model's token limit")
                             yield dict(CUT_OFF)
             if done:
