@@ -7,7 +7,8 @@ is handed over too, so its reader can decide whether it is whole.
 
 The lines come in batches (`lines.batches`: the lines of one read) and the events go
 out the same way, one list per batch that completes any: a reader walks them with no
-await per line or per event.
+await per line or per event. `Parser` is that framing fed by hand; `read_events` runs
+`lines.Splitter` and it over an answer's reads in one generator (`HTTPProvider.events`).
 """
 
 from __future__ import annotations
