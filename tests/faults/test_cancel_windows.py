@@ -19,6 +19,13 @@ from typing import Any
 import pytest
 
 from elelem_daemon.checkpoints import git
+from elelem_daemon.jsonrpc.client import Client
+from elelem_daemon.jsonrpc.framing import encode
+from elelem_daemon.live import Live
+from elelem_daemon.plugins import core_registry
+from elelem_daemon.session import start
+
+from .conftest import plugin, within
 
 PACKAGE = Path(__file__).resolve().parents[2] / "elelem_daemon"
 
@@ -65,6 +72,96 @@ async def test_a_cancel_as_git_tells_its_version_is_not_lost(
         found = await task
         raise AssertionError(f"the cancel was lost: find_git answered {found!r}")
     assert str(tmp_path) not in git._found  # nothing decided: the next turn looks again
+
+
+WINDOWS = ["turn_start", "before", "handler", "returned", "after"]
+
+
+@pytest.mark.parametrize("window", WINDOWS)
+async def test_a_cancel_in_each_window_of_a_tool_call_ends_the_turn(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, window: str
+) -> None:
+    """The turn's task, cancelled where it stands: in a `turn_start` hook, a `before`
+    hook, the handler, the very iteration the handler returns, an `after` hook. Each
+    ends the turn `cancelled`; nothing after the window runs."""
+    monkeypatch.setenv("ELELEM_CHECKPOINTS", "0")  # their own windows: the test above
+    reached, never = asyncio.Event(), asyncio.Event()
+    answer: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+    ran: list[str] = []
+
+    async def at(name: str) -> None:
+        ran.append(name)
+        if name == window:
+            reached.set()
+            await never.wait()
+
+    registry = core_registry(entry_points=False).child()
+    probe = registry.plugin("windows")
+
+    @probe.on("turn_start")
+    async def started(session: Any, turn: int) -> None:
+        await at("turn_start")
+
+    @probe.before("probe")
+    async def before(session: Any, args: dict[str, Any]) -> None:
+        await at("before")
+
+    @probe.tool("probe", "waits where the test says")
+    async def handler(session: Any, args: dict[str, Any]) -> dict[str, Any]:
+        await at("handler")
+        if window == "returned":
+            reached.set()
+            return await answer
+        return {"ok": True}
+
+    @probe.after("probe")
+    async def after(session: Any, args: dict[str, Any], value: Any) -> None:
+        await at("after")
+
+    session = start(registry, "stub", cwd=tmp_path, plugin_files=False)
+    live = Live(session)
+    turn = asyncio.ensure_future(live.turn("!tool probe {}"))
+    async with asyncio.timeout(30):
+        await reached.wait()
+    if window == "returned":
+        answer.set_result({"ok": True})  # the same iteration: the tool's answer, the stop
+    live.cancel()
+    async with asyncio.timeout(30):  # a lost cancel: the stub would answer `done.`
+        result = await turn
+    assert result.stop_reason == "cancelled"
+    steps = [w for w in WINDOWS if w != "returned"]  # where each hook says it ran
+    assert ran == steps[: steps.index(window) + 1 if window in steps else 3]
+    assert not live.busy
+    await session.close()
+
+
+HANGS = """
+import asyncio
+
+
+def register(plugin):
+    @plugin.tool("stuck", "never returns", {})
+    async def stuck(session, args):
+        await asyncio.sleep(3600)
+"""
+
+
+async def test_a_cancel_right_behind_its_turn_in_one_write_ends_it(
+    client: Client, workdir: Path
+) -> None:
+    """`session/turn` and `session/cancel` in one write: the daemon reads both before
+    the turn's task has run; the cancel still finds it (protocol.py lets each handler
+    start before the next message)."""
+    plugin(workdir, "hangs", HANGS)
+    sid = (await within(client.new_session(cwd=str(workdir), trusted=True)))["sessionId"]
+    for text in ["!tool stuck {}", "!stream 100000 50"]:  # a tool, then the provider
+        msg_id, future, message = client._start("session/turn", {"sessionId": sid, "text": text})
+        cancel = {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": sid}}
+        await client.write_raw(encode(message) + encode(cancel))
+        reply = await within(future, 30)
+        assert reply["stopReason"] == "cancelled", text
+    still = await within(client.turn(sid, "!echo still here"))
+    assert (still["reply"], still["stopReason"]) == ("still here", "end_turn")
 
 
 def wait_fors(path: Path) -> list[int]:
