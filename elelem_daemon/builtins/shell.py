@@ -155,7 +155,8 @@ async def supervise(
             reading.cancel()
 
     try:
-        status = await asyncio.wait_for(drain(), timeout)
+        async with asyncio.timeout(timeout):  # not wait_for: it can lose a cancel
+            status = await drain()
     except TimeoutError:
         await stop(process, pipe)
         return {
