@@ -29,7 +29,7 @@ from pathlib import Path
 
 from ..config import state_dir
 from ..errors import NoStoredSession, SessionLocked
-from ..owned import open_owned
+from ..owned import open_owned, read_owned
 from . import records
 from .records import Record, Stored
 
@@ -112,9 +112,7 @@ class Store:
         be read); its `read_as` is the fingerprint of the file it was read from."""
         path = self.path(session_id)
         try:
-            with open(open_owned(path), "rb") as file:  # never through a link
-                info = os.fstat(file.fileno())
-                data = file.read()
+            data, info = read_owned(path)  # never through a link; the fstat of those bytes
             stored = records.replay(records.parse_lines(data, path), path, _stamp(info.st_mtime))
             stored.read_as = fingerprint(info)
             return stored
