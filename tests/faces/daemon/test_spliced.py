@@ -261,3 +261,22 @@ def test_many_pieces_to_a_stream_without_a_file_are_joined():
     pieces = [b"%d," % n for n in range(stdio.PIECES * 3)]
     writer._emit(pieces)
     assert stream.getvalue() == b"".join(pieces) and not writer.broken
+
+
+def test_the_pipe_to_the_client_is_widened_where_the_system_allows():
+    read, write = os.pipe()
+    try:
+        size = stdio.widen(write)
+        if size is not None:  # Linux: F_SETPIPE_SZ
+            assert size >= min(stdio.PIPE_SIZE, int(Path("/proc/sys/fs/pipe-max-size").read_text()))
+            os.write(write, b"x" * 100)
+            assert os.read(read, 1000) == b"x" * 100
+    finally:
+        os.close(read)
+        os.close(write)
+
+
+def test_what_is_not_a_pipe_is_left_as_it_is(tmp_path):
+    with (tmp_path / "file").open("wb") as file:
+        assert stdio.widen(file.fileno()) is None
+    assert stdio.widen(987654) is None  # not open
