@@ -6,6 +6,8 @@ module adds what a daemon facing editors needs on top:
   bad header, a truncated body, bad JSON or a non-object gets an error response and
   the next good request is still answered (pygls' reader only logs them);
 - params that stay plain dicts (toolchain.md §3) and are checked by the handlers;
+- a `Large` result (`session/load`'s) is encoded in a thread, in pieces, into the
+  place in the output it had when its handler returned (spliced.py, `Stdout.reserve`);
 - every error carries `data.kind`; an ElelemError's code comes from the one table
   (`jsonrpc.errors.CODES`);
 - exit within a second of EOF, `exit`, a signal or the client's process going away,

@@ -2,7 +2,8 @@
 
 stdin is read by a daemon thread (so it never holds up the exit, and a terminal's
 stdin is not made non-blocking); stdout gets one write and flush per pass of the event
-loop, and a client that went away stops the daemon. Reading stops while the handlers
+loop (a frame encoded elsewhere keeps its place in that order), and a client that went
+away stops the daemon. Reading stops while the handlers
 are behind, so memory stays bounded whatever the client sends.
 
 `serve` (`elelem daemon`) answers the editor's first requests (`initialize`,
