@@ -37,6 +37,7 @@ from ..checkpoints import Checkpoints, Restored, Saved, for_cwd
 from ..checkpoints.retention import stale_folders
 from ..errors import CheckpointFailed, NoCheckpoint, OutsideChanges
 from ..io import ask
+from ..ports import SessionView
 from ..registry import Plugin
 from ..rewind import NOTHING, Rewound, describe, last_turn, rewind, turns
 from .files import resolve
@@ -70,7 +71,7 @@ def shape(done: Restored, turn: int | None) -> dict[str, Any]:
 class TurnCheckpoints:
     """One session's checkpoints (`session.checkpoints`): the `ports.Checkpointer`."""
 
-    def __init__(self, session: Any) -> None:
+    def __init__(self, session: SessionView) -> None:
         self.session = session
         self.engine = for_cwd(session.cwd)
         self.begun: dict[int, Saved] = {}  # turns whose checkpoint was taken (or tried)
@@ -213,7 +214,7 @@ class TurnCheckpoints:
         await self.engine.close()
 
 
-def of(session: Any) -> TurnCheckpoints:
+def of(session: SessionView) -> TurnCheckpoints:
     """The session's checkpoints, made on first use (and kept across /reload)."""
     current = getattr(session, "checkpoints", None)
     if not isinstance(current, TurnCheckpoints) or current.session is not session:
@@ -243,7 +244,7 @@ async def _sweep(root: Path, days: float) -> None:
         log.info("checkpoints: removed %d stale folders", len(removed))
 
 
-async def confirm_and_rewind(session: Any, turn: int) -> None:
+async def confirm_and_rewind(session: SessionView, turn: int) -> None:
     """Show what a rewind to before `turn` would do, ask, then do it."""
     history = of(session)
     files = history.enabled
@@ -286,28 +287,28 @@ def turn_list(listed: list[dict[str, Any]]) -> str:
 
 def register(plugin: Plugin) -> None:
     @plugin.setup
-    def attach(session: Any) -> None:
+    def attach(session: SessionView) -> None:
         settings = of(session).engine.settings
         if settings.enabled:
             sweep_once(settings.root, settings.days)
 
     @plugin.on("turn_start")
-    def turn_started(session: Any, turn: int) -> None:
+    def turn_started(session: SessionView, turn: int) -> None:
         of(session).started(turn)
 
     @plugin.before()
-    async def checkpoint_first(session: Any, args: dict[str, Any], tool_name: str) -> None:
+    async def checkpoint_first(session: SessionView, args: dict[str, Any], tool_name: str) -> None:
         turn = session.turn_id
         if turn is None or session.toolbox.resolve(tool_name).kind in READ_ONLY:
             return
         await of(session).before_tool(turn, tool_name, args)
 
     @plugin.on("turn_end")
-    async def turn_ended(session: Any, turn: int, result: Any) -> None:
+    async def turn_ended(session: SessionView, turn: int, result: Any) -> None:
         await of(session).ended(turn)
 
     @plugin.on("close")
-    async def closed(session: Any) -> None:
+    async def closed(session: SessionView) -> None:
         current = getattr(session, "checkpoints", None)
         if isinstance(current, TurnCheckpoints):
             await current.close()
@@ -317,14 +318,14 @@ def register(plugin: Plugin) -> None:
         await for_cwd(cwd).forget(session_id)
 
     @plugin.command("undo", "Undo the last turn: its file changes and its messages")
-    async def undo(session: Any, args: str | None) -> None:
+    async def undo(session: SessionView, args: str | None) -> None:
         turn = last_turn(session)
         if turn is None:
             session.output.say("  → nothing to undo")
             return
         await confirm_and_rewind(session, turn)
 
-    def numbers(session: Any) -> list[str]:
+    def numbers(session: SessionView) -> list[str]:
         return [str(t) for t in sorted(session.conversation.marks, reverse=True)]
 
     @plugin.command(
@@ -332,7 +333,7 @@ def register(plugin: Plugin) -> None:
         "Go back to before a turn: /rewind lists them, /rewind N",
         lambda s: lambda: numbers(s),
     )
-    async def rewind_to(session: Any, args: str | None) -> None:
+    async def rewind_to(session: SessionView, args: str | None) -> None:
         if not args:
             session.output.say(turn_list(await turns(session)))
             return
