@@ -23,6 +23,11 @@ the core's rewind and the faces' requests use. A failed checkpoint is said once 
 session (an `info` line, in every face), and so are unreadable settings. Once per
 process the shadows of folders unused for `ELELEM_CHECKPOINTS_DAYS` (or gone) are
 removed, in the background.
+
+The engine (the `checkpoints` package, git's wiring) is imported when a session first
+needs it: its first turn (the turn is marked running in its folder), a rewind, a list
+of its checkpoints, a deleted session's. A session's setup reads only the settings
+(`checkpoints.settings`), so nothing of it is on the path to a session's first answer.
 """
 
 from __future__ import annotations
@@ -31,16 +36,18 @@ import asyncio
 import logging
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..checkpoints import Checkpoints, Restored, Saved, for_cwd
-from ..checkpoints.retention import stale_folders
+from ..checkpoints.settings import Settings
 from ..errors import CheckpointFailed, NoCheckpoint, OutsideChanges
 from ..io import ask
 from ..ports import SessionView
 from ..registry import Plugin
 from ..rewind import NOTHING, Rewound, describe, last_turn, rewind, turns
 from .files import resolve
+
+if TYPE_CHECKING:
+    from ..checkpoints import Checkpoints, Restored, Saved
 
 log = logging.getLogger(__name__)
 
@@ -73,16 +80,26 @@ class TurnCheckpoints:
 
     def __init__(self, session: SessionView) -> None:
         self.session = session
-        self.engine = for_cwd(session.cwd)
+        self.settings = Settings.from_env()  # what the engine gets, when it is made
+        self._engine: Checkpoints | None = None
         self.begun: dict[int, Saved] = {}  # turns whose checkpoint was taken (or tried)
         self.failed: set[int] = set()  # turns whose checkpoint failed outright
         self.told = False  # a failed checkpoint was said
         self.told_settings = False
-        _users[self.engine] = _users.get(self.engine, 0) + 1
+
+    @property
+    def engine(self) -> Checkpoints:
+        """The folder's `Checkpoints`, made (and the package imported) on first use."""
+        if self._engine is None:
+            from ..checkpoints import for_cwd
+
+            self._engine = for_cwd(self.session.cwd, self.settings)
+            _users[self._engine] = _users.get(self._engine, 0) + 1
+        return self._engine
 
     @property
     def enabled(self) -> bool:
-        return self.engine.settings.enabled
+        return self.settings.enabled
 
     # -- around a turn ----------------------------------------------------------------
     def started(self, turn: int) -> None:
@@ -206,12 +223,15 @@ class TurnCheckpoints:
         return found
 
     async def close(self) -> None:
-        left = _users.get(self.engine, 1) - 1
-        if left > 0:
-            _users[self.engine] = left
+        engine = self._engine
+        if engine is None:  # never used: nothing of the folder's upkeep is this session's
             return
-        _users.pop(self.engine, None)
-        await self.engine.close()
+        left = _users.get(engine, 1) - 1
+        if left > 0:
+            _users[engine] = left
+            return
+        _users.pop(engine, None)
+        await engine.close()
 
 
 def of(session: SessionView) -> TurnCheckpoints:
@@ -236,6 +256,8 @@ def sweep_once(root: Path, days: float) -> None:
 
 async def _sweep(root: Path, days: float) -> None:
     try:
+        from ..checkpoints.retention import stale_folders
+
         removed = await stale_folders(root, days)
     except Exception as exc:  # upkeep: never anyone's failure
         log.info("checkpoints: the sweep of stale folders stopped: %s", exc)
@@ -288,7 +310,7 @@ def turn_list(listed: list[dict[str, Any]]) -> str:
 def register(plugin: Plugin) -> None:
     @plugin.setup
     def attach(session: SessionView) -> None:
-        settings = of(session).engine.settings
+        settings = of(session).settings
         if settings.enabled:
             sweep_once(settings.root, settings.days)
 
@@ -315,6 +337,8 @@ def register(plugin: Plugin) -> None:
 
     @plugin.on("delete")
     async def deleted(session_id: str, cwd: Path) -> None:
+        from ..checkpoints import for_cwd
+
         await for_cwd(cwd).forget(session_id)
 
     @plugin.command("undo", "Undo the last turn: its file changes and its messages")
