@@ -15,6 +15,7 @@ daemon's end of its pipe closes.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import subprocess
@@ -110,10 +111,9 @@ async def stop(
     tree = descendants(process.pid) | holders(pipe)
     kill_group(process, signal.SIGTERM)
     signal_all(tree, signal.SIGTERM)
-    try:
-        await asyncio.wait_for(asyncio.shield(process.wait()), grace)
-    except TimeoutError:
-        pass
+    with contextlib.suppress(TimeoutError):  # asyncio.timeout: a cancel meanwhile goes on
+        async with asyncio.timeout(grace):
+            await asyncio.shield(process.wait())
     tree |= descendants(process.pid) | holders(pipe)
     kill_group(process, signal.SIGKILL)  # grandchildren may outlive the leader
     signal_all(tree, signal.SIGKILL)

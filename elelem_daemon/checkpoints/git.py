@@ -100,7 +100,12 @@ async def find_git(path: str | None = None) -> str | None:
                 env={"PATH": path, "LC_ALL": "C", "GIT_CONFIG_NOSYSTEM": "1"},
                 start_new_session=True,
             )
-            out, _ = await asyncio.wait_for(proc.communicate(), 10)
+            try:  # asyncio.timeout, not wait_for: a turn's cancel as git answers is kept
+                async with asyncio.timeout(10):
+                    out, _ = await proc.communicate()
+            except BaseException:  # timed out or cancelled: git goes too
+                await kill(proc)
+                raise
             version = re.search(rb"(\d+)\.(\d+)", out)
         except (OSError, TimeoutError):
             version = None

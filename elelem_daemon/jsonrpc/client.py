@@ -272,13 +272,15 @@ class Client:
         """`shutdown`, `exit`, then wait for the daemon (killed after `timeout`)."""
         if self.process.returncode is None:
             with contextlib.suppress(Exception):
-                await asyncio.wait_for(self.request("shutdown"), timeout)
+                async with asyncio.timeout(timeout):
+                    await self.request("shutdown")
                 await self.notify("exit")
             with contextlib.suppress(Exception):
                 assert self.process.stdin is not None
                 self.process.stdin.close()
             try:
-                await asyncio.wait_for(self.process.wait(), timeout)
+                async with asyncio.timeout(timeout):
+                    await self.process.wait()
             except TimeoutError:
                 self.process.kill()
                 await self.process.wait()

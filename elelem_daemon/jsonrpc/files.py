@@ -63,7 +63,8 @@ def fs_methods(
 
     async def ask(method: str, params: dict[str, Any], path: Path, doing: str) -> Any:
         try:
-            return await asyncio.wait_for(request(method, params), EDITOR_WAIT)
+            async with asyncio.timeout(EDITOR_WAIT):  # not wait_for: it can lose a cancel
+                return await request(method, params)
         except TimeoutError:
             raise OSError(f"the editor did not {doing} {path} within {EDITOR_WAIT:g} s") from None
 

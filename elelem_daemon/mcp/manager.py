@@ -252,7 +252,8 @@ class McpManager:
             if left <= 0:
                 return False
             try:
-                await asyncio.wait_for(self._settled.wait(), left)
+                async with asyncio.timeout(left):
+                    await self._settled.wait()
             except TimeoutError:
                 return False
             self._check_settled()

@@ -108,7 +108,8 @@ class Callback:
     async def wait(self, timeout: float) -> AuthorizationCodeResult:
         assert self._result is not None
         try:
-            return await asyncio.wait_for(asyncio.shield(self._result), timeout)
+            async with asyncio.timeout(timeout):
+                return await asyncio.shield(self._result)
         except TimeoutError:
             raise TimeoutError(f"no authorization within {timeout:g}s") from None
         finally:
@@ -119,11 +120,13 @@ class Callback:
         if server is not None:
             server.close()
             with contextlib.suppress(Exception):
-                await asyncio.wait_for(server.wait_closed(), 1)
+                async with asyncio.timeout(1):
+                    await server.wait_closed()
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
-            head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 10)
+            async with asyncio.timeout(10):
+                head = await reader.readuntil(b"\r\n\r\n")
         except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, TimeoutError, OSError):
             writer.close()
             return

@@ -148,7 +148,8 @@ class ServerProcess:
         exited_at: float | None = None
         while True:
             try:
-                chunk = await asyncio.wait_for(stream.read(65536), POLL)
+                async with asyncio.timeout(POLL):  # not wait_for: it can lose a cancel
+                    chunk = await stream.read(65536)
             except TimeoutError:
                 if self.returncode is not None:
                     exited_at = exited_at or time.monotonic()

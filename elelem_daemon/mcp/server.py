@@ -144,7 +144,8 @@ class McpServer:
         if task is not None and not task.done():
             task.cancel()
             with contextlib.suppress(BaseException):
-                await asyncio.wait_for(asyncio.shield(task), 10)
+                async with asyncio.timeout(10):
+                    await asyncio.shield(task)
         if self.process is not None:
             await self.process.stop()
         self.link = None
@@ -215,7 +216,8 @@ class McpServer:
             self.retry_at = time.time() + delay
             self.set("retrying", error)
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._restart.wait(), delay)
+                async with asyncio.timeout(delay):
+                    await self._restart.wait()
             self.retry_at = None
 
     def _explained(self, error: str) -> str:

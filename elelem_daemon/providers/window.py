@@ -91,7 +91,8 @@ class Windowed:
         if configured is not None:
             return configured
         try:
-            found = await asyncio.wait_for(self.window_lookup(), LOOKUP_TIMEOUT)
+            async with asyncio.timeout(LOOKUP_TIMEOUT):  # not wait_for: it can lose a cancel
+                found = await self.window_lookup()
         except Exception as exc:  # metadata is a nicety: never an error for the session
             log.info("context window of %s: lookup failed: %s", self.model, _clean(self, exc))
             found = None

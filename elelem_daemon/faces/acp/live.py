@@ -54,11 +54,13 @@ class AcpLive(Live):
             return {"stopReason": "end_turn"}
         line = None if attachments else command_line(text)
         self.output.begin()
+        before = _cancels()
         try:
             if self.ask_trust:
                 await self.trust()
             return await (self.run_command(line) if line else self.run_turn(text, attachments))
         except asyncio.CancelledError:
+            _take_back(before)  # answered: a `$/cancel_request` of it ends here
             self.output.interrupted()
             return {"stopReason": "cancelled"}
 
@@ -72,12 +74,13 @@ class AcpLive(Live):
         text, attachments = prompt_parts(blocks, self.session.cwd)
         if attachments or command_line(text) or not text.strip():
             self.ensure_idle()  # refused as any prompt to a busy session
-        task = self.task
+        task, before = self.task, _cancels()
         steer = self.session.steer(text)
         try:
             if task is not None:
                 await asyncio.wait([task])  # this request's cancel leaves the turn alone
         except asyncio.CancelledError:  # `$/cancel_request` for this prompt
+            _take_back(before)  # answered, not raised: the cancel ends here
             withdrawn = self.session.agent.steering.withdraw(steer)
             said = "withdrawn" if withdrawn else "sent" if steer.sent else "dropped"
             return {"stopReason": "cancelled", "_meta": {"elelem": {"steer": said}}}
@@ -331,3 +334,18 @@ def _quiet(done: asyncio.Future[Any]) -> None:
     """A lookup that failed is only an unknown window (providers log why)."""
     if not done.cancelled() and done.exception() is not None:
         log.info("acp: context window lookup failed: %s", done.exception())
+
+
+def _cancels() -> int:
+    """How many cancels of the running task are pending now (`Task.cancelling`)."""
+    me = asyncio.current_task()
+    return me.cancelling() if me is not None else 0
+
+
+def _take_back(before: int) -> None:
+    """The running task caught a cancel and answers instead of raising: take back the
+    cancels asked of it since it had `before` (`Task.uncancel`, as `Live.turn` does), so
+    nothing after this in the task believes it is still being cancelled."""
+    me = asyncio.current_task()
+    while me is not None and me.cancelling() > before:
+        me.uncancel()

@@ -269,7 +269,8 @@ class Daemon:
             from ...context.paths import index
 
             try:
-                await asyncio.wait_for(asyncio.shield(index(session.cwd).ready()), COMPLETE_WAIT)
+                async with asyncio.timeout(COMPLETE_WAIT):
+                    await asyncio.shield(index(session.cwd).ready())
             except TimeoutError:  # a huge tree: answered from the folder on disk meanwhile
                 log.info("session/complete: the listing of %s is not ready yet", session.cwd)
         return {"items": session.commands.complete(p["text"], session.cwd)}

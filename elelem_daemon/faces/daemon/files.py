@@ -65,7 +65,8 @@ class DaemonFiles(EditorFiles):
 
     async def _request(self, method: str, params: dict[str, Any], timeout: float) -> Any:
         try:
-            return await asyncio.wait_for(self.peer.request(method, params), timeout or None)
+            async with asyncio.timeout(timeout or None):  # not wait_for: it can lose a cancel
+                return await self.peer.request(method, params)
         except TimeoutError:
             raise EditorTimeout(
                 f"the editor did not answer {method} within {timeout:g} s"
