@@ -160,3 +160,24 @@ def test_the_listing_is_what_loading_each_file_gives_in_the_one_order(store):
     assert shown(listed[-1])[2] == "stub" and shown(loaded[-1])[2] == "p"  # the header's
     assert [s.id for s in store.list("/p")] == ["s3", "s2", "s0", "meta"]
     assert [s.summary()["title"] for s in listed] == ["prompt 3", "c", "prompt 1", "a", "m"]
+
+
+async def test_the_stored_files_are_read_in_a_worker_thread_not_on_the_loop(tmp_path):
+    """A store of thousands of sessions never holds the event loop (store.listing)."""
+    import threading
+
+    from elelem_daemon.store.listing import listing
+
+    store = Store(tmp_path)
+    readers: list[int] = []
+    real = store.list
+
+    def list_(cwd=None):
+        readers.append(threading.get_ident())
+        return real(cwd)
+
+    store.list = list_  # type: ignore[method-assign]
+    opened: list[int] = []
+    assert await listing(store, lambda: opened.append(1) or [], None) == []
+    assert readers and readers[0] != threading.get_ident()
+    assert opened == [1]  # the open sessions are asked for after the read

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from .daemon import Daemon
 
 
-def listing(daemon: Daemon, cwd: str | None = None) -> list[dict[str, Any]]:
+async def listing(daemon: Daemon, cwd: str | None = None) -> list[dict[str, Any]]:
     """The open sessions (as created), then every stored one, most recently updated first.
 
     A session both open and stored is listed twice: as open, and as stored with
@@ -34,7 +34,7 @@ def listing(daemon: Daemon, cwd: str | None = None) -> list[dict[str, Any]]:
     except (OSError, RuntimeError, ValueError) as exc:  # a NUL byte, ~nobody, ...
         raise InvalidParams(f"cwd is unusable: {exc}", errors=[f"cwd: unusable: {exc}"]) from None
     entries = []
-    for entry in joined(daemon.store, daemon.lives.sessions(), where):
+    for entry in await joined(daemon.store, daemon.lives.sessions, where):
         if entry.stored is None:
             entries.append(daemon.lives.get(entry.session_id).describe())
         else:
