@@ -201,7 +201,7 @@ class Seen:
         return path in self._digests and self._digests[path] != now.digest
 
 
-def reviewer(session: Any) -> str | None:
+def reviewer(session: SessionView) -> str | None:
     """Who reviews a change hunk by hunk in this session: `editor` (its files), `input`
     (the terminal), or None (review is then asked as a permission)."""
     if getattr(session.files, "reviews", False):

@@ -14,10 +14,13 @@ anything changes. A message with images keeps them when its text is edited.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING
 
 from .conversation import Content, Message, text_of
 from .errors import InvalidParams
+
+if TYPE_CHECKING:
+    from .ports import SessionView
 
 MAX_SPEC = 1000  # characters of a `/context delete` list
 SPAN = re.compile(r"^(\d{1,9})(?:\s*-\s*(\d{1,9}))?$")
@@ -72,7 +75,7 @@ def check(number: int, count: int, first: int = 1) -> None:
         raise EditError(f"no message {shown}: the messages are {first + 1} to {count - 1 + first}")
 
 
-def delete(session: Any, chosen: list[int]) -> str:
+def delete(session: SessionView, chosen: list[int]) -> str:
     """Delete those messages (numbers as `/context` lists them)."""
     for number in sorted(chosen, reverse=True):
         session.conversation.edit(number - 2, None)
@@ -81,7 +84,7 @@ def delete(session: Any, chosen: list[int]) -> str:
     return f"  → deleted message{plural} {shown}"
 
 
-def replace(session: Any, number: int, text: str, first: int = 1) -> str:
+def replace(session: SessionView, number: int, text: str, first: int = 1) -> str:
     """Message `number` now holds `text`; an empty text deletes it."""
     check(number, len(session.context), first)
     if not text.strip():

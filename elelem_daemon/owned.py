@@ -7,6 +7,10 @@ is an `OSError` saying so, never a way to write, truncate or append to another f
 nor to hang a read (a FIFO is opened non-blocking, then refused). Writes that replace
 a file go to a new temporary file beside it, then `os.replace`, which replaces a
 planted link itself and never what it points to.
+
+A read (`read_owned`) gives the bytes with the fstat of the very fd they came from
+(what a caller needs to know which file, of which size and time, it read), and can be
+bounded (`limit`): a listing reads the first bytes of a file, never all of a huge one.
 """
 
 from __future__ import annotations
@@ -25,6 +29,13 @@ class NotOwned(OSError):
 
 def open_owned(path: Path | str, flags: int = os.O_RDONLY, mode: int = 0o600) -> int:
     """An fd on path, which must be a regular file with a single link (not a symlink)."""
+    return opened(path, flags, mode)[0]
+
+
+def opened(
+    path: Path | str, flags: int = os.O_RDONLY, mode: int = 0o600
+) -> tuple[int, os.stat_result]:
+    """`open_owned`, with the fstat of that fd (which says it is a plain file)."""
     try:
         fd = os.open(path, flags | FLAGS, mode)
     except OSError as exc:
@@ -41,12 +52,33 @@ def open_owned(path: Path | str, flags: int = os.O_RDONLY, mode: int = 0o600) ->
     except BaseException:
         os.close(fd)
         raise
-    return fd
+    return fd, info
+
+
+def read_owned(path: Path | str, limit: int | None = None) -> tuple[bytes, os.stat_result]:
+    """The bytes of path and the fstat of the fd they were read from (taken before the
+    read: `store.fingerprint` of it tells whether the file changed since). With `limit`,
+    only the first `limit` bytes, and none past the size that fstat gave."""
+    fd, info = opened(path)
+    try:
+        if limit is None:
+            with open(fd, "rb", buffering=0, closefd=False) as file:
+                return file.read(), info
+        left = min(limit, info.st_size)
+        chunks = []
+        while left > 0:  # one read, unless a signal or a shorter file cuts it
+            chunk = os.read(fd, left)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks), info
+    finally:
+        os.close(fd)
 
 
 def read_bytes(path: Path | str) -> bytes:
-    with open(open_owned(path), "rb") as file:
-        return file.read()
+    return read_owned(path)[0]
 
 
 def read_text(path: Path | str) -> str:

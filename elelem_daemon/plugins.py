@@ -39,6 +39,7 @@ BUILTINS = (
     "elelem_daemon.builtins.mcp",
 )
 ENTRY_POINT_GROUP = "elelem.plugins"
+MAX_ENTRY_POINTS = 1 << 20  # bytes of an entry_points.txt the pre-scan reads
 
 
 def warn(path: str, error: BaseException) -> None:
@@ -81,11 +82,61 @@ def load_builtins(registry: Registry) -> Registry:
 
 
 def load_entry_points(registry: Registry) -> Registry:
+    if not may_declare_plugins():
+        return registry  # importlib.metadata would find none: its import is spared
     from importlib.metadata import entry_points
 
     for point in entry_points(group=ENTRY_POINT_GROUP):
         _guarded(registry, point.name, "entry-point", point.value, point.load)
     return registry
+
+
+def may_declare_plugins(path: list[str] | None = None) -> bool:
+    """Whether an installed package may declare an `elelem.plugins` entry point: False
+    only when none can, so the scan (importlib.metadata's import, ~50 ms, and its walk
+    of every distribution) is skipped. It looks where importlib.metadata's own finder
+    looks (each `sys.path` folder's `*.dist-info` and `*.egg-info`, an `.egg`'s
+    `EGG-INFO`) for an `entry_points.txt` naming the group. Anything it cannot rule out
+    says True: a `sys.path` entry that is a file (a zip), an unreadable folder or file,
+    a meta-path finder of distributions other than the standard one."""
+    import importlib.machinery
+    import sys
+
+    for finder in sys.meta_path:
+        if finder is not importlib.machinery.PathFinder and hasattr(finder, "find_distributions"):
+            return True
+    for entry in sys.path if path is None else path:
+        if not isinstance(entry, str):
+            return True
+        if _may_declare_in(entry or "."):
+            return True
+    return False
+
+
+def _may_declare_in(root: str) -> bool:
+    import os
+
+    try:
+        if not os.path.isdir(root):
+            return os.path.exists(root)  # a zip (or anything else) is importlib's to read
+        children = os.listdir(root)
+    except OSError:
+        return True
+    egg = os.path.basename(root).lower().endswith(".egg")
+    for child in children:
+        low = child.lower()
+        if low.endswith((".dist-info", ".egg-info")) or (egg and low == "egg-info"):
+            points = os.path.join(root, child, "entry_points.txt")
+            try:
+                with open(points, "rb") as file:
+                    text = file.read(MAX_ENTRY_POINTS + 1)
+                if len(text) > MAX_ENTRY_POINTS or ENTRY_POINT_GROUP.encode() in text:
+                    return True  # named (or too long to rule out)
+            except (FileNotFoundError, NotADirectoryError):
+                continue  # importlib.metadata reads no entry point there either
+            except OSError:
+                return True
+    return False
 
 
 def load_folder(registry: Registry, folder: Path, source: str) -> Registry:

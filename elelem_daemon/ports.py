@@ -26,6 +26,8 @@ if TYPE_CHECKING:
     from .conversation import Content, Conversation, Message
     from .filesystem import Files
     from .io import Input, Output
+    from .modes import Modes
+    from .plans import Plan
     from .registry import Registry
     from .toolbox import Toolbox
 
@@ -54,6 +56,9 @@ class SessionView(Protocol):
     turns: int
     turn_id: int | None
     checkpoints: Checkpointer | None
+    modes: Modes
+    plan: Plan
+    permissions: object  # the permission policy's slot (builtins/permissions.py)
 
     @property
     def provider(self) -> Provider: ...

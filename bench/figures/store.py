@@ -6,9 +6,9 @@ only) and loading a 60 MB session (`Store.load`, 10,000 messages of ~6 KB) run i
 this process, best of 5; then `session/load` of that session through the daemon
 (spawned on the same folder), which is what an editor waits for, and a `session/list`
 sent while that load runs (what the load holds up of the other sessions' requests:
-the file is read in a thread, but the answer is still encoded and written on the
-event loop). The growth rows load 10k / 100k / 1M short messages: a per-message cost
-that stays flat is linear.
+the file is read in a thread and the answer encoded in one, faces/daemon/spliced.py;
+it is still written on the event loop). The growth rows load 10k / 100k / 1M short
+messages: a per-message cost that stays flat is linear.
 """
 
 from __future__ import annotations

@@ -23,6 +23,11 @@ the core's rewind and the faces' requests use. A failed checkpoint is said once 
 session (an `info` line, in every face), and so are unreadable settings. Once per
 process the shadows of folders unused for `ELELEM_CHECKPOINTS_DAYS` (or gone) are
 removed, in the background.
+
+The engine (the `checkpoints` package, git's wiring) is imported when a session first
+needs it: its first turn (the turn is marked running in its folder), a rewind, a list
+of its checkpoints, a deleted session's. A session's setup reads only the settings
+(`checkpoints.settings`), so nothing of it is on the path to a session's first answer.
 """
 
 from __future__ import annotations
@@ -31,15 +36,18 @@ import asyncio
 import logging
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..checkpoints import Checkpoints, Restored, Saved, for_cwd
-from ..checkpoints.retention import stale_folders
+from ..checkpoints.settings import Settings
 from ..errors import CheckpointFailed, NoCheckpoint, OutsideChanges
 from ..io import ask
+from ..ports import SessionView
 from ..registry import Plugin
 from ..rewind import NOTHING, Rewound, describe, last_turn, rewind, turns
 from .files import resolve
+
+if TYPE_CHECKING:
+    from ..checkpoints import Checkpoints, Restored, Saved
 
 log = logging.getLogger(__name__)
 
@@ -70,18 +78,28 @@ def shape(done: Restored, turn: int | None) -> dict[str, Any]:
 class TurnCheckpoints:
     """One session's checkpoints (`session.checkpoints`): the `ports.Checkpointer`."""
 
-    def __init__(self, session: Any) -> None:
+    def __init__(self, session: SessionView) -> None:
         self.session = session
-        self.engine = for_cwd(session.cwd)
+        self.settings = Settings.from_env()  # what the engine gets, when it is made
+        self._engine: Checkpoints | None = None
         self.begun: dict[int, Saved] = {}  # turns whose checkpoint was taken (or tried)
         self.failed: set[int] = set()  # turns whose checkpoint failed outright
         self.told = False  # a failed checkpoint was said
         self.told_settings = False
-        _users[self.engine] = _users.get(self.engine, 0) + 1
+
+    @property
+    def engine(self) -> Checkpoints:
+        """The folder's `Checkpoints`, made (and the package imported) on first use."""
+        if self._engine is None:
+            from ..checkpoints import for_cwd
+
+            self._engine = for_cwd(self.session.cwd, self.settings)
+            _users[self._engine] = _users.get(self._engine, 0) + 1
+        return self._engine
 
     @property
     def enabled(self) -> bool:
-        return self.engine.settings.enabled
+        return self.settings.enabled
 
     # -- around a turn ----------------------------------------------------------------
     def started(self, turn: int) -> None:
@@ -205,15 +223,18 @@ class TurnCheckpoints:
         return found
 
     async def close(self) -> None:
-        left = _users.get(self.engine, 1) - 1
-        if left > 0:
-            _users[self.engine] = left
+        engine = self._engine
+        if engine is None:  # never used: nothing of the folder's upkeep is this session's
             return
-        _users.pop(self.engine, None)
-        await self.engine.close()
+        left = _users.get(engine, 1) - 1
+        if left > 0:
+            _users[engine] = left
+            return
+        _users.pop(engine, None)
+        await engine.close()
 
 
-def of(session: Any) -> TurnCheckpoints:
+def of(session: SessionView) -> TurnCheckpoints:
     """The session's checkpoints, made on first use (and kept across /reload)."""
     current = getattr(session, "checkpoints", None)
     if not isinstance(current, TurnCheckpoints) or current.session is not session:
@@ -235,6 +256,8 @@ def sweep_once(root: Path, days: float) -> None:
 
 async def _sweep(root: Path, days: float) -> None:
     try:
+        from ..checkpoints.retention import stale_folders
+
         removed = await stale_folders(root, days)
     except Exception as exc:  # upkeep: never anyone's failure
         log.info("checkpoints: the sweep of stale folders stopped: %s", exc)
@@ -243,7 +266,7 @@ async def _sweep(root: Path, days: float) -> None:
         log.info("checkpoints: removed %d stale folders", len(removed))
 
 
-async def confirm_and_rewind(session: Any, turn: int) -> None:
+async def confirm_and_rewind(session: SessionView, turn: int) -> None:
     """Show what a rewind to before `turn` would do, ask, then do it."""
     history = of(session)
     files = history.enabled
@@ -286,45 +309,47 @@ def turn_list(listed: list[dict[str, Any]]) -> str:
 
 def register(plugin: Plugin) -> None:
     @plugin.setup
-    def attach(session: Any) -> None:
-        settings = of(session).engine.settings
+    def attach(session: SessionView) -> None:
+        settings = of(session).settings
         if settings.enabled:
             sweep_once(settings.root, settings.days)
 
     @plugin.on("turn_start")
-    def turn_started(session: Any, turn: int) -> None:
+    def turn_started(session: SessionView, turn: int) -> None:
         of(session).started(turn)
 
     @plugin.before()
-    async def checkpoint_first(session: Any, args: dict[str, Any], tool_name: str) -> None:
+    async def checkpoint_first(session: SessionView, args: dict[str, Any], tool_name: str) -> None:
         turn = session.turn_id
         if turn is None or session.toolbox.resolve(tool_name).kind in READ_ONLY:
             return
         await of(session).before_tool(turn, tool_name, args)
 
     @plugin.on("turn_end")
-    async def turn_ended(session: Any, turn: int, result: Any) -> None:
+    async def turn_ended(session: SessionView, turn: int, result: Any) -> None:
         await of(session).ended(turn)
 
     @plugin.on("close")
-    async def closed(session: Any) -> None:
+    async def closed(session: SessionView) -> None:
         current = getattr(session, "checkpoints", None)
         if isinstance(current, TurnCheckpoints):
             await current.close()
 
     @plugin.on("delete")
     async def deleted(session_id: str, cwd: Path) -> None:
+        from ..checkpoints import for_cwd
+
         await for_cwd(cwd).forget(session_id)
 
     @plugin.command("undo", "Undo the last turn: its file changes and its messages")
-    async def undo(session: Any, args: str | None) -> None:
+    async def undo(session: SessionView, args: str | None) -> None:
         turn = last_turn(session)
         if turn is None:
             session.output.say("  → nothing to undo")
             return
         await confirm_and_rewind(session, turn)
 
-    def numbers(session: Any) -> list[str]:
+    def numbers(session: SessionView) -> list[str]:
         return [str(t) for t in sorted(session.conversation.marks, reverse=True)]
 
     @plugin.command(
@@ -332,7 +357,7 @@ def register(plugin: Plugin) -> None:
         "Go back to before a turn: /rewind lists them, /rewind N",
         lambda s: lambda: numbers(s),
     )
-    async def rewind_to(session: Any, args: str | None) -> None:
+    async def rewind_to(session: SessionView, args: str | None) -> None:
         if not args:
             session.output.say(turn_list(await turns(session)))
             return

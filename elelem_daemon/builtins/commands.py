@@ -9,6 +9,7 @@ from typing import Any
 
 from ..conversation import image_bytes, images_in, text_of
 from ..editing import EditError, tokens
+from ..ports import SessionView
 from ..registry import Plugin
 from .context_edit import USAGE
 from .context_edit import run as edit_context
@@ -24,7 +25,7 @@ def preview(message: dict[str, Any]) -> str:
     return first[:60] + ("..." if more else "")
 
 
-def context_text(session: Any, args: str | None) -> str:
+def context_text(session: SessionView, args: str | None) -> str:
     messages = session.context
     if not args:
         lines = [
@@ -62,7 +63,7 @@ def usage_text(usage: dict[str, int]) -> str:
     return f"  tokens, last turn: {tokens}"
 
 
-def tools_text(session: Any) -> str:
+def tools_text(session: SessionView) -> str:
     lines = []
     for tool in session.toolbox:
         summary = (tool.description.splitlines() or [""])[0]
@@ -81,7 +82,7 @@ def marked(names: list[str], active: str | None) -> str:
     return ", ".join(f"{name} (active)" if name == active else name for name in names)
 
 
-def models_of(session: Any) -> list[str]:
+def models_of(session: SessionView) -> list[str]:
     """The models the provider says it has (`provider.models`, optional), as strings."""
     models = getattr(session.provider, "models", None)
     return [str(m) for m in models] if isinstance(models, list | tuple) else []
@@ -89,12 +90,12 @@ def models_of(session: Any) -> list[str]:
 
 def register(plugin: Plugin) -> None:
     @plugin.command("help", "Show available commands")
-    def help_(session: Any, args: str | None) -> None:
+    def help_(session: SessionView, args: str | None) -> None:
         lines = [f"{name.ljust(12)} {about}" for name, about in session.commands]
         session.output.say("\n".join(lines))
 
     @plugin.command("context", "Show conversation context", CONTEXT_VERBS)
-    async def context(session: Any, args: str | None) -> None:
+    async def context(session: SessionView, args: str | None) -> None:
         try:  # delete and edit: builtins/context_edit.py
             done = await edit_context(session, args) if args else None
         except EditError as exc:
@@ -107,16 +108,16 @@ def register(plugin: Plugin) -> None:
         session.output.say(context_text(session, args), kind)
 
     @plugin.command("clear", "Clear conversation history")
-    def clear(session: Any, args: str | None) -> None:
+    def clear(session: SessionView, args: str | None) -> None:
         session.conversation.clear()
         session.output.say("  → context cleared")
 
     @plugin.command("tools", "List available tools")
-    def tools(session: Any, args: str | None) -> None:
+    def tools(session: SessionView, args: str | None) -> None:
         session.output.say(tools_text(session), "markdown")
 
     @plugin.command("provider", "Switch provider", lambda s: s.registry.provider_names())
-    def provider(session: Any, args: str | None) -> None:
+    def provider(session: SessionView, args: str | None) -> None:
         if not args:
             names = marked(session.registry.provider_names(), session.provider_name)
             session.output.say(f"  → available: {names}")
@@ -125,7 +126,7 @@ def register(plugin: Plugin) -> None:
         session.output.say(f"  → switched to {args}")
 
     @plugin.command("model", "Show or switch the model", lambda s: lambda: models_of(s))
-    def model(session: Any, args: str | None) -> None:
+    def model(session: SessionView, args: str | None) -> None:
         if args:
             session.switch(model=args)
         session.output.say(f"  → model: {session.model}")
@@ -133,12 +134,12 @@ def register(plugin: Plugin) -> None:
             session.output.say(f"  → available: {marked(models, session.model)}")
 
     @plugin.command("reload", "Reload plugins")
-    def reload(session: Any, args: str | None) -> None:
+    def reload(session: SessionView, args: str | None) -> None:
         session.reload()
         session.output.say("  → reloaded")
 
     @plugin.command("compact", "Compress context")
-    async def compact(session: Any, args: str | None) -> None:
+    async def compact(session: SessionView, args: str | None) -> None:
         """Atomic: the summary turn runs aside (nothing of it is kept or stored), and
         only a summary that ended normally replaces the history."""
         summary = await session.turn(COMPACT_PROMPT, keep=False)
@@ -152,5 +153,5 @@ def register(plugin: Plugin) -> None:
         session.output.say(f"  → compacted: {count} message{plural} became 1")
 
     @plugin.command("exit", "Exit elelem")
-    def exit_(session: Any, args: str | None) -> None:
+    def exit_(session: SessionView, args: str | None) -> None:
         session.exit()

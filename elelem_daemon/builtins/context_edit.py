@@ -14,15 +14,14 @@ between messages are not messages here: they live for their turn only.
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..conversation import text_of
 from ..editing import EditError, check, delete, numbers, replace
+from ..ports import SessionView
 
 USAGE = "  Usage: /context [json|<number>|delete <numbers>|edit <number>]"
 
 
-async def edit(session: Any, spec: str) -> str:
+async def edit(session: SessionView, spec: str) -> str:
     """`/context edit N`: through the Input's editor, when it has one."""
     if not spec.strip().isdigit():
         raise EditError("which message? e.g. /context edit 3")
@@ -41,7 +40,7 @@ async def edit(session: Any, spec: str) -> str:
     return replace(session, number, saved)
 
 
-async def run(session: Any, args: str) -> str | None:
+async def run(session: SessionView, args: str) -> str | None:
     """`/context delete ...` or `/context edit ...`; None for any other arguments."""
     verb, _, rest = args.strip().partition(" ")
     if verb == "delete":

@@ -25,6 +25,7 @@ from typing import Any
 from ..changes import land, snapshot
 from ..filesystem import READ_CAP, READ_LINES, excerpt, refusal
 from ..hunks import DIFF_CAP, DIFF_INPUT_CAP, diff, unified
+from ..ports import SessionView
 from ..registry import Plugin
 
 PATH = {"type": "string", "description": "File path, relative to the working directory"}
@@ -35,11 +36,11 @@ class Refused(Exception):
     """A path the file tools never touch."""
 
 
-def resolve(session: Any, path: str) -> Path:
+def resolve(session: SessionView, path: str) -> Path:
     return (session.cwd / Path(path).expanduser()).resolve()
 
 
-def target(session: Any, path: str) -> Path:
+def target(session: SessionView, path: str) -> Path:
     """The resolved path a file tool may use; raises Refused for /proc, /sys, /dev."""
     resolved = resolve(session, path)
     reason = refusal(resolved)
@@ -52,7 +53,7 @@ def target(session: Any, path: str) -> Path:
     return resolved
 
 
-async def current(session: Any, path: Path) -> str | None:
+async def current(session: SessionView, path: Path) -> str | None:
     """The file's text as the session sees it (see session.files); None when there is none."""
     try:
         return await session.files.read_text(path, errors="replace")
@@ -70,7 +71,7 @@ def replaced(text: str, old: str, new: str) -> str | dict[str, str]:
     return text.replace(old, new, 1)
 
 
-async def preview(session: Any, tool: str, args: dict[str, Any]) -> str | None:
+async def preview(session: SessionView, tool: str, args: dict[str, Any]) -> str | None:
     """The diff `write` or `edit` would make with args; None for other tools or a failing edit."""
     if tool not in ("write", "edit") or not isinstance(args.get("path"), str):
         return None
@@ -87,7 +88,7 @@ async def preview(session: Any, tool: str, args: dict[str, Any]) -> str | None:
     return await diff(before, after, args["path"]) if isinstance(after, str) else None
 
 
-def reviewed(session: Any, tool: str, args: dict[str, Any]) -> bool:
+def reviewed(session: SessionView, tool: str, args: dict[str, Any]) -> bool:
     """Whether the permission policy says `review` for this call (its hook let it run)."""
     verdict = getattr(getattr(session, "permissions", None), "verdict", None)
     return verdict is not None and verdict(session, tool, args) == "review"
@@ -110,7 +111,7 @@ def register(plugin: Plugin) -> None:
         ["open"],
         kind="read",
     )
-    async def read(session: Any, args: dict[str, Any]) -> dict[str, Any]:
+    async def read(session: SessionView, args: dict[str, Any]) -> dict[str, Any]:
         path = target(session, args["path"])
         offset = int(args.get("offset") or 1)
         limit = min(int(args.get("limit") or READ_LINES), READ_LINES)
@@ -134,7 +135,7 @@ def register(plugin: Plugin) -> None:
         ["write<|channel|>"],
         kind="edit",
     )
-    async def write(session: Any, args: dict[str, Any]) -> dict[str, Any]:
+    async def write(session: SessionView, args: dict[str, Any]) -> dict[str, Any]:
         path = target(session, args["path"])
         base = await snapshot(session, path, errors="replace")
         review = reviewed(session, "write", args)
@@ -151,7 +152,7 @@ def register(plugin: Plugin) -> None:
         ["path", "old", "new"],
         kind="edit",
     )
-    async def edit(session: Any, args: dict[str, Any]) -> dict[str, Any]:
+    async def edit(session: SessionView, args: dict[str, Any]) -> dict[str, Any]:
         path = target(session, args["path"])
         base = await snapshot(session, path)
         if base.text is None:

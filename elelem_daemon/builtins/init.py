@@ -11,8 +11,7 @@ that reviews changes, the proposed file is shown first.
 
 from __future__ import annotations
 
-from typing import Any
-
+from ..ports import SessionView
 from ..registry import Plugin
 
 INIT_PROMPT = """Write AGENTS.md for this repository: the file coding agents read first.
@@ -33,5 +32,5 @@ def prompt(args: str | None) -> str:
 
 def register(plugin: Plugin) -> None:
     @plugin.command("init", "Write or improve AGENTS.md for this repository")
-    async def init(session: Any, args: str | None) -> None:
+    async def init(session: SessionView, args: str | None) -> None:
         await session.turn(prompt(args))

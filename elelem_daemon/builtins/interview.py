@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..ports import SessionView
 from ..registry import Plugin
 
 
@@ -21,7 +22,7 @@ def register(plugin: Plugin) -> None:
         },
         ["question"],
     )
-    async def interview(session: Any, args: dict[str, Any]) -> dict[str, Any]:
+    async def interview(session: SessionView, args: dict[str, Any]) -> dict[str, Any]:
         answer = await session.input.ask(args["question"], args.get("options"))
         if answer is None:
             return {"error": "the user gave no answer"}

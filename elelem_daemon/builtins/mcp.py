@@ -8,10 +8,9 @@ line each (`elelem: mcp: FILE: mcpServers.NAME.KEY: ...`), and shown by `/mcp`.
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..log import notice
 from ..mcp import config
+from ..ports import SessionView
 from ..registry import Plugin
 
 USAGE = "Usage: /mcp [NAME] | /mcp restart NAME"
@@ -19,7 +18,7 @@ USAGE = "Usage: /mcp [NAME] | /mcp restart NAME"
 
 def register(plugin: Plugin) -> None:
     @plugin.setup
-    def mcp(session: Any) -> None:
+    def mcp(session: SessionView) -> None:
         servers, problems = config.load(session.cwd, trusted=session.project)
         for problem in problems:
             notice(f"elelem: mcp: {problem}")
@@ -31,12 +30,12 @@ def register(plugin: Plugin) -> None:
         manager.configure(servers, problems)
         manager.attach()
 
-    def names(session: Any) -> list[str]:
+    def names(session: SessionView) -> list[str]:
         manager = getattr(session, "mcp", None)
         return ["restart", *manager.servers] if manager is not None else []
 
     @plugin.command("mcp", "MCP servers: state, tools, errors", names)
-    def mcp_command(session: Any, args: str | None) -> None:
+    def mcp_command(session: SessionView, args: str | None) -> None:
         from ..mcp.status import text
 
         manager = getattr(session, "mcp", None)

@@ -13,6 +13,7 @@ import logging
 from typing import Any
 
 from ..modes import DEFAULT
+from ..ports import SessionView
 from ..registry import Plugin
 from . import modefiles
 
@@ -36,7 +37,7 @@ and what failed, with the failing output. Do not edit or write files: if somethi
 fails, say why and what would fix it."""
 
 
-async def working_diff(session: Any) -> str:
+async def working_diff(session: SessionView) -> str:
     """The working tree's diff against HEAD, for the review prompt: only in a trusted
     folder (git reads the repository's own config), bounded in time and size."""
     from .shell import run
@@ -56,7 +57,7 @@ async def working_diff(session: Any) -> str:
     return f"The working tree's diff against HEAD:\n\n```diff\n{text}\n```"
 
 
-def listing(session: Any) -> str:
+def listing(session: SessionView) -> str:
     """`/mode`: the modes, the one on marked `*`, and the problems of mode files."""
     current = session.modes.current.id
     lines = []
@@ -88,7 +89,7 @@ def register(plugin: Plugin) -> None:
     )  # fmt: skip
 
     @plugin.setup
-    def mode_files(session: Any) -> None:
+    def mode_files(session: SessionView) -> None:
         folders = [(modefiles.user_folder(), "user")]
         project = modefiles.project_folder(session.cwd)
         if session.project and project.resolve() != modefiles.user_folder().resolve():
@@ -102,17 +103,17 @@ def register(plugin: Plugin) -> None:
             session.modes.problems += problems
 
     @plugin.before()
-    def allowed(session: Any, args: dict[str, Any], tool_name: str) -> None:
+    def allowed(session: SessionView, args: dict[str, Any], tool_name: str) -> None:
         mode = session.modes.current
         if not mode.allows(session.toolbox.resolve(tool_name)):
             raise PermissionError(refusal(tool_name, mode))
 
     @plugin.on("turn_start")
-    async def prepare(session: Any, turn_id: int) -> None:
+    async def prepare(session: SessionView, turn_id: int) -> None:
         await session.modes.prepare(session)
 
     @plugin.command("mode", "Show or switch the mode", lambda s: lambda: s.modes.ids())
-    def mode(session: Any, args: str | None) -> None:
+    def mode(session: SessionView, args: str | None) -> None:
         if not args:
             session.output.say(listing(session))
             return

@@ -48,6 +48,7 @@ from ..changes import check_fresh, reviewer
 from ..config import config_dir
 from ..io import ask
 from ..log import notice
+from ..ports import SessionView
 from ..protected import protected
 from ..registry import Plugin
 from .files import preview, resolve
@@ -164,7 +165,7 @@ class Policy:
         mine, theirs = found.get(False, default), found.get(True, "allow")
         return theirs if STRICTNESS[theirs] > STRICTNESS[mine] else mine
 
-    def verdict(self, session: Any, tool: str, args: dict[str, Any]) -> str:
+    def verdict(self, session: SessionView, tool: str, args: dict[str, Any]) -> str:
         """allow, review, ask or deny for this call. A tool may carry its own default
         rule (`permission`, e.g. `ask` for MCP tools), which any rule naming it overrides."""
         names = {p.pattern: session.toolbox.resolve(p.pattern).name for p in self.rules}
@@ -184,7 +185,7 @@ class Policy:
         return "ask"
 
 
-def outside(session: Any, args: dict[str, Any]) -> bool:
+def outside(session: SessionView, args: dict[str, Any]) -> bool:
     """Does the call's `path` argument lead out of the session's working directory?
     A file with more than one hard link does: its other names may be anywhere."""
     path = args.get("path")
@@ -203,7 +204,7 @@ def outside(session: Any, args: dict[str, Any]) -> bool:
     return stat.S_ISREG(info.st_mode) and info.st_nlink > 1
 
 
-def guarded(session: Any, tool: str, args: dict[str, Any]) -> str | None:
+def guarded(session: SessionView, tool: str, args: dict[str, Any]) -> str | None:
     """Why this call would write a protected path (protected.py), or None."""
     path = args.get("path")
     if not isinstance(path, str):
@@ -218,7 +219,7 @@ def guarded(session: Any, tool: str, args: dict[str, Any]) -> str | None:
     return None if why is None else f"{resolved} is protected: {why}"
 
 
-def policy_of(session: Any) -> Policy:
+def policy_of(session: SessionView) -> Policy:
     policy = getattr(session, "permissions", None)
     if not isinstance(policy, Policy):
         policy = session.permissions = Policy.load(session.cwd, session.project)
@@ -237,7 +238,7 @@ def question(tool: str, args: dict[str, Any], why: str | None = None) -> str:
 
 def register(plugin: Plugin) -> None:
     @plugin.setup
-    def permissions(session: Any) -> None:
+    def permissions(session: SessionView) -> None:
         """(Re)read the policy; an "always" or "never" answer outlives /reload."""
         old = getattr(session, "permissions", None)
         policy = Policy.load(session.cwd, session.project)
@@ -248,7 +249,7 @@ def register(plugin: Plugin) -> None:
         session.permissions = policy
 
     @plugin.before()
-    async def permission(session: Any, args: dict[str, Any], tool_name: str) -> None:
+    async def permission(session: SessionView, args: dict[str, Any], tool_name: str) -> None:
         policy = policy_of(session)
         verdict = policy.verdict(session, tool_name, args)
         if verdict in ("allow", "review"):  # a review is the tool's to run (changes.py)

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import number
+from ..ports import SessionView
 from ..registry import Plugin
 from . import listed, shell
 from .files import target
@@ -36,7 +37,7 @@ GRACE = 5.0  # past the search's own limit, the runner kills it
 LISTING_CAP = 64 << 20  # bytes of `find` output a glob reads from the daemon, at most
 
 
-async def scan(verb: str, session: Any, root: Path, **spec: Any) -> dict[str, Any]:
+async def scan(verb: str, session: SessionView, root: Path, **spec: Any) -> dict[str, Any]:
     """Run scan.py VERB in a child process; its result, or the error it gave."""
     if len(spec.get("pattern", "")) > PATTERN_CAP:
         return {
@@ -99,7 +100,7 @@ def register(plugin: Plugin) -> None:
         ["pattern"],
         kind="search",
     )
-    async def glob_(session: Any, args: dict[str, Any]) -> dict[str, Any]:
+    async def glob_(session: SessionView, args: dict[str, Any]) -> dict[str, Any]:
         root = target(session, args.get("path") or ".")
         return await scan("glob", session, root, pattern=args["pattern"])
 
@@ -114,7 +115,7 @@ def register(plugin: Plugin) -> None:
         ["pattern"],
         kind="search",
     )
-    async def grep_(session: Any, args: dict[str, Any]) -> dict[str, Any]:
+    async def grep_(session: SessionView, args: dict[str, Any]) -> dict[str, Any]:
         path = args.get("path") or "."
         root = target(session, path)
         rg = shutil.which("rg")

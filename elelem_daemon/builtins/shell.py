@@ -23,6 +23,7 @@ from typing import Any
 
 from .. import keys
 from ..config import number
+from ..ports import SessionView
 from ..procs import death_signal, holders, kill_group, pipe_of, reaper, signal_all, stop
 from ..protected import changes, snapshot
 from ..registry import Plugin
@@ -185,7 +186,7 @@ def register(plugin: Plugin) -> None:
         ["bash", "sh", "exec", "execute<|channel|>"],
         kind="execute",
     )
-    async def execute(session: Any, args: dict[str, Any]) -> dict[str, Any]:
+    async def execute(session: SessionView, args: dict[str, Any]) -> dict[str, Any]:
         before = snapshot(session.cwd)  # a command may write anything: notice protected files
         result = await run(["bash", "-c", args["command"]], session.cwd, args.get("timeout"))
         if changed := changes(before, snapshot(session.cwd)):
@@ -208,7 +209,7 @@ def register(plugin: Plugin) -> None:
         aliases=["ls"],
         kind="search",
     )
-    async def list_(session: Any, args: dict[str, Any]) -> dict[str, Any]:
+    async def list_(session: SessionView, args: dict[str, Any]) -> dict[str, Any]:
         flags = "-laR" if args.get("recursive") else "-la"
         path = args.get("path") or "."
         target(session, path)  # refuses /proc, /sys and /dev

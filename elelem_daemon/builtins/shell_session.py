@@ -13,8 +13,8 @@ An empty transcript keeps nothing. The editor faces have no terminal to lend: th
 from __future__ import annotations
 
 import re
-from typing import Any
 
+from ..ports import SessionView
 from ..registry import Plugin
 
 MAX_TRANSCRIPT = 32_000  # characters of the transcript kept (its end)
@@ -67,7 +67,7 @@ def message(raw: str) -> str | None:
 
 def register(plugin: Plugin) -> None:
     @plugin.command("shell", "Start interactive shell")
-    async def shell(session: Any, args: str | None) -> None:
+    async def shell(session: SessionView, args: str | None) -> None:
         run = getattr(session.input, "shell", None)
         if not callable(run):
             session.output.say(NO_TERMINAL)

@@ -5,8 +5,7 @@ A command never runs during a turn, so `/steer` at the prompt only says how."""
 
 from __future__ import annotations
 
-from typing import Any
-
+from ..ports import SessionView
 from ..registry import Plugin
 
 IDLE = (
@@ -17,5 +16,5 @@ IDLE = (
 
 def register(plugin: Plugin) -> None:
     @plugin.command("steer", "Send a message to the running turn")
-    def steer(session: Any, args: str | None) -> None:
+    def steer(session: SessionView, args: str | None) -> None:
         session.output.say(IDLE)

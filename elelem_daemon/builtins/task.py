@@ -29,6 +29,7 @@ from typing import Any
 
 from ..agent import Agent
 from ..io import NullOutput, Output
+from ..ports import SessionView
 from ..registry import Plugin
 from ..result import Result
 from ..tool import CURRENT_CALL, Tool
@@ -78,7 +79,7 @@ def read_only(tool: Tool) -> bool:
     return tool.kind in READ_ONLY and tool.name != "task"
 
 
-async def run_task(session: Any, args: dict[str, Any]) -> dict[str, Any]:
+async def run_task(session: SessionView, args: dict[str, Any]) -> dict[str, Any]:
     prompt = args["prompt"]
     if DEPTH.get() >= 1:
         return {"error": "a task cannot start another task: do this part yourself"}

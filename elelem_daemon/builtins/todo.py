@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..plans import STATUSES, TOOL, compact
+from ..ports import SessionView
 from ..registry import Plugin
 
 MAX_TODOS = 50
@@ -45,7 +46,7 @@ def register(plugin: Plugin) -> None:
         kind="think",
     )
     async def todo(
-        session: Any, args: dict[str, Any]
+        session: SessionView, args: dict[str, Any]
     ) -> dict[str, Any]:  # on the loop: faces hear it
         entries = [{"content": t["content"], "status": t["status"]} for t in args["todos"]]
         session.plan.update(entries)

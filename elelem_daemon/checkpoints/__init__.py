@@ -24,10 +24,39 @@ The calls, for the wiring (one `Checkpoints` per folder, shared by its sessions)
 Every call answers data (`Saved`, `Restored`, `Checkpoint`, with `ok`, `kind`,
 `error` and `to_dict()`); none raises into a turn. `turn_id` is an integer that stays
 the same for a stored session across restarts; `session_id` is the session's id.
+
+The names below load on first use (PEP 562), so that `checkpoints.settings` (what a
+session's setup reads) can be imported without the engine and git's wiring: the
+built-in plugin imports the engine at a session's first turn or rewind, off the path
+to its first answer (bench/README.md, "What was fixed").
 """
 
-from .checkpoints import Checkpoints, close_all, for_cwd
-from .outcome import Checkpoint, Restored, Saved
-from .settings import Settings
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .checkpoints import Checkpoints, close_all, for_cwd
+    from .outcome import Checkpoint, Restored, Saved
+    from .settings import Settings
 
 __all__ = ["Checkpoint", "Checkpoints", "Restored", "Saved", "Settings", "close_all", "for_cwd"]
+_HOMES = {
+    "Checkpoints": "checkpoints",
+    "close_all": "checkpoints",
+    "for_cwd": "checkpoints",
+    "Checkpoint": "outcome",
+    "Restored": "outcome",
+    "Saved": "outcome",
+    "Settings": "settings",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{home}", __name__), name)
+    globals()[name] = value
+    return value

@@ -5,11 +5,14 @@ most recently updated first. A session that is open and already stored (from its
 first kept message on) is in both parts: its stored entry knows it is open, and
 carries the provider and model it uses now. Each face shapes the entries for its
 protocol (the daemon's `session/list` lists both; ACP's lists each session once).
+The stored files are read in a worker thread: a store of thousands of sessions never
+holds the event loop.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import asyncio
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -34,13 +37,19 @@ class Entry:
     stored: Stored | None
 
 
-def listing(store: Store, opened: Iterable[Session], cwd: Path | None = None) -> list[Entry]:
-    """Open then stored sessions; only those whose working directory is `cwd` (resolved)."""
-    sessions = list(opened)
+async def listing(
+    store: Store, opened: Callable[[], Iterable[Session]], cwd: Path | None = None
+) -> list[Entry]:
+    """Open then stored sessions; only those whose working directory is `cwd` (resolved).
+
+    `opened` is asked after the store is read, so the open sessions are those of the
+    moment the answer is made."""
+    found = await asyncio.to_thread(store.list, cwd)
+    sessions = list(opened())
     here = [s for s in sessions if cwd is None or s.cwd == cwd]
     entries = [Entry(s.id, str(s.cwd), s.provider_name, s.model, s, None) for s in here]
     by_id = {s.id: s for s in sessions}
-    for stored in store.list(cwd):
+    for stored in found:
         live = by_id.get(stored.id)
         provider, model = (
             (live.provider_name, live.model) if live else (stored.provider, stored.model)

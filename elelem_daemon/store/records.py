@@ -293,7 +293,7 @@ def parse_lines(data: bytes, path: Path) -> list[Record]:
 def head_of(lines: list[bytes], path: Path, updated: str) -> Stored:
     """A stored session's metadata from its first lines (for listings): the first
     line, and when its title is empty, the lines up to the first prompt."""
-    head = replay([loads(lines[0])], path, updated)
+    head = metadata(loads(lines[0]), path, updated)
     if not head.title:
         for raw in lines[1:]:
             try:
@@ -334,12 +334,12 @@ def shown_tool(record: Record) -> Record | None:
     }
 
 
-def replay(records: list[Record], path: Path, updated: str) -> Stored:
-    """Fold the records into metadata and the kept messages."""
-    head = records[0] if records else {}
+def metadata(head: Any, path: Path, updated: str) -> Stored:
+    """A stored session with its first record's metadata alone (ValueError when that
+    record is no session metadata)."""
     if not isinstance(head, dict) or head.get("type") != "session":
         raise ValueError(f"{path}: no session metadata")
-    stored = Stored(
+    return Stored(
         path.stem,  # the file names the session, whatever a hand-edited header says
         str(head.get("cwd") or ""),
         str(head.get("provider") or "stub"),
@@ -349,6 +349,11 @@ def replay(records: list[Record], path: Path, updated: str) -> Stored:
         updated,
         path,
     )
+
+
+def replay(records: list[Record], path: Path, updated: str) -> Stored:
+    """Fold the records into metadata and the kept messages."""
+    stored = metadata(records[0] if records else {}, path, updated)
     kept, history = stored.conversation, stored.history
     for record in records[1:]:
         kind = record.get("type")

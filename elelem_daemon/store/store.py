@@ -11,6 +11,12 @@ appends to it. A loaded session carries the `fingerprint` of the file it was rea
 from (`Stored.read_as`): once the lock is taken, the file is read again only if it
 changed since (recorder.record), so a resumed session is read once.
 
+A listing reads each file's first HEAD_READ bytes, in one `read`: they hold the
+metadata line of any session elelem writes. Only a first line past them, or an
+untitled session whose first prompt is not in them, reads more, never past HEAD_LINE
+bytes of metadata line and HEAD_SCAN bytes after it: a file whose first line is longer
+is not listed (skipped with a warning, as is one that is no metadata).
+
 Session files are elelem's own (owned.py): opened with `O_NOFOLLOW`, only as regular
 files with one link. A symlink, hard link or FIFO planted as `<id>.jsonl` is skipped by
 listings and refused by `load`; `delete` removes such a name itself, never opening
@@ -29,7 +35,7 @@ from pathlib import Path
 
 from ..config import state_dir
 from ..errors import NoStoredSession, SessionLocked
-from ..owned import open_owned
+from ..owned import open_owned, read_owned
 from . import records
 from .records import Record, Stored
 
@@ -37,16 +43,14 @@ log = logging.getLogger(__name__)
 
 SUFFIX = ".jsonl"
 HEAD_SCAN = 64 * 1024  # bytes read past the metadata of an untitled session, for its title
+HEAD_LINE = 64 * 1024  # bytes of the metadata line at most (elelem writes a few hundred)
+HEAD_READ = 8 * 1024  # bytes a listing reads first: the metadata line, and often the title
 VALID_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
 def sessions_dir() -> Path:
     """The folder of stored sessions, from the environment (read on every call)."""
     return state_dir() / "sessions"
-
-
-def _mtime(path: Path) -> str:
-    return _stamp(path.stat().st_mtime)
 
 
 def _stamp(mtime: float) -> str:
@@ -75,7 +79,15 @@ class Store:
         """Stored sessions, most recently updated first; only those in `cwd` if given."""
         where = str(Path(cwd).resolve()) if cwd is not None else None
         found = []
-        for path in self.root.glob(f"*{SUFFIX}") if self.root.is_dir() else []:
+        try:
+            with os.scandir(self.root) as entries:  # one pass, in the folder's order
+                names = [e.name for e in entries if e.name.endswith(SUFFIX)]
+        except OSError as exc:  # no folder yet (nothing stored), or one we may not read
+            if not isinstance(exc, FileNotFoundError | NotADirectoryError):
+                log.warning("store: %s not listed: %s", self.root, exc)
+            names = []
+        for name in names:
+            path = self.root / name
             try:
                 stored = self._head(path)
             except (OSError, ValueError) as exc:
@@ -86,16 +98,28 @@ class Store:
         return sorted(found, key=lambda s: (s.updated, s.created), reverse=True)
 
     def _head(self, path: Path) -> Stored:
-        """The metadata; for a session stored before its first prompt, also the lines up
-        to that prompt (at most HEAD_SCAN bytes), which give the title."""
-        with open(open_owned(path), "rb") as file:  # never through a link
-            first = file.readline()
-            if not first.endswith(b"\n"):
-                raise ValueError("no complete metadata line")
-            lines = [first]
-            if b'"title":""' in first:
-                lines += file.read(HEAD_SCAN).split(b"\n")[:-1]
-        return records.head_of(lines, path, _mtime(path))
+        """The metadata, from the first line (at most HEAD_LINE bytes); for a session
+        stored before its first prompt, also from the lines up to that prompt (at most
+        HEAD_SCAN bytes past the first line), which give the title.
+
+        The first HEAD_READ bytes are read, which hold the first line of any session
+        elelem writes, and often an untitled session's first prompt; the file is read
+        again, up to those bounds, only when they do not."""
+        data, info = read_owned(path, HEAD_READ)  # never through a link
+        whole = len(data) >= info.st_size
+        end = data.find(b"\n")
+        if end >= 0:
+            head = _head_of(data, end, path, info)
+            if whole or head.title or b'"title":""' not in data[:end]:
+                return head
+        if not whole:
+            data, info = read_owned(path, HEAD_LINE + HEAD_SCAN)
+            end = data.find(b"\n")
+        if end < 0 and len(data) < HEAD_LINE:
+            raise ValueError("no complete metadata line")
+        if end < 0 or end >= HEAD_LINE:
+            raise ValueError(f"metadata line longer than {HEAD_LINE} bytes")
+        return _head_of(data, end, path, info)
 
     def head(self, session_id: str) -> Stored:
         """A stored session's metadata alone (NoStoredSession when there is none)."""
@@ -112,9 +136,7 @@ class Store:
         be read); its `read_as` is the fingerprint of the file it was read from."""
         path = self.path(session_id)
         try:
-            with open(open_owned(path), "rb") as file:  # never through a link
-                info = os.fstat(file.fileno())
-                data = file.read()
+            data, info = read_owned(path)  # never through a link; the fstat of those bytes
             stored = records.replay(records.parse_lines(data, path), path, _stamp(info.st_mtime))
             stored.read_as = fingerprint(info)
             return stored
@@ -226,6 +248,15 @@ class Writer:
         if self._fd is not None:
             os.close(self._fd)  # releases the lock
             self._fd = None
+
+
+def _head_of(data: bytes, end: int, path: Path, info: os.stat_result) -> Stored:
+    """`records.head_of` the first bytes of a file, whose first line ends at `end`: the
+    complete lines of the HEAD_SCAN bytes past it give an untitled session its title."""
+    lines = [data[: end + 1]]
+    if b'"title":""' in lines[0]:
+        lines += data[end + 1 : end + 1 + HEAD_SCAN].split(b"\n")[:-1]
+    return records.head_of(lines, path, _stamp(info.st_mtime))
 
 
 def _fsync_dir(folder: Path) -> None:

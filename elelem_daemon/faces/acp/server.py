@@ -230,7 +230,7 @@ class AcpServer:
         if field(params, "cursor", str, required=False) is not None:
             raise invalid_params("cursor: unknown cursor (every session comes in one page)")
         where = Path(cwd).resolve() if cwd else None
-        entries = listing(self.store, self.lives.sessions(), where)
+        entries = await listing(self.store, self.lives.sessions, where)
         stored = {e.session_id: e.stored for e in entries if e.stored is not None}
         listed = []
         for entry in entries:

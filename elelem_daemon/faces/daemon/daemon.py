@@ -276,7 +276,7 @@ class Daemon:
         return {"items": session.commands.complete(p["text"], session.cwd)}
 
     async def list_sessions(self, params: Any) -> dict[str, Any]:
-        return {"sessions": saved.listing(self, spec.check(params, spec.LIST).get("cwd"))}
+        return {"sessions": await saved.listing(self, spec.check(params, spec.LIST).get("cwd"))}
 
     async def load(self, params: Any) -> dict[str, Any]:
         return await saved.load(self, spec.check(params, spec.LOAD))

@@ -6,6 +6,8 @@ module adds what a daemon facing editors needs on top:
   bad header, a truncated body, bad JSON or a non-object gets an error response and
   the next good request is still answered (pygls' reader only logs them);
 - params that stay plain dicts (toolchain.md §3) and are checked by the handlers;
+- a `Large` result (`session/load`'s) is encoded in a thread, in pieces, into the
+  place in the output it had when its handler returned (spliced.py, `Stdout.reserve`);
 - every error carries `data.kind`; an ElelemError's code comes from the one table
   (`jsonrpc.errors.CODES`);
 - exit within a second of EOF, `exit`, a signal or the client's process going away,
@@ -36,6 +38,7 @@ from ...jsonsafe import cleaned, loads
 from .daemon import Daemon
 from .early import error_message, failure
 from .lean import load
+from .spliced import Large, Raw, frame_chunks
 from .stdio import StdioPeer, Stdout
 
 ENGINE = load()  # pygls's JSON-RPC modules, without lsprotocol (lean.py)
@@ -92,30 +95,34 @@ def converter_factory() -> Any:
     return converter
 
 
-def compact_encoder(default: Callable[[Any], Any]) -> Callable[[Any], str]:
-    """Compact ASCII JSON from one C encoder built once (`json.dumps` builds one per call).
+def plain_encoder(default: Callable[[Any], Any]) -> Callable[[Any], str]:
+    """Compact ASCII JSON from one C encoder built once (`json.dumps` builds one per call);
+    raises ValueError on NaN or Infinity, RecursionError past the interpreter's depth.
 
     No circular-reference bookkeeping: the daemon's messages are trees, and a reused
-    marker table could keep stale entries after a failed encode. Never NaN or
-    Infinity: such a value is written as `null` (jsonsafe.cleaned), as JSON.stringify does.
-    """
+    marker table could keep stale entries after a failed encode. Safe to call from
+    several threads at once (it keeps no state)."""
     from json.encoder import (  # type: ignore[attr-defined]
         c_make_encoder,  # undocumented, absent from typeshed
         encode_basestring_ascii,
     )
 
-    plain: Callable[[Any], str]
     if c_make_encoder is None:  # an interpreter without the C accelerator
-        plain = json.JSONEncoder(separators=(",", ":"), default=default, allow_nan=False).encode
-    else:
-        encoder = c_make_encoder(
-            None, default, encode_basestring_ascii, None, ":", ",", False, False, False
-        )
+        return json.JSONEncoder(separators=(",", ":"), default=default, allow_nan=False).encode
+    encoder = c_make_encoder(
+        None, default, encode_basestring_ascii, None, ":", ",", False, False, False
+    )
 
-        def joined(obj: Any) -> str:
-            return "".join(encoder(obj, 0))
+    def joined(obj: Any) -> str:
+        return "".join(encoder(obj, 0))
 
-        plain = joined
+    return joined
+
+
+def compact_encoder(default: Callable[[Any], Any]) -> Callable[[Any], str]:
+    """`plain_encoder`, never NaN or Infinity: such a value is written as `null`
+    (jsonsafe.cleaned), as JSON.stringify does; a part nested too deep, as a string."""
+    plain = plain_encoder(default)
 
     def encode(obj: Any) -> str:
         try:
@@ -137,6 +144,7 @@ class ElelemProtocol(JsonRPCProtocol):
     notices: frozenset[str] = frozenset()
 
     _encode: Callable[[Any], str] | None = None
+    _plain: Callable[[Any], str] | None = None
 
     def receive(self, body: bytes) -> bool:
         """Handle one frame's body; False if it was not JSON (the caller may resync)."""
@@ -244,19 +252,70 @@ class ElelemProtocol(JsonRPCProtocol):
 
     def _send_data(self, data: Any) -> None:
         """One frame, from a reused compact encoder (pygls builds one per message and
-        logs every body). ASCII JSON, so the header counts bytes and characters alike."""
+        logs every body)."""
         if not data or self.writer is None:
             return
+        self.writer.write(self._frame(data))
+
+    def _frame(self, data: Any) -> bytes:
+        """ASCII JSON, so the header counts bytes and characters alike."""
         if self._encode is None:
             self._encode = compact_encoder(self._serialize_message)
         body = self._encode(data).encode()
-        self.writer.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+        return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+
+    def _send_large(self, message: dict[str, Any]) -> None:
+        """A `Large` result's frame (spliced.py): its small values encoded here, its
+        lists in a thread, into the place in the output the answer has now; what the
+        daemon writes meanwhile waits behind it, so the order is the plain path's. What
+        the splice cannot write (NaN, too deep), or a bug, takes the plain path."""
+        writer, result = self.writer, message["result"]
+        if not isinstance(writer, Stdout):  # a writer with no places to keep
+            self._send_data(message)
+            return
+        if self._plain is None:
+            self._plain = plain_encoder(self._serialize_message)
+        plain = self._plain
+        try:
+            parts = {
+                key: value if key in result.apart else Raw(plain(value))
+                for key, value in result.items()
+            }
+            work = asyncio.get_running_loop().run_in_executor(
+                None, frame_chunks, {**message, "result": parts}, plain
+            )
+        except (ValueError, RecursionError, RuntimeError):  # NaN...; no loop or threads
+            self._send_data(message)
+            return
+        place = writer.reserve()
+
+        def done(work: asyncio.Future[list[bytes]]) -> None:
+            if not work.cancelled() and work.exception() is None:
+                writer.fill(place, work.result())
+                return
+            if not work.cancelled():
+                log.info("the answer to %r: the plain path (%r)", message["id"], work.exception())
+            try:
+                frame = self._frame(message)
+            except Exception:  # a bug: answer it, and keep the output going
+                log.exception("could not write the answer to %r", message["id"])
+                failed = error_message(
+                    message["id"], INTERNAL_ERROR, "internal error", "internal_error"
+                )
+                frame = self._frame(failed)
+            writer.fill(place, [frame])
+
+        work.add_done_callback(done)
 
     def _send_response(
         self, msg_id: Any, result: Any | None = None, error: Any | None = None
     ) -> None:
         if error is None:
-            self._send_data({"jsonrpc": "2.0", "id": msg_id, "result": result})
+            message = {"jsonrpc": "2.0", "id": msg_id, "result": result}
+            if isinstance(result, Large):
+                self._send_large(message)
+            else:
+                self._send_data(message)
             return
         data = error.data if isinstance(error.data, dict) else {}
         data = {key: value for key, value in data.items() if key != "traceback"}
@@ -347,5 +406,6 @@ async def attach(
     pending = [f for f in futures if isinstance(f, asyncio.Future)]
     if pending:
         await asyncio.wait(pending, timeout=SETTLE)
+    await writer.filled(SETTLE)  # a large answer still encoding in its thread
     writer.flush()
     return code

@@ -11,6 +11,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...errors import InvalidParams, ShuttingDown, UnknownSession
+from .spliced import Large
+
+APART = ("messages", "history")  # `messages` builds these lists anew: encoded in a thread
 
 if TYPE_CHECKING:
     from ...session import Session
@@ -18,7 +21,7 @@ if TYPE_CHECKING:
     from .daemon import Daemon
 
 
-def listing(daemon: Daemon, cwd: str | None = None) -> list[dict[str, Any]]:
+async def listing(daemon: Daemon, cwd: str | None = None) -> list[dict[str, Any]]:
     """The open sessions (as created), then every stored one, most recently updated first.
 
     A session both open and stored is listed twice: as open, and as stored with
@@ -31,7 +34,7 @@ def listing(daemon: Daemon, cwd: str | None = None) -> list[dict[str, Any]]:
     except (OSError, RuntimeError, ValueError) as exc:  # a NUL byte, ~nobody, ...
         raise InvalidParams(f"cwd is unusable: {exc}", errors=[f"cwd: unusable: {exc}"]) from None
     entries = []
-    for entry in joined(daemon.store, daemon.lives.sessions(), where):
+    for entry in await joined(daemon.store, daemon.lives.sessions, where):
         if entry.stored is None:
             entries.append(daemon.lives.get(entry.session_id).describe())
         else:
@@ -52,7 +55,8 @@ async def load(daemon: Daemon, params: dict[str, Any]) -> dict[str, Any]:
     The file is read and parsed in a thread (a 60 MB session takes a while, and the
     other sessions' requests go on meanwhile); opening the session is on the loop. A
     session opened here while the file was read (a second `session/load` of it) is
-    described as open."""
+    described as open. The answer is a `Large`: the daemon face encodes its messages in
+    a thread (spliced.py)."""
     from ...session import resume
 
     session_id = params["sessionId"]
@@ -70,7 +74,7 @@ async def load(daemon: Daemon, params: dict[str, Any]) -> dict[str, Any]:
                 stored = await asyncio.to_thread(daemon.store.load, session_id)
             title = stored.title
         described = daemon.add_servers(live, params.get("mcpServers"), "session/load")
-        return {**described, "title": title, **messages(live.session)}
+        return Large({**described, "title": title, **messages(live.session)}, APART)
     assert stored is not None
     loaded = stored
     described = daemon.open(
@@ -87,7 +91,7 @@ async def load(daemon: Daemon, params: dict[str, Any]) -> dict[str, Any]:
         "session/load",
     )
     session = daemon.lives.get(described["sessionId"]).session
-    return {**described, "title": stored.title, **messages(session)}
+    return Large({**described, "title": stored.title, **messages(session)}, APART)
 
 
 def messages(session: Session) -> dict[str, Any]:

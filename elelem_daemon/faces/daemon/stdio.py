@@ -2,7 +2,8 @@
 
 stdin is read by a daemon thread (so it never holds up the exit, and a terminal's
 stdin is not made non-blocking); stdout gets one write and flush per pass of the event
-loop, and a client that went away stops the daemon. Reading stops while the handlers
+loop (a frame encoded elsewhere keeps its place in that order), and a client that went
+away stops the daemon. Reading stops while the handlers
 are behind, so memory stays bounded whatever the client sends.
 
 `serve` (`elelem daemon`) answers the editor's first requests (`initialize`,
@@ -30,46 +31,137 @@ from .daemon import Daemon
 
 CHUNK = 65536
 BUFFERED = 64  # chunks read ahead of the handlers: 4 MiB at most
+PIECES = 64  # frames or pieces written at once past which writev writes them, unjoined
+PIPE_SIZE = 1 << 20  # bytes the pipe to the client holds (`widen`)
+IOV_MAX = 1024  # pieces per writev (POSIX's least IOV_MAX is 16; Linux and macOS: 1024)
+
+
+class Place:
+    """A frame's place in the output, held while the frame is encoded elsewhere (a large
+    answer, encoded in a thread: protocol.py, spliced.py)."""
+
+    __slots__ = ("chunks",)
+
+    def __init__(self) -> None:
+        self.chunks: list[bytes] | None = None
 
 
 class Stdout:
     """The writer. Frames written in one pass of the event loop go out together, in one
     write and flush when the pass ends: a burst of deltas costs one system call, a lone
-    frame waits for nothing. A lost client stops the daemon."""
+    frame waits for nothing. A frame given a `Place` (`reserve`) goes out in that place:
+    what is written after it waits until it is filled (`fill`), so the order is the
+    order of the calls. A frame given in many pieces is written with writev, not joined
+    first. A lost client stops the daemon."""
 
     def __init__(self, stream: BinaryIO, lost: Callable[[], None]) -> None:
         self.stream = stream
         self.lost = lost
         self.broken = False
-        self._pending: list[bytes] = []
+        self._pending: list[bytes | Place] = []
+        self._scheduled = False
+        self._places = 0  # reserved, not filled yet
+        self._filled: asyncio.Event | None = None
 
     def write(self, data: bytes) -> None:
         if self.broken:
             return
         if not self._pending:
             try:
-                asyncio.get_running_loop().call_soon(self.flush)
+                self._schedule()
             except RuntimeError:  # not on the loop's thread: write now
-                self._emit(data)
+                self._emit([data])
                 return
         self._pending.append(data)
 
-    def flush(self) -> None:
-        if self._pending:
-            data = b"".join(self._pending)
-            self._pending.clear()
-            self._emit(data)
+    def reserve(self) -> Place:
+        """A place for a frame, here in the order; on the loop's thread only."""
+        place = Place()
+        if not self.broken:
+            self._places += 1
+            self._pending.append(place)
+        return place
 
-    def _emit(self, data: bytes) -> None:
+    def fill(self, place: Place, chunks: list[bytes]) -> None:
+        """The frame of `place`, in pieces; it and what waited behind it go out."""
+        if place.chunks is not None or place not in self._pending:
+            return
+        place.chunks = chunks
+        self._places -= 1
+        if not self._places and self._filled is not None:
+            self._filled.set()
+        self._schedule()
+
+    async def filled(self, timeout: float) -> None:
+        """Wait, at most `timeout` seconds, until every reserved place is filled."""
+        if self._places:
+            self._filled = self._filled or asyncio.Event()
+            self._filled.clear()
+            try:
+                await asyncio.wait_for(self._filled.wait(), timeout)
+            except TimeoutError:
+                pass
+
+    def _schedule(self) -> None:
+        if not self._scheduled:
+            asyncio.get_running_loop().call_soon(self.flush)
+            self._scheduled = True
+
+    def flush(self) -> None:
+        """Write what is pending, up to the first place not filled yet."""
+        self._scheduled = False
+        ready: list[bytes] = []
+        done = 0
+        for item in self._pending:
+            if isinstance(item, Place):
+                if item.chunks is None:
+                    break
+                ready.extend(item.chunks)
+            else:
+                ready.append(item)
+            done += 1
+        del self._pending[:done]
+        if ready:
+            self._emit(ready)
+
+    def _emit(self, chunks: list[bytes]) -> None:
         try:
-            self.stream.write(data)
-            self.stream.flush()
+            fd = self._fileno() if len(chunks) > PIECES else None
+            if fd is not None:
+                self.stream.flush()
+                writev(fd, chunks)
+            else:
+                self.stream.write(chunks[0] if len(chunks) == 1 else b"".join(chunks))
+                self.stream.flush()
         except (OSError, ValueError):
             self.broken = True
+            self._pending.clear()
+            self._places = 0
+            if self._filled is not None:
+                self._filled.set()
             self.lost()
+
+    def _fileno(self) -> int | None:
+        try:
+            return self.stream.fileno()
+        except (OSError, ValueError, AttributeError):  # io.UnsupportedOperation is both
+            return None
 
     def close(self) -> None:
         self.flush()
+
+
+def writev(fd: int, chunks: list[bytes]) -> None:
+    """Write every chunk to fd, in order, IOV_MAX at a time (writev may write part)."""
+    views: list[bytes | memoryview] = list(chunks)
+    at = 0
+    while at < len(views):
+        written = os.writev(fd, views[at : at + IOV_MAX])
+        while at < len(views) and written >= len(views[at]):
+            written -= len(views[at])
+            at += 1
+        if written:
+            views[at] = memoryview(views[at])[written:]
 
 
 class StdioPeer:
@@ -112,6 +204,28 @@ class StdioPeer:
     def stop(self, code: int) -> None:
         if not self.stopped.done():
             self.stopped.set_result(code)
+
+
+def widen(fd: int, size: int = PIPE_SIZE) -> int | None:
+    """Let the pipe to the client hold `size` bytes (Linux's F_SETPIPE_SZ; the default is
+    64 KiB), so a large answer goes out in fewer, larger writes and reads: for the
+    61 MB session/load's 121 MB answer, ~120 fills of the pipe instead of ~1,900.
+    Nothing else changes (the kernel holds at most that much unread); where the system
+    refuses (not a pipe, not Linux, past /proc/sys/fs/pipe-max-size) it stays as it is.
+    The pipe's size after, or None."""
+    import stat
+
+    try:
+        import fcntl
+
+        if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+            return None
+        setting = getattr(fcntl, "F_SETPIPE_SZ", None)
+        if setting is not None and fcntl.fcntl(fd, fcntl.F_GETPIPE_SZ) < size:
+            fcntl.fcntl(fd, setting, size)
+        return fcntl.fcntl(fd, fcntl.F_GETPIPE_SZ) if setting is not None else None
+    except (ImportError, OSError):
+        return None
 
 
 def stdin_chunks(fd: int = 0, buffered: int = BUFFERED) -> Callable[[], Awaitable[bytes]]:
@@ -190,6 +304,7 @@ def serve(
     plugin's print) become stderr."""
     sys.stdout.flush()
     stdout = open(os.dup(1), "wb")  # lives as long as the process
+    widen(stdout.fileno())
     os.dup2(2, 1)
     sys.stdout = sys.stderr
 

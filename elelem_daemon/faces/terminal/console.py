@@ -73,6 +73,7 @@ class TerminalOutput(NullOutput):
         self._fetching = False  # between `waiting` and `reply`: the text streams
         self._ended_line = False  # the plain reply's last delta ended its line
         self._running: str | None = None  # the tool running, its spinner's label
+        self._labels: dict[str, str] = {}  # each open call's spinner label, by call id
         self.indent = ""  # before each line of a call or a message (a task's child's)
 
     # -- the Output port ------------------------------------------------------------
@@ -153,10 +154,14 @@ class TerminalOutput(NullOutput):
         shown.append(f"({rest}")
         self.screen.print(shown)
         self._running = f"running {name}"
+        if isinstance(call.get("id"), str):
+            self._labels[call["id"]] = self._running
         self.screen.spin(self._running)
 
     def result(self, call: dict[str, Any], result: Result) -> None:
         self._running = None
+        if isinstance(call.get("id"), str):
+            self._labels.pop(call["id"], None)
         self._close()
         lines, ok, note = folded(result)
         mark, at = ("✓" if ok else "✗"), self.indent + "  "
@@ -176,11 +181,12 @@ class TerminalOutput(NullOutput):
         self._blocks = 1  # the reply that follows starts after a blank line
 
     def nested(self, call_id: str) -> NullOutput:
-        """The Output of the sub-agent a `task` call runs (builtins/task.py): its calls
-        and messages indented under that call (nested.py)."""
+        """The Output of the sub-agent that call `call_id` (a `task`) runs
+        (builtins/task.py): its calls and messages indented under that call, whose
+        spinner comes back after each of theirs (nested.py)."""
         from .nested import TerminalNested
 
-        return TerminalNested(self, self._running)
+        return TerminalNested(self, self._labels.get(call_id, self._running))
 
     def spin_again(self, label: str | None) -> None:
         """Show `label`'s spinner again (a task's, once a child call has its result)."""

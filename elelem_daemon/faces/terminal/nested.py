@@ -4,7 +4,8 @@ Its tool calls, their folded output and marks, and what it says print under the 
 call, each line indented by INDENT more than the call's, as VS Code and Neovim nest the
 events that carry `parentToolCallId`. Its streamed text and thinking are not printed
 (NullOutput's): only its final answer counts, as the task call's result. Once a child
-call has its result, the task's own spinner comes back.
+call has its result, the task's own spinner comes back: the spinner of the call
+`TerminalOutput.nested(call_id)` names (the call running, when that id was not drawn).
 """
 
 from __future__ import annotations

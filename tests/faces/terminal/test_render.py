@@ -141,6 +141,21 @@ def test_plain_output_indents_a_tasks_child_under_its_call():
     )
 
 
+def test_a_tasks_child_brings_back_the_spinner_of_the_call_it_was_nested_under():
+    output = TerminalOutput(stream=io.StringIO(), color=True)
+    assert output.screen is not None
+    output.doing({"id": "c1", "name": "task", "arguments": {"prompt": "look"}})
+    output.doing({"id": "c2", "name": "read", "arguments": {"path": "b.txt"}})
+    child = output.nested("c1")  # not the call drawn last: the one named
+    child.doing({"id": "k1", "name": "grep", "arguments": {"pattern": "x"}})
+    child.result({"id": "k1", "name": "grep"}, Result({"matches": [], "ok": True}))
+    assert output._running == "running task"
+    output.result({"id": "c1", "name": "task"}, Result({"result": "found", "ok": True}))
+    assert output.nested("c9").label is None  # an id never drawn: the call running, none
+    output.doing({"id": "c3", "name": "task", "arguments": {"prompt": "again"}})
+    assert output.nested("c3").label == "running task"
+
+
 def test_a_reply_redrawn_alone_is_shown():
     output, stream = plain()
     output.reply("an old reply \x1b[8m")  # a resumed session's history: no fetch runs
