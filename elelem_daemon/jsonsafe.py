@@ -45,9 +45,25 @@ def _float(text: str) -> float:
 
 
 # built once: `json.loads` with any option builds a decoder per call (a stream parses
-# one text per event)
-_DECODE = json.JSONDecoder(parse_constant=_constant).decode
-_DECODE_FINITE = json.JSONDecoder(parse_constant=_constant, parse_float=_float).decode
+# one text per event); their scanners are called as `JSONDecoder.decode` calls them,
+# without its two Python frames (`decode`, `raw_decode`): the same value, the same errors
+_SCAN = json.JSONDecoder(parse_constant=_constant).scan_once  # type: ignore[attr-defined]
+_SCAN_FINITE = json.JSONDecoder(  # type: ignore[attr-defined]
+    parse_constant=_constant, parse_float=_float
+).scan_once
+_SPACE = json.decoder.WHITESPACE.match  # type: ignore[attr-defined]
+
+
+def _decode(scan: Any, text: str) -> Any:
+    """`JSONDecoder.decode(text)`, step for step (CPython's json/decoder.py)."""
+    try:
+        value, end = scan(text, _SPACE(text, 0).end())
+    except StopIteration as err:
+        raise json.JSONDecodeError("Expecting value", text, err.value) from None
+    end = _SPACE(text, end).end()
+    if end != len(text):
+        raise json.JSONDecodeError("Extra data", text, end)
+    return value
 
 
 def loads(text: str | bytes, finite: bool = False, max_depth: int = MAX_DEPTH) -> Any:
@@ -59,7 +75,7 @@ def loads(text: str | bytes, finite: bool = False, max_depth: int = MAX_DEPTH) -
     if text.startswith("\ufeff"):
         raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
     try:
-        value = (_DECODE_FINITE if finite else _DECODE)(text)
+        value = _decode(_SCAN_FINITE if finite else _SCAN, text)
     except RecursionError:
         raise ValueError(TOO_DEEP) from None
     if too_deep(text, max_depth):

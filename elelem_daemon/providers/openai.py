@@ -36,7 +36,6 @@ from .. import keys
 from ..errors import ProviderError
 from .calls import CUT_OFF, doing
 from .http import RETRY_STATUS, Failure, HTTPProvider
-from .sse import sse_events
 from .window import tokens
 
 log = logging.getLogger(__name__)
@@ -125,7 +124,7 @@ class OpenAIProvider(HTTPProvider):
         usage: dict[str, int] = {}
         finished = False
         done = False
-        async for events in sse_events(self.batches(response)):
+        async for events in self.events(response):
             for _, data in events:
                 if data.strip() == "[DONE]":
                     done = True
@@ -142,17 +141,20 @@ class OpenAIProvider(HTTPProvider):
                     reasoning = delta.get("reasoning_content") or delta.get("reasoning")
                     if isinstance(reasoning, str) and reasoning:
                         yield {"type": "thinking", "text": reasoning}
-                    if isinstance(delta.get("content"), str) and delta["content"]:
-                        yield {"type": "saying", "text": delta["content"]}
-                    for fragment in delta.get("tool_calls") or []:
-                        gather(calls, fragment)
-                    if choice.get("finish_reason") == "error":
+                    content = delta.get("content")
+                    if content and isinstance(content, str):
+                        yield {"type": "saying", "text": content}
+                    if "tool_calls" in delta:
+                        for fragment in delta["tool_calls"] or []:
+                            gather(calls, fragment)
+                    finish = choice.get("finish_reason")
+                    if finish == "error":
                         raise stream_error(chunk)
-                    if choice.get("finish_reason") and not finished:
+                    if finish and not finished:
                         finished = True
                         for event in doings(calls):
                             yield event
-                        if choice["finish_reason"] == "length":
+                        if finish == "length":
                             log.info("openai: the reply hit the model's token limit")
                             yield dict(CUT_OFF)
             if done:

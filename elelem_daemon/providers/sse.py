@@ -7,43 +7,71 @@ is handed over too, so its reader can decide whether it is whole.
 
 The lines come in batches (`lines.batches`: the lines of one read) and the events go
 out the same way, one list per batch that completes any: a reader walks them with no
-await per line or per event.
+await per line or per event. `Parser` is that framing fed by hand; `read_events` runs
+`lines.Splitter` and it over an answer's reads in one generator (`HTTPProvider.events`).
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterable, AsyncIterator
 
+from .lines import Splitter
+
 Event = tuple[str, str]  # (event, data); event is "message" when the server named none
 
 
-async def sse_events(batches: AsyncIterable[list[str]]) -> AsyncIterator[list[Event]]:
-    """The `(event, data)` pairs each batch of lines completes (batches with none are
-    skipped), then the one still open at the end, if any."""
-    event, data = "", list[str]()
-    async for batch in batches:
+class Parser:
+    """The SSE framing `sse_events` runs, fed one batch of lines at a time: `feed`
+    answers the events the lines complete, `end` the one still open at the end."""
+
+    def __init__(self) -> None:
+        self.event, self.data = "", list[str]()
+
+    def feed(self, batch: list[str]) -> list[Event]:
         done: list[Event] = []
         for line in batch:
             if not line:
-                if data:
-                    done.append((event or "message", "\n".join(data)))
-                event, data = "", []
+                if self.data:
+                    done.append((self.event or "message", "\n".join(self.data)))
+                self.event, self.data = "", []
                 continue
             if line.startswith("data: "):  # the usual line, said once
-                data.append(line[6:])
+                self.data.append(line[6:])
                 continue
             if line.startswith(":"):
                 continue
             field, _, value = line.partition(":")
             value = value[1:] if value.startswith(" ") else value
             if field == "event":
-                event = value
+                self.event = value
             elif field == "data":
-                data.append(value)
-        if done:
+                self.data.append(value)
+        return done
+
+    def end(self) -> list[Event]:
+        return [(self.event or "message", "\n".join(self.data))] if self.data else []
+
+
+async def sse_events(batches: AsyncIterable[list[str]]) -> AsyncIterator[list[Event]]:
+    """The `(event, data)` pairs each batch of lines completes (batches with none are
+    skipped), then the one still open at the end, if any."""
+    parser = Parser()
+    async for batch in batches:
+        if done := parser.feed(batch):
             yield done
-    if data:
-        yield [(event or "message", "\n".join(data))]
+    if done := parser.end():
+        yield done
+
+
+async def read_events(chunks: AsyncIterable[bytes], split: Splitter) -> AsyncIterator[list[Event]]:
+    """`sse_events` of `split`'s lines of `chunks` (an answer's reads), in one generator
+    (what `HTTPProvider.events` gives a provider): per read, no await but its own."""
+    parser = Parser()
+    async for chunk in chunks:
+        if done := parser.feed(split.feed(chunk)):
+            yield done
+    if done := parser.feed(split.end()) + parser.end():
+        yield done
 
 
 async def each_event(batches: AsyncIterable[list[str]]) -> AsyncIterator[Event]:

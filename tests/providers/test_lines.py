@@ -77,3 +77,37 @@ async def test_a_stream_in_one_byte_reads() -> None:
     assert expected == ["data: a", "", "data: b", "data: c", "", "", "", "x" + "y" * 5000]
     assert await collect(*(data[i : i + 1] for i in range(len(data)))) == expected
     assert await collect(*(data[i : i + 3] for i in range(0, len(data), 3))) == expected
+
+
+async def test_a_read_of_whole_lines_decodes_as_line_by_line() -> None:
+    # such a read is decoded whole, then split (Splitter's usual case): bad and cut UTF-8
+    # sequences before a line end give what decoding each line alone gives
+    data = b"\xe2\x82\ndata: \xff\xfe x\n\xf0\x9f\x99\n\xc3\n\xed\xa0\x80\nok \xc3\xa9\n\n"
+    one_by_one = await collect(*(data[i : i + 1] for i in range(len(data))))
+    assert one_by_one == [line.decode("utf-8", "replace") for line in data.split(b"\n")[:-1]]
+    assert await collect(data) == one_by_one
+    assert await collect(data[:9], data[9:]) == one_by_one
+
+
+async def test_sse_events_in_one_step_are_sse_events_of_batches() -> None:
+    from elelem_daemon.providers.lines import Splitter
+    from elelem_daemon.providers.sse import read_events, sse_events
+
+    data = (
+        b": comment\n\nevent: delta\ndata: a\ndata:b\r\n\r\nid: 1\ndata: c\n\ndata: [DONE]\n\n"
+        b"retry: 5\ndata: open at the end\r"
+    )
+    for size in (1, 2, 7, len(data)):
+        reads = [data[i : i + size] for i in range(0, len(data), size)]
+        step = [e async for b in read_events(Answer(*reads).aiter_raw(), Splitter("t")) for e in b]
+        plain = [e async for b in sse_events(batches(Answer(*reads), "t")) for e in b]  # type: ignore[arg-type]
+        assert (
+            step
+            == plain
+            == [
+                ("delta", "a\nb"),
+                ("message", "c"),
+                ("message", "[DONE]"),
+                ("message", "open at the end"),
+            ]
+        )

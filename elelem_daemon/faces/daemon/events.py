@@ -45,6 +45,9 @@ class Events(NullOutput):
         self._held_method = ""
         self._timer: asyncio.TimerHandle | None = None
         self._last = float("-inf")  # loop time of the last delta notification
+        # a delta's fields but its text, for the peer's `notify_text` (one dict per turn)
+        self._notify_text = getattr(peer, "notify_text", None)
+        self._head: dict[str, Any] | None = None
 
     def _send(self, method: str, params: dict[str, Any]) -> None:
         if self.session_id is None:  # a setup block printing before the session exists
@@ -54,6 +57,21 @@ class Events(NullOutput):
         if self.parent_id is not None:  # a sub-agent's event (builtins/task.py)
             params["parentToolCallId"] = self.parent_id
         self.peer.notify(method, params)
+
+    def _text(self, method: str, text: str) -> None:
+        """`_send(method, {"text": text})`, the same notification: through the peer's
+        `notify_text` (which encodes only the text per delta) when it has one."""
+        if self.session_id is None or self.parent_id is not None or self._notify_text is None:
+            self._send(method, {"text": text})  # parentToolCallId goes after the text
+            return
+        head = self._head
+        if (
+            head is None
+            or head["sessionId"] is not self.session_id
+            or (head["turnId"] is not self.turn_id)
+        ):
+            head = self._head = {"sessionId": self.session_id, "turnId": self.turn_id}
+        self._notify_text(method, head, text)
 
     def nested(self, call_id: str) -> Events:
         """The Output of a sub-agent that tool call `call_id` runs (builtins/task.py):
@@ -65,7 +83,7 @@ class Events(NullOutput):
 
     def _delta(self, method: str, text: str) -> None:
         if not self.interval:
-            self._send(method, {"text": text})
+            self._text(method, text)
             return
         if self._held and method != self._held_method:
             self.flush()
@@ -87,7 +105,7 @@ class Events(NullOutput):
         if self._held:
             text = "".join(self._held)
             self._held.clear()
-            self._send(self._held_method, {"text": text})
+            self._text(self._held_method, text)
             self._last = asyncio.get_running_loop().time()
 
     def notice(self, method: str, params: dict[str, Any]) -> None:

@@ -21,6 +21,7 @@ import json
 import logging
 from collections.abc import Awaitable, Callable
 from concurrent.futures import Future
+from json.encoder import encode_basestring_ascii as escape_ascii  # C, as the encoder uses
 from typing import TYPE_CHECKING, Any
 
 from ...errors import ElelemError
@@ -218,6 +219,36 @@ class ElelemProtocol(JsonRPCProtocol):
 
     def notify(self, method: str, params: Any | None = None) -> None:
         self._send_data({"jsonrpc": "2.0", "method": method, "params": params})
+
+    _heads: dict[str, tuple[dict[str, Any], str]] | None = None
+
+    def notify_text(self, method: str, params: dict[str, Any], text: str) -> None:
+        """`notify(method, {**params, "text": text})`, the same bytes, for a stream of
+        deltas (`event/saying`): the frame up to the text is encoded once per method, and
+        kept while the same `params` object comes (the caller does not change that dict:
+        `Events` builds a new one when its session or turn changes)."""
+        if self.writer is None:
+            return
+        if self._heads is None:
+            self._heads = {}
+        kept = self._heads.get(method)
+        if kept is None or kept[0] is not params:
+            if "text" in params:  # it would not be the last field: the plain path
+                self.notify(method, {**params, "text": text})
+                return
+            if self._encode is None:
+                self._encode = compact_encoder(self._serialize_message)
+            head = self._encode(
+                {"jsonrpc": "2.0", "method": method, "params": {**params, "text": ""}}
+            )
+            if len(self._heads) >= 16:  # a few methods stream: a bound, not a cache policy
+                self._heads.clear()
+            kept = self._heads[method] = (params, head[: -len('""}}')])
+        if type(text) is not str:  # a plugin's odd value: the encoder says what it is
+            self.notify(method, {**params, "text": text})
+            return
+        body = (kept[1] + escape_ascii(text) + "}}").encode()
+        self.writer.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
 
     def _send_data(self, data: Any) -> None:
         """One frame, from a reused compact encoder (pygls builds one per message and

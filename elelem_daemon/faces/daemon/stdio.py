@@ -182,6 +182,13 @@ class StdioPeer:
             return
         self.protocol.notify(method, params)
 
+    def notify_text(self, method: str, params: dict[str, Any], text: str) -> None:
+        """`notify(method, {**params, "text": text})`: a delta (protocol.notify_text)."""
+        if self.protocol is None:
+            self.notify(method, {**params, "text": text})
+            return
+        self.protocol.notify_text(method, params, text)
+
     async def request(self, method: str, params: dict[str, Any]) -> Any:
         if self.protocol is None:
             await self.attached.wait()

@@ -1,0 +1,72 @@
+"""jsonsafe.loads against json.loads: the same values and the same errors (it calls
+json's scanner directly, without `JSONDecoder.decode`'s frames: issue 22)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from elelem_daemon.jsonsafe import loads
+
+TEXTS = [
+    '{"a": [1, 2.5, "x", null, true, false]}',
+    "  \t\r\n[1]\n ",
+    '"\\ud800 lone"',
+    "",
+    "   ",
+    "[1,]",
+    '{"a": 1} x',
+    '{"a": 1}{"b": 2}',
+    '{"a" 1}',
+    "nul",
+    "[1, 2",
+    '"open',
+    "-",
+    "1e5",
+    "12345678901234567890123456789",
+]
+
+
+def refuse(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+@pytest.mark.parametrize("text", TEXTS)
+def test_loads_answers_as_json_loads(text: str) -> None:
+    try:
+        expected: Any = json.loads(text, parse_constant=refuse)
+    except json.JSONDecodeError as exc:
+        with pytest.raises(json.JSONDecodeError) as caught:
+            loads(text)
+        assert (caught.value.msg, caught.value.pos) == (exc.msg, exc.pos)
+        assert str(caught.value) == str(exc)
+    else:
+        assert loads(text) == expected
+        assert loads(text.encode()) == expected
+
+
+@pytest.mark.parametrize("text", ["NaN", "[Infinity]", '{"a": -Infinity}'])
+def test_loads_refuses_the_constants(text: str) -> None:
+    with pytest.raises(ValueError, match="is not JSON"):
+        loads(text)
+
+
+def test_loads_refuses_an_infinite_number_when_finite() -> None:
+    assert loads("1e999") == float("inf")
+    with pytest.raises(ValueError, match="not a finite number"):
+        loads("[1e999]", finite=True)
+    assert loads("[1.5]", finite=True) == [1.5]
+
+
+def test_loads_refuses_deep_nesting_and_a_bom() -> None:
+    with pytest.raises(ValueError, match="nested deeper than 100 levels"):
+        loads("[" * 101 + "]" * 101)
+    with pytest.raises(ValueError, match="nested deeper"):
+        loads("[" * 100000)
+    assert loads("[" * 100 + "]" * 100) is not None
+    with pytest.raises(json.JSONDecodeError, match="BOM"):
+        loads("\ufeff[]")
+    with pytest.raises(TypeError):
+        loads(5)  # type: ignore[arg-type]
