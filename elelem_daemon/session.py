@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .agent import Agent, TurnResult
+from .agent import Agent, TurnCancelled, TurnResult
 from .changes import Seen
 from .commands import Commands
 from .conversation import Content, Conversation, Message
@@ -185,7 +185,8 @@ class Session:
         reads and the conversation keeps; a bad one raises AttachmentError before
         anything is kept or sent, and the number a face opened for it is given back. A
         prompt already in parts (a list) goes as it is. The plugins' `turn_start` hooks
-        run before it, their `turn_end` hooks after it, whatever happened. With `keep`
+        run before it, their `turn_end` hooks after it, whatever happened (a cancel that
+        comes while they run cuts them short, but the turn's result stands). With `keep`
         false it leaves the conversation as it was (/compact): numbered, and its hooks
         run (its tools' changes are checkpointed), but not marked: no rewind names it.
         What the agent read in the last turn no longer counts (changes.Seen)."""
@@ -215,13 +216,23 @@ class Session:
         if keep:
             self.conversation.begin_turn(number)
         self.turn_id = number
+        ended: TurnResult | None = None  # once the agent's turn is over, what it kept
         try:
             await self.run_hooks("turn_start", number)
-            return await self.agent.turn(prompt, keep)
+            ended = await self.agent.turn(prompt, keep)
+            return ended
+        except TurnCancelled as cancelled:
+            ended = cancelled.result
+            raise
         finally:
             self._unsteered()
             try:
                 await self.run_hooks("turn_end", number, self.agent.last)
+            except asyncio.CancelledError:
+                if ended is None:
+                    raise
+                raise TurnCancelled(ended) from None  # a stop during the end hooks: the
+                # turn was over, and its result (what the conversation kept) stands
             finally:
                 self.turn_id = None
                 self.seen.new_turn()

@@ -193,3 +193,48 @@ def test_the_check_finds_a_wait_for(tmp_path: Path) -> None:
     sample = tmp_path / "sample.py"
     sample.write_text("import asyncio\nasync def f(x):\n    await asyncio.wait_for(x, 1)\n")
     assert wait_fors(sample) == [3]
+
+
+@pytest.mark.parametrize("prompt", ["!echo over", "!tool stop_me {}"])
+async def test_a_cancel_while_the_end_hooks_run_leaves_the_turns_result_as_it_was(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, prompt: str
+) -> None:
+    """A stop that comes while `turn_end` hooks run (the end checkpoint, say) cuts them
+    short, but the turn was over: its result is what the conversation kept, never
+    "cancelled, nothing kept". A turn cancelled before, and cancelled again there,
+    keeps its own cancelled result."""
+    monkeypatch.setenv("ELELEM_CHECKPOINTS", "0")
+    reached, never, stopped = asyncio.Event(), asyncio.Event(), asyncio.Event()
+    registry = core_registry(entry_points=False).child()
+    probe = registry.plugin("late")
+
+    @probe.tool("stop_me", "waits for the user's stop")
+    async def stop_me(session: Any, args: dict[str, Any]) -> dict[str, Any]:
+        stopped.set()
+        await never.wait()
+        return {"ok": True}
+
+    @probe.on("turn_end")
+    async def ended(session: Any, turn: int, result: Any) -> None:
+        reached.set()
+        await never.wait()
+
+    session = start(registry, "stub", cwd=tmp_path, plugin_files=False)
+    live = Live(session)
+    turn = asyncio.ensure_future(live.turn(prompt))
+    if prompt.startswith("!tool"):
+        async with asyncio.timeout(30):
+            await stopped.wait()
+        live.cancel()  # the turn is cancelled; its end hooks start
+    async with asyncio.timeout(30):
+        await reached.wait()
+    live.cancel()  # and now a stop during those hooks
+    async with asyncio.timeout(30):
+        result = await turn
+    if prompt.startswith("!echo"):
+        assert (result.reply, result.stop_reason) == ("over", "end_turn")
+    else:
+        assert result.stop_reason == "cancelled" and result.kept
+    assert session.conversation.last["content"] == result.reply
+    assert not live.busy
+    await session.close()

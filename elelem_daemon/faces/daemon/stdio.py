@@ -16,6 +16,7 @@ that is not plainly good, errors and all).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import os
 import signal
@@ -97,10 +98,9 @@ class Stdout:
         if self._places:
             self._filled = self._filled or asyncio.Event()
             self._filled.clear()
-            try:
-                await asyncio.wait_for(self._filled.wait(), timeout)
-            except TimeoutError:
-                pass
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(timeout):  # never wait_for (tests/faults)
+                    await self._filled.wait()
 
     def _schedule(self) -> None:
         if not self._scheduled:
