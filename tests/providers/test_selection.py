@@ -56,6 +56,22 @@ def test_something_else_on_the_ollama_port_is_not_ollama(tmp_path, server):
     assert choose(env)[0] == "stub"
 
 
+def test_no_ollama_is_known_without_importing_http_client(tmp_path):
+    """Nothing on the Ollama port: one refused connect says so (no http.client)."""
+    code = (
+        "import sys\n"
+        "from elelem_daemon import config\n"
+        f"assert not config.ollama_answers({{'OLLAMA_HOST': {refused()!r}}})\n"
+        "assert 'http.client' not in sys.modules, 'http.client imported'\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1:99999", "http://[::1", "http://127.0.0.1:port"])
+def test_an_unusable_ollama_host_is_no_ollama(host):
+    assert config.ollama_answers({"OLLAMA_HOST": host}, timeout=2) is False
+
+
 def test_notice_is_printed_once(tmp_path):
     env = {"XDG_CONFIG_HOME": str(tmp_path), "OLLAMA_HOST": refused()}
     assert choose(env)[1] and not choose(env)[1]
