@@ -17,7 +17,6 @@ module adds what a daemon facing editors needs on top:
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from collections.abc import Awaitable, Callable
 from concurrent.futures import Future
@@ -34,9 +33,10 @@ from ...jsonrpc.errors import (
 )
 from ...jsonrpc.framing import BadFrame, FrameReader
 from ...jsonrpc.shapes import is_id, shape_problem
-from ...jsonsafe import cleaned, loads
+from ...jsonsafe import loads
 from .daemon import Daemon
 from .early import error_message, failure
+from .encoding import compact_encoder, plain_encoder
 from .lean import load
 from .spliced import Large, Raw, frame_chunks
 from .stdio import StdioPeer, Stdout
@@ -93,44 +93,6 @@ def converter_factory() -> Any:
         lambda obj, cls: cls(id=obj["id"], jsonrpc="2.0", result=obj.get("result")),
     )
     return converter
-
-
-def plain_encoder(default: Callable[[Any], Any]) -> Callable[[Any], str]:
-    """Compact ASCII JSON from one C encoder built once (`json.dumps` builds one per call);
-    raises ValueError on NaN or Infinity, RecursionError past the interpreter's depth.
-
-    No circular-reference bookkeeping: the daemon's messages are trees, and a reused
-    marker table could keep stale entries after a failed encode. Safe to call from
-    several threads at once (it keeps no state)."""
-    from json.encoder import (  # type: ignore[attr-defined]
-        c_make_encoder,  # undocumented, absent from typeshed
-        encode_basestring_ascii,
-    )
-
-    if c_make_encoder is None:  # an interpreter without the C accelerator
-        return json.JSONEncoder(separators=(",", ":"), default=default, allow_nan=False).encode
-    encoder = c_make_encoder(
-        None, default, encode_basestring_ascii, None, ":", ",", False, False, False
-    )
-
-    def joined(obj: Any) -> str:
-        return "".join(encoder(obj, 0))
-
-    return joined
-
-
-def compact_encoder(default: Callable[[Any], Any]) -> Callable[[Any], str]:
-    """`plain_encoder`, never NaN or Infinity: such a value is written as `null`
-    (jsonsafe.cleaned), as JSON.stringify does; a part nested too deep, as a string."""
-    plain = plain_encoder(default)
-
-    def encode(obj: Any) -> str:
-        try:
-            return plain(obj)
-        except (ValueError, RecursionError):  # NaN, Infinity, too deep: written as JSON
-            return plain(cleaned(obj))
-
-    return encode
 
 
 class ElelemProtocol(JsonRPCProtocol):

@@ -5,7 +5,7 @@ twice: as `messages` and as `history`) by returning it as a `Large` (a plain dic
 otherwise). The protocol encodes its small values on the loop (`Raw`) and the rest in
 a thread with `frame_chunks`, which gives the frame as a list of bytes: the header,
 then the body in pieces. The body is byte for byte what the daemon's compact encoder
-(`protocol.compact_encoder`) writes for the same message: same key order, compact,
+(`encoding.compact_encoder`) writes for the same message: same key order, compact,
 ASCII. A value it cannot write (NaN, Infinity, too deep) raises, and the protocol
 then writes the answer as before, cleaned (`jsonsafe.cleaned` on the whole message).
 What changes is the cost: a string of `LONG` characters or more is escaped and made
