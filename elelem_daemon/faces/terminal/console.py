@@ -16,6 +16,7 @@ permission question takes one key (questions.py) and shows the whole command.
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -427,6 +428,8 @@ class TerminalInput(NullInput):
                 answer = await questions.on_terminal(prompt, options, details)
         if answer is None and self.interrupts is not None and not self.lines:
             self.interrupts.cancel_turn()  # Ctrl-C at a question: no answer, and stop
+            await asyncio.sleep(0)  # the turn asking runs in this task: its cancel lands
+            # here, before the tool's "no answer" goes on to the model
         elif self.output is not None:
             self.output.resume()
         return answer

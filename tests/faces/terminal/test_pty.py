@@ -405,6 +405,7 @@ def test_the_model_s_question_takes_a_line_and_ctrl_c_cancels_it(open_terminal):
     terminal.send("\x03")
     at_prompt(terminal, 10)
     assert terminal.lines().count("[cancelled]") == 1
+    assert terminal.lines().count("done.") == 1  # the turn stopped: no round after it
 
 
 def test_thinking_streams_italic_and_a_thinking_only_reply_ends_its_line(open_terminal):
