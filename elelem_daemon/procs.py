@@ -127,7 +127,10 @@ def death_signal() -> Callable[[], None] | None:
     """A pre-exec function that makes a tool's process get SIGKILL when the daemon's
     thread that forked it dies (call it on the event loop's thread); None off Linux.
 
-    It survives execve; its children do not inherit it (the reaper covers them)."""
+    It survives execve; its children do not inherit it (the reaper covers them).
+    With the reaper started, the child registers its own group with it (`+PID`: a
+    tool is started in a session of its own) before it runs anything, so a daemon
+    killed before its `reaper.watch` still leaves no grandchild behind."""
     global _prctl
     if not sys.platform.startswith("linux"):
         return None
@@ -136,9 +139,15 @@ def death_signal() -> Callable[[], None] | None:
 
         _prctl = ctypes.CDLL(None, use_errno=True).prctl
     prctl, parent = _prctl, os.getpid()
+    told = reaper.fd if reaper.fd is not None and reaper.fd >= 0 else None
 
     def pre_exec() -> None:  # runs in the child between fork and exec: nothing else
         prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if told is not None:
+            try:
+                os.write(told, b"+%d\n" % os.getpid())
+            except OSError:  # the reaper is gone, or behind: the parent's watch follows
+                pass
         if os.getppid() != parent:  # the daemon died before prctl: die now
             os.kill(os.getpid(), signal.SIGKILL)
 

@@ -144,3 +144,27 @@ async def test_the_acp_face_killed_by_a_signal_leaves_no_tool_behind(
         if process.returncode is None:
             process.kill()
             await process.wait()
+
+
+def test_a_tool_registers_its_group_with_the_reaper_before_it_runs_anything(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The window between a tool's fork and the daemon's `reaper.watch`: a daemon
+    SIGKILLed in it left the tool's grandchildren behind. The child itself says `+PID`
+    to the reaper first (procs.death_signal), before its command runs."""
+    import subprocess
+
+    from elelem_daemon import procs
+
+    read, write = os.pipe()
+    monkeypatch.setattr(procs.reaper, "fd", write)
+    try:
+        child = subprocess.Popen(
+            ["sh", "-c", "exit 0"], start_new_session=True, preexec_fn=procs.death_signal()
+        )
+        child.wait(30)
+        os.close(write)
+        told = os.read(read, 4096)
+    finally:
+        os.close(read)
+    assert told == b"+%d\n" % child.pid  # its group: a session of its own, so its pid
