@@ -143,11 +143,13 @@ def death_signal() -> Callable[[], None] | None:
 
     def pre_exec() -> None:  # runs in the child between fork and exec: nothing else
         prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-        if told is not None:
+        if told is not None:  # SIGPIPE is the default again here: a gone reaper's EPIPE
+            kept = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGPIPE})  # must not kill
             try:
                 os.write(told, b"+%d\n" % os.getpid())
             except OSError:  # the reaper is gone, or behind: the parent's watch follows
-                pass
+                signal.sigtimedwait({signal.SIGPIPE}, 0)  # that EPIPE's signal, taken
+            signal.pthread_sigmask(signal.SIG_SETMASK, kept)
         if os.getppid() != parent:  # the daemon died before prctl: die now
             os.kill(os.getpid(), signal.SIGKILL)
 

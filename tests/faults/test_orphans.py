@@ -168,3 +168,28 @@ def test_a_tool_registers_its_group_with_the_reaper_before_it_runs_anything(
     finally:
         os.close(read)
     assert told == b"+%d\n" % child.pid  # its group: a session of its own, so its pid
+
+
+def test_a_tool_runs_when_the_reaper_is_gone() -> None:
+    """No reaper reads the pipe (it could not start, or died): the child's `+PID`
+    meets EPIPE, whose SIGPIPE must not kill the tool (it did: exit -13)."""
+    import subprocess
+
+    from elelem_daemon import procs
+
+    read, write = os.pipe()
+    os.close(read)
+    kept = procs.reaper.fd
+    procs.reaper.fd = write
+    try:
+        done = subprocess.run(
+            ["sh", "-c", "echo ran; yes | head -c 3 >/dev/null; echo $?"],
+            start_new_session=True,
+            preexec_fn=procs.death_signal(),
+            capture_output=True,
+            timeout=30,
+        )
+    finally:
+        procs.reaper.fd = kept
+        os.close(write)
+    assert (done.returncode, done.stdout) == (0, b"ran\n0\n")  # and SIGPIPE is as it was
