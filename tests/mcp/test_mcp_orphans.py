@@ -65,7 +65,7 @@ async def test_sigkill_of_the_owner_leaves_no_server_behind(project: Path, marks
         owner.send_signal(signal.SIGKILL)
         await owner.wait()
         # the server by its parent-death signal (or the end of its stdin), its child by
-        # the reaper: both are branch trust-tools' (procs.death_signal, procs.reaper)
+        # the reaper: both are branch trust-tools' (procs.tool_preexec, procs.reaper)
         await until(lambda: not alive(pids["server"]), 30)
         await until(lambda: not alive(pids["child"]), 30)
     finally:
