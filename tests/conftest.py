@@ -17,8 +17,8 @@ from elelem_daemon.session import start
 
 REAL_FOLDERS = pytest.StashKey[dict]()
 
-# No timed assertions in tests (speed is for bench/): hypothesis's 200 ms per-example deadline failed a
-# property test on this loaded 2-core machine; the properties stay, the clock goes.
+# No timed assertions in tests (speed is for bench/): hypothesis's 200 ms per-example
+# deadline failed a property test on this loaded 2-core machine; the properties stay.
 settings.register_profile("elelem", deadline=None)
 settings.load_profile("elelem")
 
