@@ -32,6 +32,7 @@ import logging
 import os
 import random
 import re
+import ssl
 import time
 from collections.abc import AsyncIterator
 from typing import Any
@@ -42,6 +43,7 @@ from ..errors import ProviderError
 from ..jsonsafe import dumps, loads
 from .lines import MAX_LINE, MAX_REPLY, Splitter, batches, body, head, lines
 from .sse import Event, read_events
+from .transport import LeanTransport, proxied
 from .window import Windowed
 
 log = logging.getLogger(__name__)
@@ -52,6 +54,7 @@ NO_RETRY_CODES = frozenset({"insufficient_quota", "enforced_spend_limit_reached"
 BASE_DELAY = 1.0
 # OpenAI's code, llama.cpp's type; Anthropic, vLLM and others say it in words
 CONTEXT_CODES = frozenset({"context_length_exceeded", "exceed_context_size_error"})
+SSL_NOISE = re.compile(r"^\[SSL: [A-Z_]+\] | \(_ssl\.c:\d+\)$")
 CONTEXT_WORDS = re.compile(
     r"maximum context length|context (size|length|window)|prompt is too long", re.IGNORECASE
 )
@@ -72,10 +75,14 @@ def setting(name: str, default: float, env: dict[str, str] | None = None) -> flo
 
 
 def build_client() -> httpx.AsyncClient:
+    """The providers' client: httpx's, on the lean transport (transport.py) unless a
+    proxy is set in the environment (then httpx's own transport, which honours it)."""
     connect = setting("ELELEM_CONNECT_TIMEOUT", 10.0)
     read = setting("ELELEM_READ_TIMEOUT", 600.0)
     timeout = httpx.Timeout(read, connect=connect, write=connect, pool=connect)
-    return httpx.AsyncClient(timeout=timeout)
+    if proxied():
+        return httpx.AsyncClient(timeout=timeout)
+    return httpx.AsyncClient(timeout=timeout, transport=LeanTransport())
 
 
 class Failure(ProviderError):
@@ -136,10 +143,13 @@ def one_line(text: str, limit: int = 300) -> str:
 
 
 def root_cause(exc: BaseException | None) -> str:
-    """The operating system's words (`Connection refused`) under httpx's wrapping."""
+    """The operating system's words (`Connection refused`) under httpx's wrapping; for
+    TLS, the reason (`certificate verify failed: self-signed certificate`)."""
     found, seen = str(exc), 0
     while exc is not None and seen < 10:
-        if isinstance(exc, OSError) and isinstance(exc.errno, int) and exc.errno > 0:
+        if isinstance(exc, ssl.SSLError):  # its errno is 1, its words are the reason
+            found = SSL_NOISE.sub("", exc.strerror or str(exc)) or str(exc)
+        elif isinstance(exc, OSError) and isinstance(exc.errno, int) and exc.errno > 0:
             found = os.strerror(exc.errno)
         elif isinstance(exc, OSError) and exc.strerror:
             found = exc.strerror
