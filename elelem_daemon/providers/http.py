@@ -3,7 +3,8 @@
 A subclass says what to send (`request`) and how to read the answer (`decode`);
 `fetch` does the rest:
 
-- one `httpx.AsyncClient` per provider (injected in tests, built here otherwise);
+- one `httpx.AsyncClient` per provider (injected in tests, built here otherwise, on the
+  lean HTTP/1.1 transport of transport.py, or httpx's own when a proxy is set);
 - a non-2xx answer becomes `ProviderError("NAME STATUS: the API's own message")`;
 - connection failures and timeouts name the URL that failed;
 - 429, 500, 502, 503, 529, connection failures and a stream that breaks off are

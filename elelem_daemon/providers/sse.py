@@ -72,4 +72,3 @@ async def read_events(chunks: AsyncIterable[bytes], split: Splitter) -> AsyncIte
             yield done
     if done := parser.feed(split.end()) + parser.end():
         yield done
-

@@ -54,16 +54,25 @@ def proxied() -> bool:
 
 class LeanTransport(httpx.AsyncBaseTransport):
     def __init__(self, context: ssl.SSLContext | None = None) -> None:
-        self.context = context if context is not None else httpx.create_ssl_context()
-        self.fallback = httpx.AsyncHTTPTransport(verify=self.context)
+        self._context = context  # built at the first https connection (certifi: ~50 ms)
+        self._fallback: httpx.AsyncHTTPTransport | None = None
         self.idle: dict[Key, list[Conn]] = {}
+
+    @property
+    def context(self) -> ssl.SSLContext:
+        """httpx's default TLS context: certifi, or SSL_CERT_FILE / SSL_CERT_DIR."""
+        if self._context is None:
+            self._context = httpx.create_ssl_context()
+        return self._context
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         url = request.url
         if url.scheme not in ("http", "https") or (
             "content-length" not in request.headers and request.method not in ("GET", "HEAD")
         ):
-            return await self.fallback.handle_async_request(request)
+            if self._fallback is None:
+                self._fallback = httpx.AsyncHTTPTransport(verify=self.context)
+            return await self._fallback.handle_async_request(request)
         timeouts: dict[str, float | None] = request.extensions.get("timeout", {})
         head = self.request_head(request)
         content = b"".join([part async for part in request.stream])  # type: ignore[union-attr]
@@ -172,7 +181,8 @@ class LeanTransport(httpx.AsyncBaseTransport):
             for conn in idle:
                 conn.close()
         self.idle.clear()
-        await self.fallback.aclose()
+        if self._fallback is not None:
+            await self._fallback.aclose()
 
 
 class Stale(Exception):
