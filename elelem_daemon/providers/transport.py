@@ -192,7 +192,7 @@ class Stale(Exception):
 async def read_head(
     request: httpx.Request, conn: Conn, timeout: float | None, reused: bool
 ) -> bytes:
-    head = b""
+    head = bytearray()  # appended in place: a head sent a byte at a time stays linear
     while True:
         try:
             data = await read(request, conn, timeout)
@@ -212,8 +212,8 @@ async def read_head(
         if end >= 0:
             if end > MAX_HEAD:
                 break
-            conn.unread(head[end + 4 :])
-            return head[:end]
+            conn.unread(bytes(head[end + 4 :]))
+            return bytes(head[:end])
         if len(head) > MAX_HEAD:
             break
     raise httpx.RemoteProtocolError(f"the answer's head passed {MAX_HEAD} bytes", request=request)

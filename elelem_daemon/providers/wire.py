@@ -5,7 +5,8 @@ the transport turns into httpx's `RemoteProtocolError` (a stream that broke off)
 
 Bounds: a response head of at most MAX_HEAD bytes and MAX_HEADERS fields; a chunk-size
 line of at most MAX_SIZE_LINE bytes (hex digits, at most 16, then extensions); trailers
-as a head. The body's total is the reader's business (lines.py's ELELEM_MAX_REPLY).
+of at most MAX_HEAD bytes, MAX_TRAILER_LINE each (what waits for its line end is held,
+so these bounds also keep a server that sends one byte at a time linear). The body's total is the reader's business (lines.py's ELELEM_MAX_REPLY).
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ MAX_HEAD = 64 * 1024
 MAX_HEADERS = 100
 MAX_SIZE_LINE = 1024
 CAPACITY = 256 * 1024  # bytes received before the socket is paused
+WRITE_PIECE = 64 * 1024  # a request is written in pieces, each within the write timeout
+MAX_TRAILER_LINE = 8192
 
 STATUS = re.compile(rb"HTTP/1\.([01]) ([0-9]{3})(?: ([^\x00-\x08\x0a-\x1f\x7f]*))?")
 FIELD = re.compile(rb"([!#$%&'*+\-.^_`|~0-9A-Za-z]+):[ \t]*([^\x00-\x08\x0a-\x1f\x7f]*?)[ \t]*")
@@ -156,11 +159,12 @@ class Conn(asyncio.BufferedProtocol):
     async def write(self, data: bytes, timeout: float | None) -> None:
         if self.transport is None or self.transport.is_closing():
             raise ConnectionResetError("the connection is closed")
-        self.transport.write(data)
-        if self.drained is not None:
-            await asyncio.wait_for(asyncio.shield(self.drained), timeout)
-        if self.error is not None:
-            raise self.error
+        for start in range(0, len(data), WRITE_PIECE):  # the timeout bounds each piece, as
+            self.transport.write(data[start : start + WRITE_PIECE])  # httpx's does
+            if self.drained is not None:
+                await asyncio.wait_for(asyncio.shield(self.drained), timeout)
+            if self.error is not None:
+                raise self.error
 
     def unread(self, data: bytes) -> None:
         self.leftover = data + self.leftover
@@ -260,10 +264,10 @@ class Chunked:
                 pos, self.left = eol + 2, int(size, 16)
                 state = DATA if self.left else TRAILER
             elif state == TRAILER:
-                eol = buf.find(b"\r\n", pos, pos + MAX_HEAD)
+                eol = buf.find(b"\r\n", pos, pos + MAX_TRAILER_LINE + 2)
                 if eol < 0:
-                    if self.trailers + end - pos > MAX_HEAD:
-                        raise ProtocolError(f"the trailers passed {MAX_HEAD} bytes")
+                    if end - pos > MAX_TRAILER_LINE:
+                        raise ProtocolError(f"a trailer line passed {MAX_TRAILER_LINE} bytes")
                     break
                 self.trailers += eol + 2 - pos
                 if self.trailers > MAX_HEAD:

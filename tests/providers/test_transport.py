@@ -189,6 +189,45 @@ async def test_endless_trailers_stop_at_the_bound() -> None:
     await fails(script, "trailers passed")
 
 
+async def test_an_endless_trailer_line() -> None:
+    await fails(sends(CHUNKED + b"0\r\nx-t: " + b"a" * 100_000), "a trailer line passed 8192")
+
+
+async def test_a_head_a_byte_at_a_time_is_read_whole() -> None:
+    head = CHUNKED.replace(b"\r\n\r\n", b"\r\n" + b"x-pad: 0123456789\r\n" * 90 + b"\r\n")
+
+    async def script(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, n: int) -> None:
+        for i in range(len(head)):
+            writer.write(head[i : i + 1])
+            await writer.drain()
+        writer.write(chunk(b"ok") + b"0\r\n\r\n")
+        await writer.drain()
+
+    async with Hostile(script) as server:
+        assert await get(server.url) == b"ok"
+
+
+async def test_a_large_request_arrives_whole() -> None:
+    got: list[bytes] = []
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = await reader.readuntil(b"\r\n\r\n")
+        length = int(head.lower().split(b"content-length: ")[1].split(b"\r\n")[0])
+        got.append(await reader.readexactly(length))
+        writer.write(CHUNKED + b"0\r\n\r\n")
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    body = bytes(range(256)) * 20000  # 5 MB: written in pieces, each within the timeout
+    client = build_client()
+    response = await client.post(f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/x",
+                                 content=body)  # fmt: skip
+    assert response.status_code == 200 and got == [body]
+    await client.aclose()
+    server.close()
+
+
 async def test_an_answer_of_one_chunk_per_byte_and_trailers_reads_whole() -> None:
     body = b"".join(chunk(part) for part in SSE) + b"0\r\nx-t: 1\r\n\r\n"
 
