@@ -6,7 +6,8 @@ the transport turns into httpx's `RemoteProtocolError` (a stream that broke off)
 Bounds: a response head of at most MAX_HEAD bytes and MAX_HEADERS fields; a chunk-size
 line of at most MAX_SIZE_LINE bytes (hex digits, at most 16, then extensions); trailers
 of at most MAX_HEAD bytes, MAX_TRAILER_LINE each (what waits for its line end is held,
-so these bounds also keep a server that sends one byte at a time linear). The body's total is the reader's business (lines.py's ELELEM_MAX_REPLY).
+so these bounds also keep a server that sends one byte at a time linear). The body's
+total is the reader's business (lines.py's ELELEM_MAX_REPLY).
 """
 
 from __future__ import annotations
