@@ -91,7 +91,9 @@ class LeanTransport(httpx.AsyncBaseTransport):
             except BaseException:
                 conn.close()
                 raise
-        raise httpx.RemoteProtocolError("Server disconnected without sending a response.")
+        raise httpx.RemoteProtocolError(
+            "Server disconnected without sending a response.", request=request
+        )
 
     async def send(
         self, request: httpx.Request, conn: Conn, data: bytes, timeout: float | None, reused: bool
