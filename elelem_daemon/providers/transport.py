@@ -17,7 +17,8 @@ URL handling, timeouts, decoders (gzip) and exceptions are httpx's; only the wir
 - Cancelling a read, or closing the answer before its end, aborts the connection.
 - Connections are kept alive: an answer read to its end goes back to a pool (at most
   MAX_IDLE per host, dropped after KEEPALIVE seconds idle or if the server spoke or
-  closed meanwhile).
+  closed meanwhile); a request a kept connection drops unanswered (the server's idle
+  timeout, just then) is sent once more on a new one.
 - A request whose body has no length (a streamed upload) goes to httpx's default
   transport. `build_client` does not install this transport at all when a proxy is
   set in the environment (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY): httpx then does what it

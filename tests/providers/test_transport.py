@@ -329,6 +329,25 @@ async def test_connections_are_kept_alive_and_a_closed_idle_one_is_replaced() ->
     await client.aclose()
 
 
+async def test_a_kept_connection_dropped_at_the_next_request_is_tried_once_afresh() -> None:
+    good = CHUNKED + chunk(b"hello") + b"0\r\n\r\n"
+
+    async def script(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, n: int) -> None:
+        if n == 1:
+            writer.close()  # read the request, answer nothing: as a server's idle timeout
+            return
+        writer.write(good)
+        await writer.drain()
+
+    client = build_client()
+    async with Hostile(script) as server:
+        for _ in range(2):
+            async with client.stream("POST", server.url + "/x", content=b"{}") as response:
+                assert await response.aread() == b"hello"
+        assert server.requests == 3 and server.connections == 2
+    await client.aclose()
+
+
 async def test_cancelling_a_read_closes_the_connection() -> None:
     hostile: Hostile
 
