@@ -463,3 +463,16 @@ async def test_a_proxy_in_the_environment_gets_httpx_own_transport(name, monkeyp
             assert proxy.heads[0].startswith(b"POST http://example.invalid/v1/x HTTP/1.1")
         await client.aclose()
     assert os.environ.get(name) == proxy.url
+
+
+async def test_a_body_of_unknown_length_goes_to_httpx_own_transport() -> None:
+    async def upload() -> AsyncIterator[bytes]:
+        yield b"{}"
+
+    async with Hostile(sends(CHUNKED + chunk(b"fine") + b"0\r\n\r\n")) as server:
+        client = build_client()
+        response = await client.post(server.url + "/x", content=upload())
+        assert response.content == b"fine"
+        assert b"transfer-encoding: chunked" in server.heads[0].lower()
+        assert client._transport._fallback is not None  # type: ignore[attr-defined]
+        await client.aclose()
