@@ -19,7 +19,7 @@ URL handling, timeouts, decoders (gzip) and exceptions are httpx's; only the wir
   MAX_IDLE per host, dropped after KEEPALIVE seconds idle or if the server spoke or
   closed meanwhile); a request a kept connection drops unanswered (the server's idle
   timeout, just then) is sent once more on a new one.
-- A request whose body has no length (a streamed upload) goes to httpx's default
+- A request whose body has no length (a chunked upload) goes to httpx's default
   transport. `build_client` does not install this transport at all when a proxy is
   set in the environment (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY): httpx then does what it
   always did.
@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import ssl
 import time
 from collections.abc import AsyncIterator
@@ -42,6 +43,7 @@ KEEPALIVE = 5.0
 NO_BODY = frozenset({204, 304})
 BROKE = "peer closed connection without sending complete message body: "
 Key = tuple[str, str, int]
+UNSAFE = re.compile(rb"[\r\n\0]")
 
 
 def proxied() -> bool:
@@ -68,9 +70,7 @@ class LeanTransport(httpx.AsyncBaseTransport):
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         url = request.url
-        if url.scheme not in ("http", "https") or (
-            "content-length" not in request.headers and request.method not in ("GET", "HEAD")
-        ):
+        if url.scheme not in ("http", "https") or "transfer-encoding" in request.headers:
             if self._fallback is None:
                 self._fallback = httpx.AsyncHTTPTransport(verify=self.context)
             return await self._fallback.handle_async_request(request)
@@ -79,13 +79,19 @@ class LeanTransport(httpx.AsyncBaseTransport):
         content = b"".join([part async for part in request.stream])  # type: ignore[union-attr]
         host = url.raw_host.decode("ascii")
         key: Key = (url.scheme, host, url.port or (443 if url.scheme == "https" else 80))
-        for _ in range(2):
-            conn = self.take(key)
+        for attempt in range(2):
+            conn = self.take(key) if not attempt else None
             reused = conn is not None
             if conn is None:
                 conn = await self.connect(request, key, timeouts.get("connect"))
             try:
-                await self.send(request, conn, head + content, timeouts.get("write"), reused)
+                try:
+                    await self.send(request, conn, head + content, timeouts.get("write"), reused)
+                except httpx.WriteError as exc:  # it may have answered first (413) and closed
+                    try:
+                        return await self.answer(request, conn, key, timeouts.get("read"), False)
+                    except httpx.HTTPError:
+                        raise exc from None
                 return await self.answer(request, conn, key, timeouts.get("read"), reused)
             except Stale:
                 conn.close()  # the server closed the idle connection: once more, afresh
@@ -111,7 +117,7 @@ class LeanTransport(httpx.AsyncBaseTransport):
     def request_head(self, request: httpx.Request) -> bytes:
         lines = [b"%s %s HTTP/1.1" % (request.method.encode("ascii"), request.url.raw_path)]
         for name, value in request.headers.raw:
-            if b"\r" in value or b"\n" in value or b"\0" in value or b":" in name:
+            if UNSAFE.search(value) or UNSAFE.search(name) or b":" in name or b" " in name:
                 raise httpx.LocalProtocolError("a header holds a line break", request=request)
             lines.append(name + b": " + value)
         return b"\r\n".join(lines) + b"\r\n\r\n"

@@ -476,3 +476,26 @@ async def test_a_body_of_unknown_length_goes_to_httpx_own_transport() -> None:
         assert b"transfer-encoding: chunked" in server.heads[0].lower()
         assert client._transport._fallback is not None  # type: ignore[attr-defined]
         await client.aclose()
+
+
+async def test_an_answer_before_the_request_was_all_sent_is_read() -> None:
+    answer = b'{"error": {"message": "too large"}}'
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")  # the head only: answer, close with the body unread
+        writer.write(
+            b"HTTP/1.1 413 Too Large\r\ncontent-length: %d\r\n\r\n%s" % (len(answer), answer)
+        )
+        await writer.drain()
+        await asyncio.sleep(0.3)
+        writer.close()
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    provider = OpenAIProvider("m", base_url=f"http://127.0.0.1:{port}/v1", api_key="k")
+    big = [{"role": "user", "content": "x" * 20_000_000}]
+    with pytest.raises(ProviderError, match="^openai 413: too large$"):
+        async for _ in provider.fetch(big, []):
+            pass
+    await provider.aclose()
+    server.close()
