@@ -163,7 +163,8 @@ class Conn(asyncio.BufferedProtocol):
         for start in range(0, len(data), WRITE_PIECE):  # the timeout bounds each piece, as
             self.transport.write(data[start : start + WRITE_PIECE])  # httpx's does
             if self.drained is not None:
-                await asyncio.wait_for(asyncio.shield(self.drained), timeout)
+                async with asyncio.timeout(timeout):  # never wait_for: it can lose a cancel
+                    await asyncio.shield(self.drained)
             if self.error is not None:
                 raise self.error
 
