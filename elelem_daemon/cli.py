@@ -149,6 +149,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     from .faces.terminal.chat import terminal
 
     try:
-        return asyncio.run(terminal(options, store))  # a signal: exits 128 + N in there
+        code = asyncio.run(terminal(options, store))  # a signal: exits 128 + N in there
     except KeyboardInterrupt:
         return 130
+    if options.command == "ask":
+        from .signals import finish
+
+        return finish(code)  # no interpreter teardown for a one-shot (signals.py)
+    return code

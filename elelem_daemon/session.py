@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from .agent import Agent, TurnCancelled, TurnResult
 from .changes import Seen
 from .commands import Commands
+from .context import as_is
 from .conversation import Content, Conversation, Message
 from .errors import AttachmentError, NotRunning, UnknownSession
 from .filesystem import Files, LocalFiles
@@ -180,7 +181,8 @@ class Session:
         self, prompt: Content, attachments: Sequence[Any] = (), keep: bool = True
     ) -> TurnResult:
         """One turn: the one entry every face uses, numbered and marked in the
-        conversation. A text prompt is expanded first (context/expansion.py): its `@`
+        conversation. A text prompt is expanded first (context/expansion.py; not even
+        imported for one that is its own message, `context.as_is`): its `@`
         mentions and the `attachments` a client sent become the user message the model
         reads and the conversation keeps; a bad one raises AttachmentError before
         anything is kept or sent, and the number a face opened for it is given back. A
@@ -193,7 +195,7 @@ class Session:
         self.seen.new_turn()
         self._turning = keep  # a steer sent from now on goes with this turn
         try:
-            if isinstance(prompt, str):
+            if isinstance(prompt, str) and not as_is(prompt, attachments):
                 from .context.expansion import for_session
 
                 prompt = await for_session(self, prompt, attachments)

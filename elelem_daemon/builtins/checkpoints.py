@@ -25,9 +25,12 @@ process the shadows of folders unused for `ELELEM_CHECKPOINTS_DAYS` (or gone) ar
 removed, in the background.
 
 The engine (the `checkpoints` package, git's wiring) is imported when a session first
-needs it: its first turn (the turn is marked running in its folder), a rewind, a list
-of its checkpoints, a deleted session's. A session's setup reads only the settings
-(`checkpoints.settings`), so nothing of it is on the path to a session's first answer.
+needs it: its first tool call that can change files, a rewind, a list of its
+checkpoints, a deleted session's. A session's setup reads only the settings
+(`checkpoints.settings`), and a turn is marked running in its folder with
+`checkpoints.running` alone (the engine shares the folder's `Running`), so nothing of
+it is on the path to a session's first answer, nor in a turn that only talks, reads or
+searches (`elelem ask` with a question).
 """
 
 from __future__ import annotations
@@ -48,13 +51,15 @@ from .files import resolve
 
 if TYPE_CHECKING:
     from ..checkpoints import Checkpoints, Restored, Saved
+    from ..checkpoints.running import Running
 
 log = logging.getLogger(__name__)
 
 READ_ONLY = frozenset({"read", "search", "think", "fetch"})  # kinds that change no file
 FILE_TOOLS = ("write", "edit")
 CONFIRM = ["yes", "no"]
-_users: dict[Checkpoints, int] = {}  # open sessions per folder, to stop its upkeep last
+_users: dict[Running, int] = {}  # open sessions per folder, to stop its upkeep last
+_engines: dict[Running, set[Checkpoints]] = {}  # the folder's engine, once one is made
 _swept: list[asyncio.Task[Any]] = []  # the start-up sweep of stale folders (once)
 
 
@@ -82,6 +87,7 @@ class TurnCheckpoints:
         self.session = session
         self.settings = Settings.from_env()  # what the engine gets, when it is made
         self._engine: Checkpoints | None = None
+        self._turns: Running | None = None  # the folder's running turns, once used
         self.begun: dict[int, Saved] = {}  # turns whose checkpoint was taken (or tried)
         self.failed: set[int] = set()  # turns whose checkpoint failed outright
         self.told = False  # a failed checkpoint was said
@@ -94,8 +100,19 @@ class TurnCheckpoints:
             from ..checkpoints import for_cwd
 
             self._engine = for_cwd(self.session.cwd, self.settings)
-            _users[self._engine] = _users.get(self._engine, 0) + 1
+            _engines.setdefault(self.turns, set()).add(self._engine)
         return self._engine
+
+    @property
+    def turns(self) -> Running:
+        """The folder's running turns (`running.of_folder`: the engine's own), without
+        the engine; the session counts as one of the folder's from its first use."""
+        if self._turns is None:
+            from ..checkpoints.running import of_folder
+
+            self._turns = of_folder(self.settings, Path(self.session.cwd).resolve())
+            _users[self._turns] = _users.get(self._turns, 0) + 1
+        return self._turns
 
     @property
     def enabled(self) -> bool:
@@ -103,8 +120,8 @@ class TurnCheckpoints:
 
     # -- around a turn ----------------------------------------------------------------
     def started(self, turn: int) -> None:
-        self.engine.started(self.session.id, turn)
-        problems = self.engine.settings.problems
+        self.turns.started(self.session.id, turn)
+        problems = self.settings.problems  # the engine's settings are these
         if problems and not self.told_settings:
             self.told_settings = True
             self.notice("checkpoint settings ignored: " + "; ".join(problems))
@@ -139,14 +156,14 @@ class TurnCheckpoints:
                 if not saved.ok:
                     log.info("checkpoint: end of turn %d: %s", turn, saved.error)
         finally:
-            self.engine.ended(self.session.id, turn)
+            self.turns.ended(self.session.id, turn)
 
     def notice(self, text: str) -> None:
         self.session.output.say(text, "info")
 
     # -- the Checkpointer port -------------------------------------------------------
     def running(self) -> str | None:
-        return self.engine.running(besides=self.session.id)
+        return self.turns.running(besides=self.session.id)
 
     async def restore(self, turn: int, dry_run: bool, force: bool) -> dict[str, Any]:
         """Restore the first checkpoint from `turn` on: the turns before it that have
@@ -223,15 +240,16 @@ class TurnCheckpoints:
         return found
 
     async def close(self) -> None:
-        engine = self._engine
-        if engine is None:  # never used: nothing of the folder's upkeep is this session's
+        turns = self._turns
+        if turns is None:  # never used: nothing of the folder's upkeep is this session's
             return
-        left = _users.get(engine, 1) - 1
+        left = _users.get(turns, 1) - 1
         if left > 0:
-            _users[engine] = left
+            _users[turns] = left
             return
-        _users.pop(engine, None)
-        await engine.close()
+        _users.pop(turns, None)
+        for engine in _engines.pop(turns, ()):  # the folder's upkeep stops with its last
+            await engine.close()
 
 
 def of(session: SessionView) -> TurnCheckpoints:

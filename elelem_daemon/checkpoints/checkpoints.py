@@ -29,7 +29,7 @@ from .git import GitError, find_git
 from .lock import held
 from .outcome import Checkpoint, Restored, Saved
 from .refs import END, START, UNDO, bad_ids, ref, turn_of
-from .running import Running
+from .running import Running, of_folder
 from .settings import Settings
 from .shadow import Shadow, folder_of
 
@@ -57,12 +57,14 @@ def failure(exc: Exception, limit: float = 0.0) -> tuple[str, str]:
 class Checkpoints:
     """The checkpoints of the folder `cwd` (one object per folder: `for_cwd`)."""
 
-    def __init__(self, cwd: Path | str, settings: Settings | None = None) -> None:
+    def __init__(
+        self, cwd: Path | str, settings: Settings | None = None, turns: Running | None = None
+    ) -> None:
         self.settings = settings or Settings.from_env()
         self.cwd = Path(cwd).resolve()
         self.folder = folder_of(self.settings.root, self.cwd)
         self.copies = Copies(self.folder, self.cwd, self.settings.max_file)
-        self.turns = Running(self.folder.with_suffix(".turns"), self.settings.enabled)
+        self.turns = turns or Running(self.folder.with_suffix(".turns"), self.settings.enabled)
         self._shadow: Shadow | None = None
         self._looked = False
         self._off: str | None = None  # why git checkpoints stopped in this process
@@ -395,7 +397,7 @@ def for_cwd(cwd: Path | str, settings: Settings | None = None) -> Checkpoints:
     settings = settings or Settings.from_env()
     key = (settings.root, Path(cwd).resolve())
     if key not in _open or _open[key].settings != settings:
-        _open[key] = Checkpoints(key[1], settings)
+        _open[key] = Checkpoints(key[1], settings, of_folder(settings, key[1]))
     return _open[key]
 
 

@@ -8,18 +8,34 @@ folder runs, whichever process runs it. The kernel drops a dead process's locks.
 process's own turns are also known by session, so the refusal can name one.
 
 With checkpoints off nothing is written: only this process's turns are known.
+
+`of_folder(settings, cwd)` is the one `Running` of a folder in this process for those
+settings: the folder's `Checkpoints` (`for_cwd`) uses it, and the built-in plugin
+marks a turn with it without importing the engine, so a turn that changes no file
+never loads git's wiring (bench/README.md, "What was fixed").
 """
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
 import logging
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .settings import Settings
 
 log = logging.getLogger(__name__)
 ELSEWHERE = ""  # running(): a turn of another elelem process
+
+
+def folder_of(root: Path, cwd: Path) -> Path:
+    """A folder's checkpoint folder under the state folder `root` (its shadow, copies;
+    `<it>.turns` is the lock file of its running turns)."""
+    return root / hashlib.sha256(os.fsencode(cwd)).hexdigest()[:32]
 
 
 class Running:
@@ -74,3 +90,17 @@ class Running:
             with contextlib.suppress(OSError):
                 os.close(fd)
         return None
+
+
+_folders: dict[tuple[Settings, Path], Running] = {}
+
+
+def of_folder(settings: Settings, cwd: Path) -> Running:
+    """The one `Running` of the folder `cwd` (resolved) in this process, for `settings`."""
+    key = (settings, cwd)
+    found = _folders.get(key)
+    if found is None:
+        found = _folders[key] = Running(
+            folder_of(settings.root, cwd).with_suffix(".turns"), settings.enabled
+        )
+    return found

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import os
 import re
 from dataclasses import dataclass
@@ -21,6 +20,7 @@ from .. import owned
 from . import excludes, manifest
 from .git import Git, GitError, records
 from .manifest import Manifest
+from .running import folder_of
 from .snapshot import Snapshot, take
 
 CONFIG = """[core]
@@ -49,10 +49,6 @@ def stale_ref_locks(refs: Path) -> None:
             if name.endswith(".lock"):
                 with contextlib.suppress(OSError):
                     os.unlink(os.path.join(folder, name))
-
-
-def folder_of(root: Path, cwd: Path) -> Path:
-    return root / hashlib.sha256(os.fsencode(cwd)).hexdigest()[:32]
 
 
 def private(folder: Path, cwd: Path) -> None:

@@ -13,3 +13,15 @@ the live editor state) becomes what the model reads, the same from every face:
 
 Nothing is imported here: a session pays for these modules when it uses them.
 """
+
+
+def as_is(text: str, attachments: object = ()) -> bool:
+    """Whether the user message `expansion.expand(text, attachments)` makes is `text`
+    itself: no attachments, no `@` (so no mention), no `<` (so nothing to escape,
+    blocks.py). `Session.turn` then skips the expansion and its imports."""
+    return (
+        isinstance(attachments, list | tuple)
+        and not attachments
+        and "@" not in text
+        and "<" not in text
+    )
