@@ -70,7 +70,10 @@ def _decode(scan: Any, text: str) -> Any:
 def loads(text: str | bytes, finite: bool = False, max_depth: int = MAX_DEPTH) -> Any:
     """Parse JSON text; ValueError if it is not JSON, too deep or (finite) not finite."""
     if isinstance(text, bytes | bytearray):  # as json.loads reads bytes
-        text = text.decode(json.detect_encoding(text), "surrogatepass")  # type: ignore[attr-defined]
+        if len(text) >= 2 and 0 < text[0] < 0x80 and text[1]:  # detect_encoding's UTF-8,
+            text = text.decode("utf-8", "surrogatepass")  # without its calls: no BOM, no NUL
+        else:
+            text = text.decode(json.detect_encoding(text), "surrogatepass")  # type: ignore[attr-defined]
     elif not isinstance(text, str):
         raise TypeError(f"the JSON object must be str or bytes, not {type(text).__name__}")
     if text.startswith("\ufeff"):

@@ -98,3 +98,39 @@ def test_the_depth_is_bounded_alike_in_short_and_long_texts(pad: str) -> None:
     assert not jsonsafe.too_deep(flat) and loads(flat) == json.loads(flat)
     assert jsonsafe.too_deep("[" * 101 + f'"{pad}"' + "]" * 101)
     assert not jsonsafe.too_deep("[" * 100 + f'"{pad}"' + "]" * 100)
+
+
+BYTES = [
+    b"[1]",
+    b"{}",
+    b"1",
+    b"12",
+    b"123",
+    b" 1",
+    b'"\xc3\xa9"',
+    b'"\xed\xa0\x80"',  # a lone surrogate, as UTF-8 (surrogatepass)
+    b'"\xff"',
+    b"\x00",
+    b"\x001",
+    b"1\x00",
+    b"\x80[]",
+    b"\xef\xbb\xbf[1]",
+    *("[1, 2]".encode(codec) for codec in ("utf-16", "utf-16-le", "utf-16-be", "utf-32")),
+    *("[1, 2]".encode(codec) for codec in ("utf-32-le", "utf-32-be", "utf-8-sig")),
+    *('"é"'.encode(codec) for codec in ("utf-16-le", "utf-16-be")),
+]
+
+
+@pytest.mark.parametrize("data", BYTES)
+def test_loads_reads_bytes_in_the_encoding_json_loads_finds(data: bytes) -> None:
+    """A text of bytes is decoded as `json.loads` decodes it (`detect_encoding`): the
+    plain UTF-8 case without calling it, the others (BOMs, UTF-16 and -32) through it."""
+    try:
+        expected: Any = json.loads(data)
+    except ValueError as exc:
+        with pytest.raises(type(exc)) as caught:
+            loads(data)
+        assert str(caught.value) == str(exc)
+    else:
+        assert loads(data) == expected
+        assert loads(bytearray(data)) == expected
