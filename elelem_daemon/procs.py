@@ -7,9 +7,10 @@ command's output pipe (`holders`, asked while the daemon's end of it is still op
 so the pipe's name cannot belong to anything else).
 
 When the daemon dies (SIGKILL included), its tools die too: each tool process gets
-`PR_SET_PDEATHSIG` (`death_signal`) and its process group is registered with the
-`reaper`, a small process of its own that kills the groups it was told of once the
-daemon's end of its pipe closes.
+`PR_SET_PDEATHSIG` and registers its own process group with the `reaper` before it
+runs anything (both in `tool_preexec`, its pre-exec function); the reaper is a small
+process of its own that kills the groups it was told of once the daemon's end of its
+pipe closes.
 """
 
 from __future__ import annotations
@@ -123,14 +124,15 @@ async def stop(
 PR_SET_PDEATHSIG = 1
 
 
-def death_signal() -> Callable[[], None] | None:
-    """A pre-exec function that makes a tool's process get SIGKILL when the daemon's
-    thread that forked it dies (call it on the event loop's thread); None off Linux.
+def tool_preexec() -> Callable[[], None] | None:
+    """A tool's pre-exec function, with two jobs: the process gets SIGKILL when the
+    daemon's thread that forked it dies (call it on the event loop's thread), and its
+    group is registered with the reaper; None off Linux.
 
-    It survives execve; its children do not inherit it (the reaper covers them).
-    With the reaper started, the child registers its own group with it (`+PID`: a
-    tool is started in a session of its own) before it runs anything, so a daemon
-    killed before its `reaper.watch` still leaves no grandchild behind."""
+    The death signal survives execve; its children do not inherit it (the reaper
+    covers them). With the reaper started, the child registers its own group with it
+    (`+PID`: a tool is started in a session of its own) before it runs anything, so a
+    daemon killed before its `reaper.watch` still leaves no grandchild behind."""
     global _prctl
     if not sys.platform.startswith("linux"):
         return None

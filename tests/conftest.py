@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 from support import real_folders
 from support.outputs import SpyOutput
 
@@ -15,6 +16,11 @@ from elelem_daemon.plugins import core_registry
 from elelem_daemon.session import start
 
 REAL_FOLDERS = pytest.StashKey[dict]()
+
+# No timed assertions in tests (speed is for bench/): hypothesis's 200 ms per-example
+# deadline failed a property test on this loaded 2-core machine; the properties stay.
+settings.register_profile("elelem", deadline=None)
+settings.load_profile("elelem")
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:

@@ -24,7 +24,7 @@ from typing import Any
 from .. import keys
 from ..config import number
 from ..ports import SessionView
-from ..procs import death_signal, holders, kill_group, pipe_of, reaper, signal_all, stop
+from ..procs import holders, kill_group, pipe_of, reaper, signal_all, stop, tool_preexec
 from ..protected import changes, snapshot
 from ..registry import Plugin
 from .files import target
@@ -105,7 +105,7 @@ async def run(
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,
             start_new_session=True,
-            preexec_fn=death_signal(),
+            preexec_fn=tool_preexec(),
         )
     )
     try:

@@ -37,4 +37,4 @@ def guards() -> tuple[Callable[[], None] | None, Hook, Hook]:
     """(pre_exec, watch(pgid), forget(pgid)) as `execute` has them."""
     keys.guard()
     procs.reaper.start()
-    return procs.death_signal(), procs.reaper.watch, procs.reaper.forget
+    return procs.tool_preexec(), procs.reaper.watch, procs.reaper.forget

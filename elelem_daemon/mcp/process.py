@@ -269,31 +269,46 @@ class ServerProcess:
 
     # -- the end -----------------------------------------------------------------
     async def stop(self) -> None:
-        """End the server: stdin closed, EXIT_GRACE, then the group TERM and KILL."""
+        """End the server: stdin closed, EXIT_GRACE, then the group TERM and KILL, and
+        the reaper told to forget it. A cancel of the caller meanwhile kills the group
+        at once (SIGKILL, `kill`) and goes on; either way the pipes' tasks are
+        cancelled and waited for (quick then; a second cancel goes on at once), `lost`
+        is set and the log closed."""
         process = self.process
-        if process is not None:
-            if process.stdin is not None and not process.stdin.is_closing():
-                with contextlib.suppress(OSError, RuntimeError):
-                    process.stdin.close()
-            deadline = time.monotonic() + EXIT_GRACE
-            while process.returncode is None and time.monotonic() < deadline:
-                await asyncio.sleep(0.02)
-            await procs.stop(process)
-            if self._forget is not None:
-                self._forget(process.pid)
-                self._forget = None
-            self._note(f"stopped ({self.ending()})")
-        for task in self._tasks:
-            task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(BaseException):
-                await task
-        self._tasks = []
-        self.lost.set()
-        if self._log is not None:
-            with contextlib.suppress(OSError):
-                os.close(self._log)
-            self._log = None
+        try:
+            if process is not None:
+                await self._end(process)
+                if self._forget is not None:
+                    self._forget(process.pid)
+                    self._forget = None
+                self._note(f"stopped ({self.ending()})")
+        except asyncio.CancelledError:  # the caller's: the group dies now, the cancel goes on
+            self.kill()  # (the reaper still watches the group: whatever outlived SIGKILL)
+            self._note("killed (its stop was cancelled)")
+            raise
+        finally:
+            tasks, self._tasks = self._tasks, []
+            for task in tasks:
+                task.cancel()
+                task.add_done_callback(_retrieved)
+            try:
+                if tasks:  # their own ends (not raised here); a cancel of the caller goes on
+                    await asyncio.wait(tasks)
+            finally:
+                self.lost.set()
+                if self._log is not None:
+                    with contextlib.suppress(OSError):
+                        os.close(self._log)
+                    self._log = None
+
+    async def _end(self, process: asyncio.subprocess.Process) -> None:
+        if process.stdin is not None and not process.stdin.is_closing():
+            with contextlib.suppress(OSError, RuntimeError):
+                process.stdin.close()
+        deadline = time.monotonic() + EXIT_GRACE
+        while process.returncode is None and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
+        await procs.stop(process)
 
     def kill(self) -> None:
         """SIGKILL the group and its descendants now (no waiting, for a sync close)."""
@@ -304,3 +319,9 @@ class ServerProcess:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(process.pid, signal.SIGKILL)
         signal_all(tree, signal.SIGKILL)
+
+
+def _retrieved(task: asyncio.Task[None]) -> None:
+    """A pipe's task's failure is its own: the connection's end says it already."""
+    if not task.cancelled():
+        task.exception()

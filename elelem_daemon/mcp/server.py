@@ -139,15 +139,26 @@ class McpServer:
             self.start()
 
     async def aclose(self) -> None:
+        """Stop: the task cancelled and waited for (10 s at most; how it ended is its
+        own, `_ended`), then the process stopped. A cancel of the closer goes on once
+        the process is killed (SIGKILL) and its stop, quick then, is over (shielded: a
+        second cancel leaves it to finish)."""
         self._closing = True
         task, self._task = self._task, None
-        if task is not None and not task.done():
-            task.cancel()
-            with contextlib.suppress(BaseException):
-                async with asyncio.timeout(10):
-                    await asyncio.shield(task)
-        if self.process is not None:
-            await self.process.stop()
+        try:
+            if task is not None and not task.done():
+                task.cancel()
+                await asyncio.wait([task], timeout=10)
+            if self.process is not None:
+                await self.process.stop()
+        except asyncio.CancelledError:  # the closer's own: nothing is left behind
+            process = self.process
+            if process is not None:
+                process.kill()
+                await asyncio.shield(asyncio.ensure_future(process.stop()))
+            self.link = None
+            self.set("stopped")
+            raise
         self.link = None
         self.set("stopped")
 

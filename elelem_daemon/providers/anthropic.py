@@ -31,7 +31,6 @@ from .. import keys
 from ..errors import ProviderError
 from .calls import CUT_OFF, doing
 from .http import Failure, HTTPProvider
-from .sse import each_event
 from .window import tokens
 
 log = logging.getLogger(__name__)
@@ -118,45 +117,50 @@ class AnthropicProvider(HTTPProvider):
         blocks: dict[int, dict[str, Any]] = {}
         kept: list[dict[str, Any]] = []
         usage = {"input_tokens": 0, "output_tokens": 0}
-        async for _, data in each_event(self.batches(response)):
-            event = self.parse(data)
-            kind = event.get("type")
-            if kind == "message_start":
-                usage.update(counts(event["message"].get("usage")))
-            elif kind == "content_block_start":
-                block = event["content_block"]
-                if block["type"] in ("thinking", "redacted_thinking"):
-                    kept.append(dict(block))
-                    blocks[event["index"]] = kept[-1]
-                else:
-                    blocks[event["index"]] = {**block, "partial": ""}
-                if block["type"] == "text" and block.get("text"):
-                    yield {"type": "saying", "text": block["text"]}
-            elif kind == "content_block_delta":
-                delta, block = event["delta"], blocks[event["index"]]
-                if delta["type"] == "text_delta" and delta["text"]:
-                    yield {"type": "saying", "text": delta["text"]}
-                elif delta["type"] == "thinking_delta":
-                    block["thinking"] = block.get("thinking", "") + delta["thinking"]
-                    yield {"type": "thinking", "text": delta["thinking"]}
-                elif delta["type"] == "signature_delta":
-                    block["signature"] = delta["signature"]
-                elif delta["type"] == "input_json_delta":
-                    block["partial"] += delta["partial_json"]
-            elif kind == "content_block_stop":
-                block = blocks.pop(event["index"], {})
-                if block.get("type") == "tool_use":
-                    yield doing(block["id"], block["name"], block["partial"])
-            elif kind == "message_delta":
-                usage.update(counts(event.get("usage")))
-                if (event.get("delta") or {}).get("stop_reason") == "max_tokens":
-                    log.info("anthropic: the reply hit max_tokens (ANTHROPIC_MAX_TOKENS)")
-                    yield dict(CUT_OFF)
-            elif kind == "message_stop":
+        stopped = False  # message_stop came
+        async for events in self.events(response):
+            for _, data in events:
+                event = self.parse(data)
+                kind = event.get("type")
+                if kind == "message_start":
+                    usage.update(counts(event["message"].get("usage")))
+                elif kind == "content_block_start":
+                    block = event["content_block"]
+                    if block["type"] in ("thinking", "redacted_thinking"):
+                        kept.append(dict(block))
+                        blocks[event["index"]] = kept[-1]
+                    else:
+                        blocks[event["index"]] = {**block, "partial": ""}
+                    if block["type"] == "text" and block.get("text"):
+                        yield {"type": "saying", "text": block["text"]}
+                elif kind == "content_block_delta":
+                    delta, block = event["delta"], blocks[event["index"]]
+                    if delta["type"] == "text_delta" and delta["text"]:
+                        yield {"type": "saying", "text": delta["text"]}
+                    elif delta["type"] == "thinking_delta":
+                        block["thinking"] = block.get("thinking", "") + delta["thinking"]
+                        yield {"type": "thinking", "text": delta["thinking"]}
+                    elif delta["type"] == "signature_delta":
+                        block["signature"] = delta["signature"]
+                    elif delta["type"] == "input_json_delta":
+                        block["partial"] += delta["partial_json"]
+                elif kind == "content_block_stop":
+                    block = blocks.pop(event["index"], {})
+                    if block.get("type") == "tool_use":
+                        yield doing(block["id"], block["name"], block["partial"])
+                elif kind == "message_delta":
+                    usage.update(counts(event.get("usage")))
+                    if (event.get("delta") or {}).get("stop_reason") == "max_tokens":
+                        log.info("anthropic: the reply hit max_tokens (ANTHROPIC_MAX_TOKENS)")
+                        yield dict(CUT_OFF)
+                elif kind == "message_stop":
+                    stopped = True
+                    break
+                elif kind == "error":
+                    raise stream_error(event.get("error") or {})
+            if stopped:
                 break
-            elif kind == "error":
-                raise stream_error(event.get("error") or {})
-        else:
+        if not stopped:
             raise ProviderError("anthropic: the stream ended before message_stop")
         if kept:
             yield {"type": "keep", "data": {KEEP: kept}}

@@ -3,7 +3,8 @@
 A subclass says what to send (`request`) and how to read the answer (`decode`);
 `fetch` does the rest:
 
-- one `httpx.AsyncClient` per provider (injected in tests, built here otherwise);
+- one `httpx.AsyncClient` per provider (injected in tests, built here otherwise, on the
+  lean HTTP/1.1 transport of transport.py, or httpx's own when a proxy is set);
 - a non-2xx answer becomes `ProviderError("NAME STATUS: the API's own message")`;
 - connection failures and timeouts name the URL that failed;
 - 429, 500, 502, 503, 529, connection failures and a stream that breaks off are
@@ -27,12 +28,10 @@ An error answer's body is read up to 64 KiB, no more.
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import logging
 import os
 import random
 import re
-import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -40,8 +39,10 @@ import httpx
 
 from ..errors import ProviderError
 from ..jsonsafe import dumps, loads
+from .failures import error_detail, retry_after, root_cause
 from .lines import MAX_LINE, MAX_REPLY, Splitter, batches, body, head, lines
 from .sse import Event, read_events
+from .transport import LeanTransport, proxied
 from .window import Windowed
 
 log = logging.getLogger(__name__)
@@ -72,10 +73,14 @@ def setting(name: str, default: float, env: dict[str, str] | None = None) -> flo
 
 
 def build_client() -> httpx.AsyncClient:
+    """The providers' client: httpx's, on the lean transport (transport.py) unless a
+    proxy is set in the environment (then httpx's own transport, which honours it)."""
     connect = setting("ELELEM_CONNECT_TIMEOUT", 10.0)
     read = setting("ELELEM_READ_TIMEOUT", 600.0)
     timeout = httpx.Timeout(read, connect=connect, write=connect, pool=connect)
-    return httpx.AsyncClient(timeout=timeout)
+    if proxied():
+        return httpx.AsyncClient(timeout=timeout)
+    return httpx.AsyncClient(timeout=timeout, transport=LeanTransport())
 
 
 class Failure(ProviderError):
@@ -87,64 +92,6 @@ class Failure(ProviderError):
         super().__init__(text, **data)
         self.retryable = retryable
         self.retry_after = retry_after
-
-
-def retry_after(headers: httpx.Headers) -> float | None:
-    """Seconds the server asked us to wait: `retry-after-ms`, `retry-after` (seconds or date)."""
-    if (ms := headers.get("retry-after-ms")) is not None:
-        try:
-            return max(float(ms) / 1000, 0.0)
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if value is None:
-        return None
-    try:
-        return max(float(value), 0.0)
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(when.timestamp() - time.time(), 0.0)
-
-
-def error_detail(body: bytes) -> tuple[str, set[str]]:
-    """The API's own message (one line, clipped) and its error codes, from any of the
-    three error shapes."""
-    text = body.decode("utf-8", errors="replace").strip()
-    try:
-        payload = loads(text)
-    except ValueError:
-        return one_line(text), set()
-    if not isinstance(payload, dict):
-        return one_line(text), set()
-    error = payload.get("error", payload)
-    if isinstance(error, str):
-        return one_line(error), set()
-    if not isinstance(error, dict):
-        return one_line(text), set()
-    details: dict[str, Any] = error["details"] if isinstance(error.get("details"), dict) else {}
-    codes = {str(c) for c in (error.get("code"), error.get("type"), details.get("error_code")) if c}
-    return one_line(str(error.get("message") or text)), codes
-
-
-def one_line(text: str, limit: int = 300) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[:limit] + "..."
-
-
-def root_cause(exc: BaseException | None) -> str:
-    """The operating system's words (`Connection refused`) under httpx's wrapping."""
-    found, seen = str(exc), 0
-    while exc is not None and seen < 10:
-        if isinstance(exc, OSError) and isinstance(exc.errno, int) and exc.errno > 0:
-            found = os.strerror(exc.errno)
-        elif isinstance(exc, OSError) and exc.strerror:
-            found = exc.strerror
-        exc, seen = exc.__cause__ or exc.__context__, seen + 1
-    return found
 
 
 class HTTPProvider(Windowed):

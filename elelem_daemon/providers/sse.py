@@ -72,10 +72,3 @@ async def read_events(chunks: AsyncIterable[bytes], split: Splitter) -> AsyncIte
             yield done
     if done := parser.feed(split.end()) + parser.end():
         yield done
-
-
-async def each_event(batches: AsyncIterable[list[str]]) -> AsyncIterator[Event]:
-    """`sse_events`, one event at a time."""
-    async for events in sse_events(batches):
-        for event in events:
-            yield event

@@ -3,13 +3,13 @@ renewed in the background, never blocking the event loop."""
 
 from __future__ import annotations
 
-import asyncio
 import os
 import subprocess
 import time
 from pathlib import Path
 
 import pytest
+from support.loop import ticking
 
 from elelem_daemon.commands import Commands
 from elelem_daemon.context import listing as sources
@@ -184,18 +184,9 @@ async def test_on_the_event_loop_the_first_completion_does_not_wait(
 
 async def test_ready_lists_in_a_thread(repo: Path) -> None:
     index = PathIndex(repo)
-    ticks = 0
-
-    async def tick() -> None:
-        nonlocal ticks
-        while True:
-            ticks += 1
-            await asyncio.sleep(0)
-
-    ticker = asyncio.create_task(tick())
-    listing = await index.ready()
-    ticker.cancel()
-    assert listing.source == "git" and ticks > 0
+    async with ticking() as ticks:
+        listing = await index.ready()
+    assert listing.source == "git" and ticks.count > 0
 
 
 def test_an_index_is_shared_per_folder(tmp_path: Path) -> None:

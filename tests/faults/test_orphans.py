@@ -151,7 +151,7 @@ def test_a_tool_registers_its_group_with_the_reaper_before_it_runs_anything(
 ) -> None:
     """The window between a tool's fork and the daemon's `reaper.watch`: a daemon
     SIGKILLed in it left the tool's grandchildren behind. The child itself says `+PID`
-    to the reaper first (procs.death_signal), before its command runs."""
+    to the reaper first (procs.tool_preexec), before its command runs."""
     import subprocess
 
     from elelem_daemon import procs
@@ -160,7 +160,7 @@ def test_a_tool_registers_its_group_with_the_reaper_before_it_runs_anything(
     monkeypatch.setattr(procs.reaper, "fd", write)
     try:
         child = subprocess.Popen(
-            ["sh", "-c", "exit 0"], start_new_session=True, preexec_fn=procs.death_signal()
+            ["sh", "-c", "exit 0"], start_new_session=True, preexec_fn=procs.tool_preexec()
         )
         child.wait(30)
         os.close(write)
@@ -185,7 +185,7 @@ def test_a_tool_runs_when_the_reaper_is_gone() -> None:
         done = subprocess.run(
             ["sh", "-c", "echo ran; yes | head -c 3 >/dev/null; echo $?"],
             start_new_session=True,
-            preexec_fn=procs.death_signal(),
+            preexec_fn=procs.tool_preexec(),
             capture_output=True,
             timeout=30,
         )

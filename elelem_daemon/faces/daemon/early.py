@@ -7,7 +7,7 @@ serves, one at a time, what an editor sends first: the `initialize` and
 `session/new` requests and the `initialized` and `exit` notifications. pygls is
 imported in a thread (`load`) once the first session is answered, once the client
 has been quiet for `IDLE`, or as soon as a frame comes that this path does not take;
-that frame, and every later one, is `protocol.attach`'s.
+that frame, and every later one, is `wiring.attach`'s.
 
 The answers are the protocol's own: the same handlers (`Daemon.request`), the same
 error shapes (`error_message`, `failure`, which protocol.py uses too). A frame that is
@@ -64,10 +64,10 @@ def failure(exc: BaseException) -> tuple[int, str, str, dict[str, Any]]:
 
 
 def load() -> Loading:
-    """Import the protocol (pygls) in a thread; the future's result is `protocol.attach`."""
+    """Import the protocol (pygls) in a thread; the future's result is `wiring.attach`."""
 
     def imported() -> Any:
-        from .protocol import attach
+        from .wiring import attach
 
         return attach
 

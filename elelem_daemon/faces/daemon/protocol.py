@@ -2,23 +2,23 @@
 
 pygls runs the handlers (tasks, `$/cancelRequest`, server-to-client requests); this
 module adds what a daemon facing editors needs on top:
-- its own frame reader (`framing.FrameReader`, fed by a thread reading fd 0), so a
-  bad header, a truncated body, bad JSON or a non-object gets an error response and
-  the next good request is still answered (pygls' reader only logs them);
+- a strict entry (`ElelemProtocol.receive`) for each frame our own reader cuts
+  (`framing.FrameReader`, fed by a thread reading fd 0; wiring.py hands the frames
+  over), so a bad header, a truncated body, bad JSON or a non-object gets an error
+  response and the next good request is still answered (pygls' reader only logs them);
 - params that stay plain dicts (toolchain.md §3) and are checked by the handlers;
 - a `Large` result (`session/load`'s) is encoded in a thread, in pieces, into the
   place in the output it had when its handler returned (spliced.py, `Stdout.reserve`);
 - every error carries `data.kind`; an ElelemError's code comes from the one table
-  (`jsonrpc.errors.CODES`);
-- exit within a second of EOF, `exit`, a signal or the client's process going away,
-  after the running turns are cancelled (which kills their tools' process groups).
+  (`jsonrpc.errors.CODES`).
+Putting it between the reader, the daemon and stdout, and the exit, are wiring.py's.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from concurrent.futures import Future
 from json.encoder import encode_basestring_ascii as escape_ascii  # C, as the encoder uses
 from typing import TYPE_CHECKING, Any
@@ -31,15 +31,13 @@ from ...jsonrpc.errors import (
     PARSE_ERROR,
     REQUEST_CANCELLED,
 )
-from ...jsonrpc.framing import BadFrame, FrameReader
 from ...jsonrpc.shapes import is_id, shape_problem
 from ...jsonsafe import loads
-from .daemon import Daemon
 from .early import error_message, failure
 from .encoding import compact_encoder, plain_encoder
 from .lean import load
 from .spliced import Large, Raw, frame_chunks
-from .stdio import StdioPeer, Stdout
+from .stdio import Stdout
 
 ENGINE = load()  # pygls's JSON-RPC modules, without lsprotocol (lean.py)
 if TYPE_CHECKING:
@@ -60,8 +58,6 @@ else:
     JsonRPCServer = ENGINE.server.JsonRPCServer
 
 log = logging.getLogger(__name__)
-
-SETTLE = 0.2  # then how long their responses get to go out: all within a second
 
 
 class Params(dict):  # type: ignore[type-arg]
@@ -102,7 +98,7 @@ class ElelemProtocol(JsonRPCProtocol):
     nobody waits for does nothing), and a notification method sent with an id is an
     invalid request (an `exit` meant as a question does not end the daemon)."""
 
-    requests: frozenset[str] = frozenset()  # set by `register`
+    requests: frozenset[str] = frozenset()  # set by `wiring.register`
     notices: frozenset[str] = frozenset()
 
     _encode: Callable[[Any], str] | None = None
@@ -300,74 +296,3 @@ class ElelemProtocol(JsonRPCProtocol):
             if not isinstance(exc, ElelemError):
                 log.error("request %r failed", msg_id, exc_info=exc)
             self.send_error(msg_id, *failure(exc))
-
-
-async def read_loop(
-    reader: FrameReader,
-    protocol: ElelemProtocol,
-    first: Awaitable[bytes | BadFrame | None] | None = None,
-) -> None:
-    """Hand each frame to the protocol, from `first` on (read before pygls loaded)."""
-    frame = await (first if first is not None else reader.frame())
-    while frame is not None:
-        try:
-            if isinstance(frame, BadFrame):
-                protocol.send_error(None, PARSE_ERROR, frame.message, "parse_error")
-            elif not protocol.receive(frame):
-                reader.resync(frame)
-        except Exception:  # a bug must not end the daemon
-            log.exception("could not handle a message")
-        await asyncio.sleep(0)  # let the handler start before the next message (a cancel)
-        frame = await reader.frame()
-
-
-def register(server: JsonRPCServer, daemon: Daemon) -> None:
-    protocol: ElelemProtocol = server.protocol  # type: ignore[assignment]
-    protocol.requests, protocol.notices = frozenset(daemon.requests), frozenset(daemon.notices)
-    for method in daemon.requests:
-        server.feature(method)(_request(daemon, method))
-    for method in daemon.notices:
-        server.feature(method)(_notice(daemon, method))
-
-
-def _request(daemon: Daemon, method: str) -> Callable[[Any], Awaitable[Any]]:
-    async def handle(params: Any) -> Any:
-        return await daemon.request(method, params)
-
-    return handle
-
-
-def _notice(daemon: Daemon, method: str) -> Callable[[Any], None]:
-    def handle(params: Any) -> None:
-        daemon.notice(method, params)
-
-    return handle
-
-
-async def attach(
-    daemon: Daemon,
-    peer: StdioPeer,
-    writer: Stdout,
-    reader: FrameReader,
-    first: Awaitable[bytes | BadFrame | None] | None = None,
-) -> int:
-    """Put pygls between the reader, the daemon and the writer that `stdio.run` built,
-    then serve until EOF, `exit`, a signal or the client's death; return the exit code."""
-    server = JsonRPCServer(ElelemProtocol, converter_factory)
-    protocol: ElelemProtocol = server.protocol  # type: ignore[assignment]
-    peer.protocol = protocol
-    peer.attached.set()
-    protocol.set_writer(writer)
-    register(server, daemon)
-    reading = asyncio.create_task(read_loop(reader, protocol, first))
-    reading.add_done_callback(lambda _: peer.stop(0))
-    code = await peer.stopped
-    reading.cancel()
-    await daemon.close()
-    futures: list[Any] = list(protocol._request_futures.values())  # pygls: both kinds
-    pending = [f for f in futures if isinstance(f, asyncio.Future)]
-    if pending:
-        await asyncio.wait(pending, timeout=SETTLE)
-    await writer.filled(SETTLE)  # a large answer still encoding in its thread
-    writer.flush()
-    return code

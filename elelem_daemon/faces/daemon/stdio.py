@@ -9,7 +9,7 @@ are behind, so memory stays bounded whatever the client sends.
 `serve` (`elelem daemon`) answers the editor's first requests (`initialize`,
 `session/new`) before the JSON-RPC machinery has loaded (pygls's engine, lean.py:
 attrs and cattrs; early.py); pygls then loads in a thread while the
-client reads them, and `protocol.attach` serves every later message (and any early one
+client reads them, and `wiring.attach` serves every later message (and any early one
 that is not plainly good, errors and all).
 """
 
@@ -165,7 +165,7 @@ def writev(fd: int, chunks: list[bytes]) -> None:
 
 
 class StdioPeer:
-    """The `events.Peer` the daemon talks through; `protocol.attach` sets `protocol`.
+    """The `events.Peer` the daemon talks through; `wiring.attach` sets `protocol`.
     Before that (early.py), notifications go straight to `writer`, and a request waits
     for the protocol."""
 

@@ -175,7 +175,7 @@ def test_pygls_reads_the_lsp_tables_only_for_a_feature_registered_with_options()
     ]
     assert calls
     assert all(id(call) in guarded for call in calls)
-    source = Path(__file__).parents[3] / "elelem_daemon/faces/daemon/protocol.py"
+    source = Path(__file__).parents[3] / "elelem_daemon/faces/daemon/wiring.py"
     assert "server.feature(method)(" in source.read_text()  # no options
 
 

@@ -6,7 +6,6 @@ loop runs while it is encoded, and what the splice cannot write takes the plain 
 
 from __future__ import annotations
 
-import asyncio
 import json
 import math
 import os
@@ -15,6 +14,7 @@ from typing import Any
 
 import attrs
 import pytest
+from support.loop import ticking
 
 from elelem_daemon.faces.daemon import spliced, stdio
 from elelem_daemon.faces.daemon.protocol import ElelemProtocol, converter_factory
@@ -213,24 +213,15 @@ async def test_frames_written_after_a_large_answer_stay_after_it(tmp_path):
     assert writer._places == 1, "encoded in a thread, not on the loop"
     protocol.notify("event/after", {})
     protocol._send_response(2, result={"small": True})
-    ticks = 0
-
-    async def tick() -> None:
-        nonlocal ticks
-        while True:
-            ticks += 1
-            await asyncio.sleep(0)
-
-    ticking = asyncio.create_task(tick())
-    await writer.filled(60)  # the loop runs while the answer is encoded
-    ticking.cancel()
+    async with ticking() as ticks:
+        await writer.filled(60)  # the loop runs while the answer is encoded
     assert not writer._places
     writer.flush()
     stream.close()
     got = [json.loads(b) for b in frames(path.read_bytes())]
     assert [m.get("method", m.get("id")) for m in got] == ["event/before", 1, "event/after", 2]
     assert got[1]["result"]["messages"][-1]["content"] == "w" * 6000
-    assert ticks > 1
+    assert ticks.count > 1
 
 
 async def test_the_end_waits_for_a_large_answer_still_encoding(tmp_path):
