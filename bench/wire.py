@@ -27,6 +27,15 @@ Handler = Callable[[dict[str, Any]], Any]
 READ_SIZE = 1 << 17
 
 
+def parse(data: bytearray, start: int, end: int) -> Any:
+    """The JSON message in `data[start:end]`, decoded from UTF-8 (as JSON-RPC frames
+    are) straight out of the buffer, not sliced out of it first: for a 121 MB answer
+    (`session/load`'s), one copy fewer; the whole text is still decoded and parsed."""
+    with memoryview(data) as view, view[start:end] as body:
+        text = str(body, "utf-8")
+    return json.loads(text)
+
+
 class ServerDied(Exception):
     pass
 
@@ -133,7 +142,7 @@ class Conn:
             if end + 4 + length > size:
                 self._need = end + 4 + length - at
                 return at
-            self._dispatch(json.loads(data[end + 4 : end + 4 + length]))
+            self._dispatch(parse(data, end + 4, end + 4 + length))
             at = end + 4 + length
 
     def _lines(self, data: bytearray) -> int:

@@ -272,22 +272,27 @@ def read_lines(path: Path) -> list[Record]:
 
 
 def parse_lines(data: bytes, path: Path) -> list[Record]:
-    """`read_lines` of a file's bytes (`path` names it in warnings)."""
-    lines = data.split(b"\n")
+    """`read_lines` of a file's bytes (`path` names it in warnings). The lines are
+    `data.split(b"\\n")`'s, each cut out as it is read (never all at once: a 60 MB
+    file is not copied whole into lines beside itself)."""
     records = []
-    for number, raw in enumerate(lines, 1):
-        if not raw.strip():
-            continue
-        try:
-            record = loads(raw)
-            if not isinstance(record, dict):
-                raise ValueError("not an object")
-        except ValueError as exc:
-            if number < len(lines):  # complete line, yet unreadable: say so, keep going
-                log.warning("store: %s line %d skipped: %s", path, number, exc)
-            continue
-        records.append(record)
-    return records
+    at, number = 0, 0
+    while True:
+        end = data.find(b"\n", at)
+        raw = data[at:end] if end >= 0 else data[at:]
+        number += 1
+        if raw.strip():
+            try:
+                record = loads(raw)
+                if not isinstance(record, dict):
+                    raise ValueError("not an object")
+                records.append(record)
+            except ValueError as exc:
+                if end >= 0:  # complete line, yet unreadable: say so, keep going
+                    log.warning("store: %s line %d skipped: %s", path, number, exc)
+        if end < 0:
+            return records
+        at = end + 1
 
 
 def head_of(lines: list[bytes], path: Path, updated: str) -> Stored:

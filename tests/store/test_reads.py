@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from elelem_daemon import owned
+from elelem_daemon import jsonsafe, owned
 from elelem_daemon.errors import UnknownSession
 from elelem_daemon.store import records
 from elelem_daemon.store.store import Store, fingerprint
@@ -59,3 +59,54 @@ def test_a_load_is_marked_with_the_fingerprint_of_the_file_it_read(tmp_path):
     path.symlink_to(tmp_path / "elsewhere")
     with pytest.raises(UnknownSession, match="symlink"):
         store.load("s")
+
+
+def _split_lines(data: bytes, path) -> tuple[list, list[str]]:
+    """What `parse_lines` gave when it split the whole file first: its records, and the
+    line numbers it warned of."""
+    lines = data.split(b"\n")
+    found, warned = [], []
+    for number, raw in enumerate(lines, 1):
+        if not raw.strip():
+            continue
+        try:
+            record = jsonsafe.loads(raw)
+            if not isinstance(record, dict):
+                raise ValueError("not an object")
+        except ValueError:
+            if number < len(lines):
+                warned.append(f"line {number} skipped")
+            continue
+        found.append(record)
+    return found, warned
+
+
+FILES = [
+    b"",
+    b"\n",
+    b"\n\n\n",
+    b'{"a":1}',  # no newline at the end: the last line, whole
+    b'{"a":1}\n',
+    b'{"a":1}\n\n  \n\t\r\n{"b":2}\r\n{"c":',  # blank lines, CRLF, a torn tail
+    b'{"a":1}\n[1]\n"s"\nnope\n{"b":\n\xff\xfe{}\n{"c":3}\n',  # not objects, corrupt, bad UTF-8
+    b'\x0b{"a":1}\n\x0c\n{"a":"\xc3\xa9"}\n'
+    + b"[" * 200
+    + b'\n{"d":'
+    + b"[" * 100
+    + b"]" * 100
+    + b"}\n",  # odd spaces; deep
+    b'{"a":"' + b"x" * 70_000 + b'"}\n{"b":2}',
+]
+
+
+@pytest.mark.parametrize("data", FILES)
+def test_lines_are_read_as_a_split_of_the_whole_file_read_them(tmp_path, caplog, data):
+    """Each line is cut out as it is read, not the whole file split first: the same
+    records, the same lines warned of (a complete one), a torn last line still silent."""
+    path = tmp_path / "s.jsonl"
+    expected, warned = _split_lines(data, path)
+    caplog.set_level("WARNING", logger="elelem_daemon.store.records")
+    assert records.parse_lines(data, path) == expected
+    said = [r.getMessage() for r in caplog.records]
+    assert len(said) == len(warned)
+    assert all(w in s for w, s in zip(warned, said, strict=True))

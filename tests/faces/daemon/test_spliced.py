@@ -117,6 +117,9 @@ TEXTS = [
     "\ud800 a lone surrogate " * 100,
     "x" * spliced.LONG,  # just long enough to be kept apart
     "x" * (spliced.LONG - 1),
+    " ~" * spliced.LONG,  # the edges of what is written as it is
+    *("x" * spliced.LONG + c for c in '"\\\x00\x1f\x7f\x80\n\u2028'),  # one byte to escape
+    *(c + "y" * spliced.LONG for c in '"\\\x00\x1f\x7f\x80\n\u2028'),
 ]
 
 
@@ -136,6 +139,15 @@ async def test_a_large_answer_is_the_plain_encoders_bytes(tmp_path):
     assert large == plain
     assert json.loads(frames(large)[0])["result"]["extra"]["1"] == "an int key"
     assert large.isascii()
+
+
+def test_a_long_text_is_written_as_the_escaper_writes_it_whatever_its_characters():
+    from json.encoder import encode_basestring_ascii  # type: ignore[attr-defined]
+
+    for code in [*range(0x300), 0x2028, 0xD800, 0xFFFF, 0x1F40D]:
+        for text in ("x" * spliced.LONG + chr(code), chr(code) * spliced.LONG):
+            expected = encode_basestring_ascii(text).encode("ascii")
+            assert b"".join(spliced._long(text)) == expected, hex(code)
 
 
 async def test_a_huge_message_and_an_empty_session(tmp_path):
