@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -216,11 +217,24 @@ async def ask_once(session: Session, prompt: str, print_reply: bool, interrupts:
     if not result.reply.strip():
         print("elelem: no reply", file=sys.stderr)
         return 1
-    if print_reply:
-        print(visible(result.reply))  # shown, not obeyed: a pipe may end at a terminal
+    if print_reply and not _printed(visible(result.reply)):  # shown, not obeyed
+        return 141  # the reader left (`| head`): 128 + SIGPIPE, as a shell tool ends
     if result.stop_reason == "max_tokens":
         print("elelem: the reply was cut off at the model's token limit", file=sys.stderr)
     return 0
+
+
+def _printed(text: str) -> bool:
+    """The reply written to stdout and flushed; False when its reader is gone (EPIPE).
+    stdout then points at /dev/null, so the exit's own flush says nothing either."""
+    try:
+        print(text, flush=True)
+        return True
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return False
 
 
 def ask_prompt(words: list[str]) -> str:

@@ -157,3 +157,25 @@ def test_finish_leaves_a_failed_flush_to_python(monkeypatch, exits):
     monkeypatch.setattr(sys, "stdout", Broken())
     assert signals.finish(0) == 0  # the usual exit reports it (and exits 120)
     assert exits == [-1]
+
+
+def test_a_reader_that_closes_the_pipe_early_gets_no_traceback_and_exit_141(isolated_home):
+    # `elelem ask ... | head -c1`: the reader is gone before the reply is all written
+    words = ["!echo", "x" * 100_000]  # more than a pipe holds
+    reader, writer = os.pipe()
+    os.close(reader)  # no reader at all: the first write fails with EPIPE
+    try:
+        done = subprocess.run(
+            [os.path.join(os.path.dirname(sys.executable), "elelem"), "ask", *words],
+            stdin=subprocess.DEVNULL,
+            stdout=writer,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=60,
+            cwd=isolated_home,
+            env={**os.environ, "ELELEM_PROVIDER": "stub"},
+        )
+    finally:
+        os.close(writer)
+    assert "Traceback" not in done.stderr, done.stderr
+    assert done.returncode == 141, done.stderr  # 128 + SIGPIPE, as `yes | head` ends
