@@ -5,11 +5,11 @@ checkpoint (`Seen.applied`, the built-in plugin's `turn_end`), and a rewind name
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
+from support.checkpointing import allow
 
 from elelem_daemon.checkpoints import close_all
 from elelem_daemon.filesystem import EditorFiles, FileState
@@ -20,12 +20,7 @@ from elelem_daemon.session import Session, start
 
 @pytest.fixture(autouse=True)
 def allowed(isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in list(os.environ):
-        if name.startswith("ELELEM_CHECKPOINTS") or name == "ELELEM_STATE_DIR":
-            monkeypatch.delenv(name)
-    config = isolated_home / ".config" / "elelem"
-    config.mkdir(parents=True, exist_ok=True)
-    (config / "permissions").write_text("write allow\nedit allow\n")
+    allow(isolated_home, monkeypatch, "write allow\nedit allow\n")
 
 
 @pytest.fixture(autouse=True)

@@ -6,11 +6,11 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
+from support.checkpointing import allow
 
 from elelem_daemon.checkpoints import close_all
 from elelem_daemon.checkpoints.refs import START, ref
@@ -24,12 +24,7 @@ from elelem_daemon.store.store import Store
 
 @pytest.fixture(autouse=True)
 def allowed(isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in list(os.environ):
-        if name.startswith("ELELEM_CHECKPOINTS") or name == "ELELEM_STATE_DIR":
-            monkeypatch.delenv(name)
-    config = isolated_home / ".config" / "elelem"
-    config.mkdir(parents=True, exist_ok=True)
-    (config / "permissions").write_text("execute allow\nwrite allow\nedit allow\n")
+    allow(isolated_home, monkeypatch, "execute allow\nwrite allow\nedit allow\n")
 
 
 @pytest.fixture(autouse=True)
