@@ -45,7 +45,17 @@ def front(replay: ReplayServer) -> Iterator[Front]:
 
 
 @pytest.fixture
-async def daemon(spawn: Any, env: dict[str, str], front: Front) -> tuple[Client, Tap]:
+def read_timeout() -> str:
+    """1 s, for the tests of a stalled server. A test that is about size, not stalls,
+    parametrizes it longer: the replay server shares this test's loop with the client's
+    reading of the daemon's flood, and on a loaded machine that took more than 1 s."""
+    return "1"
+
+
+@pytest.fixture
+async def daemon(
+    spawn: Any, env: dict[str, str], front: Front, read_timeout: str
+) -> tuple[Client, Tap]:
     clean = {k: v for k, v in env.items() if not k.startswith(("OPENAI", "ANTHROPIC", "OLLAMA"))}
     clean.update(
         OPENAI_API_KEY=CANARY,
@@ -55,7 +65,7 @@ async def daemon(spawn: Any, env: dict[str, str], front: Front) -> tuple[Client,
         ANTHROPIC_BASE_URL="http://no-such-host.invalid",
         OLLAMA_HOST=front.url,
         OLLAMA_MODEL="qwen3",
-        ELELEM_READ_TIMEOUT="1",
+        ELELEM_READ_TIMEOUT=read_timeout,
         ELELEM_CONNECT_TIMEOUT="2",
         ELELEM_RETRIES="1",
         ELELEM_RETRY_MAX_DELAY="2",
@@ -226,6 +236,7 @@ async def test_tool_calls_that_are_not_json_or_unknown_are_failed_results(
     await leaves_no_key(client, tap, session, run, env)
 
 
+@pytest.mark.parametrize("read_timeout", ["60"])
 async def test_10000_tool_calls_in_one_reply_each_run_and_answered(
     daemon: tuple[Client, Tap], replay: ReplayServer
 ) -> None:
@@ -244,6 +255,7 @@ async def test_10000_tool_calls_in_one_reply_each_run_and_answered(
     assert len(await within(client.context(session))) == 5  # tool traffic is not kept
 
 
+@pytest.mark.parametrize("read_timeout", ["60"])
 async def test_a_50_mb_reply_arrives_whole(
     daemon: tuple[Client, Tap], replay: ReplayServer
 ) -> None:
