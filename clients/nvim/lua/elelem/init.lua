@@ -22,6 +22,7 @@ local HIGHLIGHTS = {
   ElelemError = { link = "DiagnosticError" },
   ElelemTitle = { link = "Title" },
   ElelemReviewLines = { link = "DiffChange" },
+  ElelemReviewPending = { link = "WarningMsg" },
 }
 
 local function highlights()
@@ -79,6 +80,28 @@ files.on_outcome = function(params, answer)
     shown = ("partial: hunks %s of %d accepted"):format(table.concat(answer.acceptedHunks, ", "), #params.hunks)
   end
   s.chat:notice(("review of %s → %s"):format(require("elelem.review").shown_path(params.path), shown))
+end
+local review = require("elelem.review")
+review.on_open = function(r)
+  local s = session.find(r.params.sessionId)
+  local shown = review.shown_path(r.params.path)
+  local n = #r.params.hunks
+  local where = ("review of %s (%d hunk%s) waiting in the split below: :ElelemReview to decide"):format(
+    shown, n, n == 1 and "" or "s")
+  if s then
+    s.chat:notice("▶ " .. where, "ElelemReviewPending")
+  end
+  -- one screen line: a longer message would wait for <Enter> and take the keys being typed
+  local short = ("elelem: review of %s waiting: :ElelemReview"):format(shown)
+  local room = math.max(20, vim.v.echospace - 1)
+  if vim.fn.strdisplaywidth(short) > room then
+    short = vim.fn.strcharpart(short, 0, room - 1) .. "…"
+  end
+  vim.notify(short, vim.log.levels.WARN)
+  pcall(vim.cmd.redrawstatus, { bang = true })
+end
+review.on_change = function()
+  pcall(vim.cmd.redrawstatus, { bang = true })
 end
 ask.on_question = function(params)
   local s = session.find(params.sessionId)
@@ -278,6 +301,16 @@ function M.accept(arg)
     return false
   end
   r:all(true, { turn = vim.trim(arg or "") == "turn" })
+  return true
+end
+
+--- `:ElelemReview`: moves into the newest open review (shown again if hidden).
+---@return boolean
+function M.review()
+  if not require("elelem.review").enter() then
+    vim.notify("elelem: no review is open", vim.log.levels.INFO)
+    return false
+  end
   return true
 end
 

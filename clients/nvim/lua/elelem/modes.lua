@@ -68,7 +68,13 @@ function M.statusline()
   if not s or not s.id then
     return ""
   end
-  return ("elelem:%s%s"):format(s:mode() or "build", s.busy and " …" or "")
+  local pending = 0
+  for _, r in ipairs(require("elelem.review").open) do
+    if r.params.sessionId == s.id then
+      pending = pending + 1
+    end
+  end
+  return ("elelem:%s%s%s"):format(s:mode() or "build", s.busy and " …" or "", pending > 0 and " [review]" or "")
 end
 
 return M

@@ -3,7 +3,12 @@
 --- rejected. The keys (configurable, `setup({ review = { keys = ... } })`): `ga` / `gr`
 --- accept / reject the hunk under the cursor, `gA` / `gR` all of them, `gT` every change of
 --- this turn, `]h` / `[h` move between hunks. The review ends when every hunk is decided
---- (or the window is closed: all rejected), and `done` gets the decision.
+--- (or the buffer is wiped: all rejected), and `done` gets the decision.
+---
+--- Focus is the user's: the split opens beside, without the cursor, and says so (a
+--- notification, a chat line, the statusline); `:ElelemReview` moves into it. Its keys are
+--- the review buffer's own, so what is typed elsewhere never reaches it. `q` only hides it
+--- (it stays pending; `:ElelemReview` shows it again).
 local config = require("elelem.config")
 
 local M = {}
@@ -53,7 +58,7 @@ end
 ---@return string
 local function help()
   local k = config.options.review.keys
-  return ("%s/%s accept/reject hunk · %s/%s all · %s accept all this turn · %s/%s next/prev · q reject all"):format(
+  return ("%s/%s accept/reject hunk · %s/%s all · %s accept all this turn · %s/%s next/prev · q hide"):format(
     k.accept, k.reject, k.accept_all, k.reject_all, k.accept_turn, k.next, k.prev)
 end
 
@@ -133,11 +138,13 @@ function Review:move(step, pending)
   end
 end
 
---- Puts the cursor on `hunk`'s header, and the file's window (if one shows it) on its lines.
+--- Puts the cursor on `hunk`'s header, and, when the user is in the review, the file's
+--- window (if one shows it) on its lines (never while the user works elsewhere).
 ---@param hunk table
 function Review:go(hunk)
   api.nvim_win_set_cursor(self.win, { self.rows[hunk.id] + 1, 0 })
-  local file = self.target and api.nvim_buf_is_valid(self.target) and vim.fn.win_findbuf(self.target)[1]
+  local file = api.nvim_get_current_win() == self.win and self.target and api.nvim_buf_is_valid(self.target)
+    and vim.fn.win_findbuf(self.target)[1]
   if file then
     local line = math.max(1, math.min(math.max(hunk.oldStart, 1), api.nvim_buf_line_count(self.target)))
     pcall(api.nvim_win_set_cursor, file, { line, 0 })
@@ -183,7 +190,7 @@ function Review:finish(decision)
       break
     end
   end
-  local focused = self.win and api.nvim_get_current_win() == self.win -- else the user moved on
+  local focused = self.win and api.nvim_win_is_valid(self.win) and api.nvim_get_current_win() == self.win
   if api.nvim_buf_is_valid(self.buf) then
     pcall(api.nvim_buf_delete, self.buf, { force = true })
   end
@@ -191,6 +198,7 @@ function Review:finish(decision)
     pcall(api.nvim_set_current_win, self.back)
   end
   self.done(decision)
+  M.on_change()
 end
 
 --- The decision made so far (undecided hunks count as rejected).
@@ -264,12 +272,12 @@ local function keymaps(r)
     r:move(-1)
   end, "previous hunk")
   map("q", function()
-    r:all(false)
-  end, "reject every hunk and close")
+    r:hide()
+  end, "hide the review (it stays pending: :ElelemReview shows it again)")
 end
 
---- Opens the review of a `files/propose` (review: true) in a split below the current
---- window and focuses it; `done(decision)` is called once.
+--- Opens the review of a `files/propose` (review: true) in a split under the file's window
+--- (else under the layout), without the focus; `done(decision)` is called once.
 ---@param params table
 ---@param opened boolean the editor has the file loaded (else the daemon writes the disk)
 ---@param done fun(decision: elelem.Decision)
@@ -290,7 +298,7 @@ function M.start(params, opened, done)
   end
   api.nvim_buf_set_lines(buf, 0, -1, false, lines)
   vim.bo[buf].modifiable = false
-  vim.bo[buf].bufhidden = "wipe"
+  vim.bo[buf].bufhidden = "hide" -- `q` hides it; it is wiped when the review ends
   vim.bo[buf].filetype = "diff"
   require("elelem.buffers").name(buf, ("elelem://review/%s/%s"):format(tostring(params.toolCallId), M.shown_path(params.path)))
   vim.b[buf].elelem_review = true
@@ -305,29 +313,89 @@ function M.start(params, opened, done)
     end,
   })
   table.insert(M.open, r)
-  r.back = api.nvim_get_current_win()
-  local height = math.max(6, math.min(#lines + 1, math.floor(vim.o.lines * 0.5)))
   -- under a window that shows the file, else under the whole layout
   r.target = opened and require("elelem.buffers").find(params.path) or nil
-  local beside = r.target and vim.fn.win_findbuf(r.target)[1]
-  local target = beside and api.nvim_win_get_tabpage(beside) == api.nvim_get_current_tabpage() and beside or -1
-  r.win = api.nvim_open_win(buf, true, { split = "below", win = target, height = height })
-  if vim.fn.mode():match("^[iR]") then
-    vim.cmd.stopinsert() -- typing in the prompt area: the keys now go to the review
-  end
-  vim.wo[r.win].winfixheight = true
-  vim.wo[r.win].wrap = false
-  vim.wo[r.win].foldenable = false
+  r.height = math.max(6, math.min(#lines + 1, math.floor(vim.o.lines * 0.5)))
+  r:window()
   r:mark_target()
-  if hunks[1] then
-    r:go(hunks[1])
-    api.nvim_win_call(r.win, function()
+  M.on_open(r)
+  pcall(vim.cmd.redraw)
+  return r
+end
+
+--- Shows the review's split (again) without taking the focus: under a window of the file's
+--- in this tab, else under the whole layout.
+function Review:window()
+  if self.win and api.nvim_win_is_valid(self.win) and api.nvim_win_get_buf(self.win) == self.buf then
+    return self.win
+  end
+  local beside = self.target and api.nvim_buf_is_valid(self.target) and vim.fn.win_findbuf(self.target)[1]
+  local target = beside and api.nvim_win_get_tabpage(beside) == api.nvim_get_current_tabpage() and beside or -1
+  self.win = api.nvim_open_win(self.buf, false, { split = "below", win = target, height = self.height })
+  vim.wo[self.win].winfixheight = true
+  vim.wo[self.win].wrap = false
+  vim.wo[self.win].foldenable = false
+  local first = self.params.hunks[1]
+  for _, hunk in ipairs(self.params.hunks) do
+    if self.decided[hunk.id] == nil then
+      first = hunk
+      break
+    end
+  end
+  if first then
+    self:go(first)
+    api.nvim_win_call(self.win, function()
       vim.fn.winrestview({ topline = 1 }) -- the title and the keys stay in view
     end)
   end
-  r:mark()
-  pcall(vim.cmd.redraw)
-  return r
+  self:mark()
+  return self.win
+end
+
+--- Hides the split (`q`); the review stays pending.
+function Review:hide()
+  if self.win and api.nvim_win_is_valid(self.win) then
+    local back = self.back and api.nvim_win_is_valid(self.back) and self.back
+    pcall(api.nvim_win_close, self.win, false)
+    if back then
+      pcall(api.nvim_set_current_win, back)
+    end
+  end
+  self.win = nil
+  M.on_change()
+end
+
+--- Called when a review opens (set by elelem.init: the notification and the chat line).
+---@type fun(r: elelem.Review)
+M.on_open = function() end
+--- Called when the open reviews change (the statusline mark).
+---@type fun()
+M.on_change = function() end
+
+--- `:ElelemReview`: moves into the newest open review (shown again if hidden); the user's
+--- deliberate step, the only way the review gets the keyboard. False when none is open.
+---@return boolean
+function M.enter()
+  local r = M.open[#M.open]
+  if not r then
+    return false
+  end
+  local from = api.nvim_get_current_win()
+  if from ~= r.win then
+    r.back = from
+  end
+  if vim.fn.mode():match("^[iR]") then
+    vim.cmd.stopinsert() -- the user asked to go there: review keys are normal-mode keys
+  end
+  api.nvim_set_current_win(r:window())
+  local id = r:current()
+  for _, hunk in ipairs(r.params.hunks) do
+    if hunk.id == id then
+      r:go(hunk) -- the file's window follows now that the user is here
+    end
+  end
+  M.on_change()
+  return true
 end
 
 --- Closes every open review of `session_id` (its turn ended or the daemon withdrew it).
