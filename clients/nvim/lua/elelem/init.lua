@@ -119,6 +119,7 @@ ask.on_answer = function(params, answer, dismissed)
   local tool = type(params.tool) == "table" and params.tool or {}
   if s and params.kind == "confirm" and tool.name == "rewind" and answer == "yes" and type(tool.plan) == "table" then
     s.rewound = tool.plan -- the command goes on: reload and redraw when it answers
+    s.kept = require("elelem.rewind").snapshot(tool.plan, s.info and s.info.cwd) -- before the restore
   end
   if s then
     local question = params.prompt or (params.tool and params.tool.name) or "?"

@@ -379,10 +379,10 @@ function Session:command(line, epoch)
       return self:fail(err, line)
     end
     self.busy = false
-    local rewound = self.rewound -- /undo or /rewind N went on: its plan, from the question
-    self.rewound = nil
+    local rewound, kept = self.rewound, self.kept -- /undo or /rewind N went on: its plan, from the question
+    self.rewound, self.kept = nil, nil
     if rewound then
-      require("elelem.rewind").after(self, rewound, tostring(result.output or ""))
+      require("elelem.rewind").after(self, rewound, tostring(result.output or ""), kept)
       return self:refresh()
     end
     self.chat:output(tostring(result.output or ""))
