@@ -29,7 +29,7 @@ function T.start(opts)
   self.name = ("elelem-spec-%d-%d"):format(vim.fn.getpid(), count)
   self.sock = ("%s/%s.sock"):format(H.tmp, self.name)
   local init = ("%s/%s.lua"):format(H.tmp, self.name)
-  local options = vim.tbl_deep_extend("force", vim.deepcopy(H.options), opts.setup or {})
+  local options = vim.tbl_deep_extend("force", vim.deepcopy(H.options), { questions = "chat" }, opts.setup or {})
   vim.fn.writefile({
     ("vim.opt.rtp:prepend(%q)"):format(H.root),
     "vim.o.termguicolors = true",

@@ -88,7 +88,10 @@ review.on_open = function(r)
   local n = #r.params.hunks
   local where = ("review of %s (%d hunk%s) waiting in the split below: :ElelemReview to decide"):format(
     shown, n, n == 1 and "" or "s")
-  if s then
+  local chatask = require("elelem.chatask")
+  if s and chatask.enabled() then
+    chatask.review(s, r, where) -- the hunks and their keys in the chat too
+  elseif s then
     s.chat:notice("▶ " .. where, "ElelemReviewPending")
   end
   -- one screen line: a longer message would wait for <Enter> and take the keys being typed
@@ -99,6 +102,9 @@ review.on_open = function(r)
   end
   vim.notify(short, vim.log.levels.WARN)
   pcall(vim.cmd.redrawstatus, { bang = true })
+end
+review.on_mark = function(r)
+  require("elelem.chatask").mark(r)
 end
 review.on_change = function()
   pcall(vim.cmd.redrawstatus, { bang = true })
@@ -313,6 +319,19 @@ function M.review()
     return false
   end
   return true
+end
+
+--- `:ElelemAnswer [answer]`: answers the question waiting in this tab's chat.
+---@param answer string?
+---@return boolean
+function M.answer(answer)
+  return require("elelem.chatask").answer(answer)
+end
+
+--- The answers of the question waiting in this tab's chat (completion of :ElelemAnswer).
+---@return string[]
+function M.answer_options()
+  return require("elelem.chatask").options()
 end
 
 --- Rejects the whole change of the open review; `reason` is shown to the model.

@@ -74,7 +74,12 @@ function M.statusline()
       pending = pending + 1
     end
   end
-  return ("elelem:%s%s%s"):format(s:mode() or "build", s.busy and " …" or "", pending > 0 and " [review]" or "")
+  local asking = false
+  for _, q in ipairs(require("elelem.chatask").open) do
+    asking = asking or q.session == s
+  end
+  return ("elelem:%s%s%s%s"):format(s:mode() or "build", s.busy and " …" or "", pending > 0 and " [review]" or "",
+    asking and " [question]" or "")
 end
 
 return M

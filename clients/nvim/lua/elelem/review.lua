@@ -92,6 +92,7 @@ function Review:mark()
       virt_text_pos = "eol",
     })
   end
+  M.on_mark(self)
 end
 
 --- The hunk whose lines hold the cursor (or the first).
@@ -198,6 +199,7 @@ function Review:finish(decision)
     pcall(api.nvim_set_current_win, self.back)
   end
   self.done(decision)
+  M.on_mark(self)
   M.on_change()
 end
 
@@ -368,15 +370,20 @@ end
 --- Called when a review opens (set by elelem.init: the notification and the chat line).
 ---@type fun(r: elelem.Review)
 M.on_open = function() end
+--- Called when a hunk's state changes (the chat's copy of the marks).
+---@type fun(r: elelem.Review)
+M.on_mark = function() end
 --- Called when the open reviews change (the statusline mark).
 ---@type fun()
 M.on_change = function() end
 
---- `:ElelemReview`: moves into the newest open review (shown again if hidden); the user's
---- deliberate step, the only way the review gets the keyboard. False when none is open.
+--- `:ElelemReview`: moves into review `r` (default: the newest open one), shown again if
+--- hidden; the user's deliberate step, the only way a review gets the keyboard. False when
+--- none is open.
+---@param r elelem.Review?
 ---@return boolean
-function M.enter()
-  local r = M.open[#M.open]
+function M.enter(r)
+  r = r or M.open[#M.open]
   if not r then
     return false
   end

@@ -94,7 +94,21 @@ function Session:keymaps(buf)
   map("<C-c>", function()
     self:cancel()
   end, "cancel the turn")
+  local chatask = require("elelem.chatask")
+  local k = config.options.review.keys
+  for action, lhs in pairs({ accept = k.accept, reject = k.reject, accept_all = k.accept_all, reject_all = k.reject_all }) do
+    if lhs ~= "" then
+      map(lhs, function()
+        if not chatask.key(buf, api.nvim_win_get_cursor(0)[1] - 1, action) then
+          vim.cmd.normal({ lhs, bang = true }) -- what it does elsewhere
+        end
+      end, "review: " .. action:gsub("_", " ") .. " (on a hunk shown in the chat)")
+    end
+  end
   map("<CR>", function()
+    if chatask.enter(buf, api.nvim_win_get_cursor(0)[1] - 1) then
+      return
+    end
     local call = self.chat:call_at(api.nvim_win_get_cursor(0)[1] - 1)
     if call then
       return require("elelem.result").open(call)
