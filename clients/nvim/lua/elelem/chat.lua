@@ -12,6 +12,7 @@ local api = vim.api
 local ns = api.nvim_create_namespace("elelem.chat")
 local ns_think = api.nvim_create_namespace("elelem.thinking")
 local ns_tool = api.nvim_create_namespace("elelem.tools")
+local ns_sticky = api.nvim_create_namespace("elelem.sticky")
 
 ---@class elelem.Chat
 ---@field name string
@@ -355,6 +356,32 @@ function Chat:say(params)
   self:lines(split(text), hl)
 end
 
+--- A line kept by `key` (an MCP server's state): written once, then replaced in place,
+--- so a state that keeps changing is one line, never a line per change.
+---@param key string
+---@param text string
+---@param hl string?
+function Chat:sticky(key, text, hl)
+  self.stickies = self.stickies or {}
+  text = text:gsub("[\r\n]", " ")
+  local buf = self:buffer()
+  local marks = self.stickies[key]
+  local at = marks and api.nvim_buf_get_extmark_by_id(buf, ns_sticky, marks.pos, {})
+  if at and at[1] then
+    local old = api.nvim_buf_get_lines(buf, at[1], at[1] + 1, false)[1] or ""
+    self:write(function()
+      api.nvim_buf_set_text(buf, at[1], 0, at[1], #old, { text })
+      api.nvim_buf_set_extmark(buf, ns_sticky, at[1], 0, { id = marks.hl, end_col = #text, hl_group = hl or "ElelemDim" })
+    end)
+    return
+  end
+  local row = self:lines({ text })
+  self.stickies[key] = {
+    pos = api.nvim_buf_set_extmark(buf, ns_sticky, row, 0, {}),
+    hl = api.nvim_buf_set_extmark(buf, ns_sticky, row, 0, { end_col = #text, hl_group = hl or "ElelemDim" }),
+  }
+end
+
 --- A line that is not part of the conversation (errors of the client, notices).
 ---@param text string
 ---@param hl string?
@@ -424,7 +451,8 @@ function Chat:clear()
   self:write(function()
     api.nvim_buf_set_lines(buf, 0, -1, false, {})
   end)
-  for _, space in ipairs({ ns, ns_think, ns_tool }) do
+  self.stickies = {}
+  for _, space in ipairs({ ns, ns_think, ns_tool, ns_sticky }) do
     api.nvim_buf_clear_namespace(buf, space, 0, -1)
   end
   thinking.track(buf)

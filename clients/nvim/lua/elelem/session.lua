@@ -377,6 +377,7 @@ function Session:turn(text, epoch, attachments, typed)
       table.insert(self.turns, { turnId = result.turnId, text = text })
     end
     self.chat:finish(result)
+    require("elelem.mcp").flush(self) -- server lines that waited for the reply to end
     self:refresh()
     self:release()
   end)
