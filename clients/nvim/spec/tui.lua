@@ -51,12 +51,21 @@ function T.start(opts)
   run({ "tmux", "-L", self.name, "set", "-g", "default-terminal", "tmux-256color" })
   run({ "tmux", "-L", self.name, "set", "-ga", "terminal-overrides", ",*:Tc" })
   H.wait(function()
-    return vim.uv.fs_stat(self.sock) ~= nil
+    if vim.uv.fs_stat(self.sock) == nil then
+      return false
+    end
+    local ok, chan = pcall(vim.fn.sockconnect, "pipe", self.sock, { rpc = true })
+    self.chan = ok and chan or nil
+    return ok
   end, "the editor's socket")
-  self.chan = vim.fn.sockconnect("pipe", self.sock, { rpc = true })
   H.wait(function()
     return self:lua("return vim.v.vim_did_enter") == 1
   end, "the editor to start")
+  -- the terminal has answered the editor's start-up queries: keys typed now are keys
+  H.wait(function()
+    return self:screen():find("%S") ~= nil and self:lua("return #vim.api.nvim_list_uis()") > 0
+  end, "the screen")
+  vim.wait(300)
   return self
 end
 

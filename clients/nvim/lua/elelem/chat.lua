@@ -74,11 +74,25 @@ function Chat:write(fn)
   local ok, err = pcall(fn, buf)
   vim.bo[buf].modifiable = false
   local count = api.nvim_buf_line_count(buf)
+  local width = #(api.nvim_buf_get_lines(buf, count - 1, count, false)[1] or "")
   for _, win in ipairs(follow) do
-    pcall(api.nvim_win_set_cursor, win, { count, 0 })
+    -- the end of the last line: a paragraph taller than the window shows where it goes on
+    pcall(api.nvim_win_set_cursor, win, { count, width })
   end
   if not ok then
     error(err, 0)
+  end
+end
+
+--- Puts every window of the chat at its end again: they follow what is written from now on.
+function Chat:follow()
+  if not (self.buf and api.nvim_buf_is_valid(self.buf)) then
+    return
+  end
+  local count = api.nvim_buf_line_count(self.buf)
+  local width = #(api.nvim_buf_get_lines(self.buf, count - 1, count, false)[1] or "")
+  for _, win in ipairs(vim.fn.win_findbuf(self.buf)) do
+    pcall(api.nvim_win_set_cursor, win, { count, width })
   end
 end
 

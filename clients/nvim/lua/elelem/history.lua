@@ -56,6 +56,7 @@ function M.load(entry)
       s.chat:plan(result.plan.entries) -- the last stored plan
     end
     s.chat:notice(("(resumed: %s)"):format(result.title or entry.title or entry.sessionId))
+    s.chat:follow() -- at the end, where the conversation goes on
     s:refresh()
   end)
 end

@@ -151,6 +151,7 @@ function Session:refresh()
     table.insert(parts, "no session yet")
   end
   layout.status(self.chat:buffer(), table.concat(parts, " · "))
+  pcall(vim.cmd.redrawstatus, { bang = true }) -- statusline() says "…" while a turn runs: not after
 end
 
 ---@param result table a `session/new` or `session/load` result
@@ -281,6 +282,7 @@ function Session:send(text)
     self.chat:command(text)
   else
     self.chat:user(text)
+    self.chat:follow() -- sending brings the chat back to its end, wherever the user had read
     if #attachments > 0 then
       self.chat:notice("attached: " .. table.concat(vim.tbl_map(context.label, attachments), " · "))
     end
@@ -328,20 +330,12 @@ function Session:attach(attachments)
   self:show_pending()
 end
 
-local ns_pending = api.nvim_create_namespace("elelem.pending")
-
---- Shows the pending attachments as a virtual line above the prompt.
+--- Shows the pending attachments in the prompt area's winbar (always in view).
 function Session:show_pending()
   local buf = self:input()
-  api.nvim_buf_clear_namespace(buf, ns_pending, 0, -1)
-  if self.pending and #self.pending > 0 then
-    local shown = "attached: " .. table.concat(vim.tbl_map(context.label, self.pending), " · ")
-      .. "  (:ElelemAdd! clears)"
-    api.nvim_buf_set_extmark(buf, ns_pending, 0, 0, {
-      virt_lines = { { { shown, "ElelemDim" } } },
-      virt_lines_above = true,
-    })
-  end
+  local labels = vim.tbl_map(context.label, self.pending or {})
+  vim.b[buf].elelem_pending = #labels > 0 and table.concat(labels, " · ") or nil
+  layout.prompt_status(buf)
 end
 
 --- The pending attachments' labels (what the prompt area shows).
