@@ -13,6 +13,41 @@ local M = {}
 
 local api = vim.api
 
+---@class elelem.Applied an agent's change that landed in a buffer with unsaved edits (so not on disk)
+---@field session string
+---@field buf integer
+---@field path string
+---@field before string the buffer's text before it
+---@field after string and after
+---@field turn integer? the turn's id, once its `session/turn` answered
+
+---@type elelem.Applied[] oldest first
+M.applied = {}
+
+--- Notes an agent's change applied to a buffer and not written (its unsaved edits are the
+--- user's): a rewind of its turn takes it out of the buffer, since the disk never had it.
+---@param session string
+---@param buf integer
+---@param path string
+---@param before string
+---@param after string
+function M.note(session, buf, path, before, after)
+  if before ~= after then
+    table.insert(M.applied, { session = session, buf = buf, path = path, before = before, after = after })
+  end
+end
+
+--- A turn of `session` answered: its notes get its id.
+---@param session string
+---@param turn integer
+function M.turn_ended(session, turn)
+  for _, a in ipairs(M.applied) do
+    if a.session == session and a.turn == nil then
+      a.turn = turn
+    end
+  end
+end
+
 ---@class elelem.Kept
 ---@field buf integer
 ---@field path string absolute
@@ -160,11 +195,14 @@ local function named(ranges)
 end
 
 --- After the rewind: every loaded buffer of `paths` shows the restored file, the unsaved
---- edits of `kept` merged back. `done(notes)` gets one line per merged buffer.
+--- edits of `kept` merged back; the agent's changes of the `dropped` turns of `session`
+--- that only ever were in a buffer are taken out of it. `done(notes)` gets one line per
+--- merged buffer.
 ---@param paths string[]
 ---@param kept elelem.Kept[]
 ---@param done fun(notes: string[])?
-function M.apply(paths, kept, done)
+---@param dropped {session: string?, turns: integer[]}?
+function M.apply(paths, kept, done, dropped)
   local by_buf = {}
   for _, k in ipairs(kept) do
     by_buf[k.buf] = k
@@ -185,6 +223,31 @@ function M.apply(paths, kept, done)
       end
     elseif buf and theirs and not (k and k.base == nil) then
       reload(buf)
+    end
+  end
+  -- the agent's changes kept in a buffer only (it had unsaved edits): undone there, newest first
+  local asked, gone = {}, {}
+  for _, q in ipairs(questions) do
+    asked[q.buf] = true
+  end
+  for _, turn in ipairs(dropped and dropped.turns or {}) do
+    gone[turn] = true
+  end
+  for i = #M.applied, 1, -1 do
+    local a = M.applied[i]
+    if dropped and a.session == dropped.session and a.turn and gone[a.turn] then
+      table.remove(M.applied, i)
+      -- a buffer saved since has the change on disk: the restore above took it out
+      if by_buf[a.buf] and not asked[a.buf] and api.nvim_buf_is_valid(a.buf) then
+        local clashes, result = M.merge(a.after, buffers.text(a.buf), a.before)
+        if #clashes == 0 then
+          buffers.set(a.buf, result(true))
+          table.insert(notes, ("%s: the agent's change taken out of the buffer, your unsaved edits kept")
+            :format(buffers.shown(a.path)))
+        else
+          table.insert(questions, { buf = a.buf, path = a.path, clashes = clashes, result = result })
+        end
+      end
     end
   end
   pcall(vim.cmd.checktime)

@@ -122,8 +122,16 @@ end
 ---@param cwd string?
 ---@param kept elelem.Kept[]?
 ---@param done fun(notes: string[])?
-function M.reload(plan, cwd, kept, done)
-  restore.apply(M.paths(plan, cwd), kept or {}, done)
+---@param session string? the session whose turns `plan` drops
+function M.reload(plan, cwd, kept, done, session)
+  local conversation = type(plan.conversation) == "table" and plan.conversation or {}
+  local turns = {}
+  for _, turn in ipairs(type(conversation.dropped) == "table" and conversation.dropped or {}) do
+    if type(turn) == "number" then
+      table.insert(turns, turn)
+    end
+  end
+  restore.apply(M.paths(plan, cwd), kept or {}, done, { session = session, turns = turns })
 end
 
 --- Redraws the chat from a conversation as it now is (`history`: the messages with the
@@ -229,7 +237,7 @@ function M.rewind(s, turn, opts)
           for _, note in ipairs(notes) do
             s.chat:notice("(" .. note .. ")")
           end
-        end)
+        end, s.id)
       end)
     end)
   end)
@@ -258,7 +266,7 @@ function M.after(s, plan, output, kept)
       for _, note in ipairs(notes) do
         s.chat:notice("(" .. note .. ")")
       end
-    end)
+    end, s.id)
   end)
 end
 

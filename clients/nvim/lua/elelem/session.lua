@@ -369,6 +369,7 @@ function Session:turn(text, epoch, attachments, typed)
     self.busy = false
     if type(result.turnId) == "number" then -- names the turn for good: :ElelemRewind takes it
       table.insert(self.turns, { turnId = result.turnId, text = text })
+      require("elelem.restore").turn_ended(id, result.turnId)
     end
     self.chat:finish(result)
     require("elelem.mcp").flush(self) -- server lines that waited for the reply to end
