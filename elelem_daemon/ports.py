@@ -46,6 +46,7 @@ class SessionView(Protocol):
     id: str
     cwd: Path
     project: bool
+    rules: tuple[tuple[str, str], ...]  # permission rules from the command line
     provider_name: str
     model: str | None
     registry: Registry

@@ -1,7 +1,9 @@
 """`elelem chat` (the REPL) and `elelem ask` (one prompt, one reply) in the terminal.
 
 `elelem ask` exits 0 when the turn ended normally, 1 when it ended in an error (the
-`Error: ...` line goes to stderr) or gave no reply, 130 when Ctrl-C cancelled it. Its
+`Error: ...` line goes to stderr) or gave no reply, 130 when Ctrl-C cancelled it, 3
+when a question stopped it and there was no terminal to ask on (`--allow` and `--deny`
+decide ahead: docs/permissions.md). Its
 prompt is the words given, then piped stdin as a fenced block; or stdin alone when no
 words are given (`echo q | elelem ask`). A prompt's `@` mentions are resolved by the
 core; one it refuses exits 1 with the reason. `elelem ask` waits for the session's MCP
@@ -46,11 +48,14 @@ from .repl import Repl, turn
 from .resume import choose, pick
 from .visible import visible
 
+NEEDS_APPROVAL = 3  # `elelem ask`: a question no one could answer stopped the turn
+
 
 def console(keep_stdout: bool, ask: bool = False, lines: bool = False) -> MakeIo:
     """The terminal's Input and Output, unless a plugin replaced them; with
     `keep_stdout` (`elelem ask` piped), everything but the reply goes to stderr; with
-    `ask`, errors go to stderr; with `lines`, input is read line by line."""
+    `ask`, errors go to stderr, and with no terminal on stdin no question is asked
+    (headless); with `lines`, input is read line by line."""
 
     def make(registry: Registry, commands: Commands) -> tuple[Input, Output]:
         if keep_stdout:
@@ -62,7 +67,8 @@ def console(keep_stdout: bool, ask: bool = False, lines: bool = False) -> MakeIo
         factory = registry.input_factory_of()
         if factory is not None:
             return factory(commands=commands), output
-        return TerminalInput(commands=commands, lines=lines), output
+        headless = ask and not sys.stdin.isatty()
+        return TerminalInput(commands=commands, lines=lines, headless=headless), output
 
     return make
 
@@ -94,6 +100,7 @@ async def _terminal(options: argparse.Namespace, store: Store) -> int:
     picking = getattr(options, "pick", False)
     resuming = picking or getattr(options, "resume", None) is not None
     lines = getattr(options, "input", None) == "-"
+    rules = [*options.allow, *options.deny]  # the last match wins: a --deny over an --allow
     title = None
     try:
         prompt = ask_prompt(options.prompt) if ask else ""
@@ -113,6 +120,7 @@ async def _terminal(options: argparse.Namespace, store: Store) -> int:
                 options.model,
                 project=project,
                 make_io=make_io,
+                rules=rules,
             )
         else:
             provider, model = choose_provider(
@@ -120,7 +128,13 @@ async def _terminal(options: argparse.Namespace, store: Store) -> int:
             )
             project = await trusted(Path.cwd(), options.no_project_plugins, lines)
             session = start(
-                core_registry(), provider, model, project=project, make_io=make_io, store=saving
+                core_registry(),
+                provider,
+                model,
+                project=project,
+                make_io=make_io,
+                store=saving,
+                rules=rules,
             )
     except ElelemError as exc:
         print(f"elelem: {exc}", file=sys.stderr)
@@ -209,6 +223,8 @@ async def ask_once(session: Session, prompt: str, print_reply: bool, interrupts:
         except AttachmentError as exc:
             print(f"elelem: {exc}", file=sys.stderr)
             return 1
+    if getattr(session.input, "unanswered", None):
+        return NEEDS_APPROVAL  # said on stderr at the question
     if result.stop_reason == "cancelled":
         session.output.say("[cancelled]", "info")
         return 130
