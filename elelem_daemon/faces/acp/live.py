@@ -26,6 +26,9 @@ EXIT_TEXT = "To end this session, close it in the editor."
 TRUST_OPTIONS = ["always", "allow", "deny"]  # keep it, this session only, no
 
 
+EMPTY = "(an empty message: nothing to do)"
+
+
 class AcpLive(Live):
     def __init__(self, session: Session, output: AcpOutput, ask_trust: bool = False) -> None:
         super().__init__(session)
@@ -45,12 +48,16 @@ class AcpLive(Live):
     # -- prompts ----------------------------------------------------------------
     async def prompt(self, blocks: Any) -> dict[str, Any]:
         """Run one prompt: a slash command or a turn. Answers with the stop reason; an
-        empty prompt (no blocks, or only blank text) does nothing and ends the turn."""
+        empty prompt (no blocks, or only blank text) runs nothing, and says so in one
+        short chunk: a client that waits for a reply before it takes the next message
+        (codecompanion) then goes on."""
         if self.busy and self.session.steerable:
             return await self.steer(blocks)  # an extension: docs/acp.md, `_meta`
         self.ensure_idle()  # before the blocks are read: a busy session says so first
         text, attachments = prompt_parts(blocks, self.session.cwd)
         if not text.strip() and not attachments:
+            self.output.begin()
+            self.output.say(EMPTY)
             return {"stopReason": "end_turn"}
         line = None if attachments else command_line(text)
         self.output.begin()
