@@ -17,6 +17,7 @@ permission question takes one key (questions.py) and shows the whole command.
 from __future__ import annotations
 
 import asyncio
+import re
 import shlex
 import sys
 from collections.abc import Callable
@@ -247,8 +248,8 @@ class TerminalOutput(NullOutput):
         self.screen.print(_markdown(block))
 
     def _markdown(self, text: str) -> None:
-        if self.screen is None:
-            print(visible(text), file=self.progress, flush=True)
+        if self.screen is None:  # plain lines: a command's bold markers are not shown
+            print(BOLD.sub(r"\1", visible(text)), file=self.progress, flush=True)
             return
         self.screen.print(_markdown(text))
 
@@ -281,6 +282,9 @@ def _styled(text: str, style: str) -> Any:
     from rich.text import Text
 
     return Text(text, style=style)
+
+
+BOLD = re.compile(r"\*\*([^*\n]+)\*\*")  # `**name**` in a command's Markdown, plain
 
 
 def _markdown(text: str) -> Any:

@@ -253,3 +253,10 @@ def test_the_history_is_one_private_bounded_file_per_project(tmp_path, monkeypat
     loaded = list(history.ProjectHistory(path).load_history_strings())
     assert loaded[0] == "entry 99" and len(loaded) < 10
     assert path.stat().st_size <= 400  # cut down once it grew past twice the bound
+
+
+def test_a_commands_markdown_in_plain_lines_shows_no_bold_markers():
+    """Issue 33: piped, `/mcp` printed `- **files** (user, stdio): ready`."""
+    output, stream = plain()
+    output.say("- **files** (user, stdio): ready, 1 tools: files__read", "markdown")
+    assert stream.getvalue() == "- files (user, stdio): ready, 1 tools: files__read\n"
