@@ -316,3 +316,49 @@ async def test_images_are_advertised_only_when_the_model_takes_them(tmp_path: Pa
 
     assert await advertised() is False  # the stub's default model reads no image
     assert await advertised("-m", "vision") is True
+
+
+async def test_a_replayed_session_keeps_its_messages_apart(tmp_path: Path) -> None:
+    """Issue 33: replayed, `Context: done.` and the next prompt read as one line
+    (`Context: done.hello after compact 2`), and `let me check.[cancelled]`."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ELELEM_")}
+    env.update(HOME=str(tmp_path), ELELEM_PROVIDER="stub")
+
+    async def daemon() -> Wire:
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "elelem_daemon", "daemon", "--acp",
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, env=env, cwd=tmp_path,
+        )  # fmt: skip
+        return Wire(process)
+
+    first = await daemon()
+    sid = await session(first, tmp_path)
+    for ident, words in enumerate(["!echo one", "/compact", "!echo two"], 2):
+        prompt = [{"type": "text", "text": words}]
+        assert "result" in await first.call(
+            ident, "session/prompt", {"sessionId": sid, "prompt": prompt}
+        )
+    first.process.kill()
+    await first.process.wait()
+    again = await daemon()
+    try:
+        load = {"sessionId": sid, "cwd": str(tmp_path), "mcpServers": []}
+        assert "result" in await again.call(1, "session/load", load)
+        users = [
+            m["params"]["update"]["content"]["text"]
+            for m in again.seen
+            if kind(m) == "user_message_chunk"
+        ]
+        assert len(users) >= 2 and users[0].startswith("Context: ")
+        assert users[1] == "\n\n!echo two"
+    finally:
+        again.process.kill()
+        await again.process.wait()
+
+
+def test_a_cancelled_reply_shows_its_mark_apart() -> None:
+    from elelem_daemon.faces.acp.live import apart
+
+    assert apart("let me check.[cancelled]") == "let me check.\n\n[cancelled]"
+    assert apart("[cancelled]") == "[cancelled]"
+    assert apart("done.\n[cancelled]") == "done.\n[cancelled]"

@@ -11,6 +11,7 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
+from ...agent import CANCELLED
 from ...conversation import text_of
 from ...live import Live
 from . import updates
@@ -27,6 +28,17 @@ TRUST_OPTIONS = ["always", "allow", "deny"]  # keep it, this session only, no
 
 
 EMPTY = "(an empty message: nothing to do)"
+
+
+def apart(text: str) -> str:
+    """A stored `<text so far>[cancelled]` shown with the mark on a line of its own."""
+    if (
+        text.endswith(CANCELLED)
+        and text != CANCELLED
+        and not text[: -len(CANCELLED)].endswith("\n")
+    ):
+        return f"{text[: -len(CANCELLED)]}\n\n{CANCELLED}"
+    return text
 
 
 class AcpLive(Live):
@@ -176,14 +188,18 @@ class AcpLive(Live):
         from ...store.recorder import history
 
         kinds = {"user": "user_message_chunk", "assistant": "agent_message_chunk"}
+        last = None  # a client joins chunks of one kind: two messages stay two paragraphs
         for entry in history(self.session):
             if entry["type"] == "tool":
                 call = {"id": entry["id"], "name": entry["name"], "arguments": entry["arguments"]}
                 self.output.replay_call(call, entry["ok"], entry["result"])
+                last = None
                 continue
             kind = kinds.get(entry["role"])
             if kind and entry["content"]:
-                self.update(updates.chunk(kind, text_of(entry["content"])))
+                text = apart(text_of(entry["content"]))
+                self.update(updates.chunk(kind, f"\n\n{text}" if kind == last else text))
+                last = kind
         from ...plans import last_plan
 
         plan = last_plan(history(self.session))
