@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from .plans import Plan
     from .registry import Registry
     from .toolbox import Toolbox
+    from .transcript import SystemPrompt
 
 Event = dict[str, Any]
 
@@ -60,6 +61,7 @@ class SessionView(Protocol):
     modes: Modes
     plan: Plan
     permissions: object  # the permission policy's slot (builtins/permissions.py)
+    skills: object  # the skills' slot (builtins/skills.py)
 
     @property
     def provider(self) -> Provider: ...
@@ -75,6 +77,9 @@ class SessionView(Protocol):
 
     @property
     def context(self) -> list[Message]: ...
+
+    @property
+    def system_prompt(self) -> SystemPrompt: ...
 
     @property
     def last_turn(self) -> TurnResult | None: ...

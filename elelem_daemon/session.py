@@ -132,6 +132,7 @@ class Session:
         self.seen = Seen()  # what the agent read this turn (changes.py: conflicts)
         self.recorder: Recorder | None = None  # set when the session is stored
         self.permissions: Any = None  # the permission policy's (builtins/permissions.py)
+        self.skills: Any = None  # the skills' (builtins/skills.py)
         self.checkpoints: Any = None  # ports.Checkpointer (builtins/checkpoints.py), or None
         self.modes = Modes()  # the modes plugins registered, and the one on (modes.py)
         self.plan = Plan()  # the model's task list, from the `todo` tool (plans.py)
@@ -172,6 +173,11 @@ class Session:
     @property
     def context(self) -> list[Message]:
         return self.agent.context
+
+    @property
+    def system_prompt(self) -> SystemPrompt:
+        """Where a plugin adds a section of its own (`sections`: builtins/skills.py)."""
+        return self.agent.transcript.system_prompt
 
     @property
     def last_turn(self) -> TurnResult | None:
