@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from ... import __version__
-from ...errors import NoStoredSession
+from ...base.errors import NoStoredSession
+from ...control.live import Lives
 from ...jsonrpc.errors import invalid_params
-from ...live import Lives
 from ...plugins import origins
 from ...registry import Registry
 from ...store.listing import listing
@@ -113,7 +113,7 @@ class AcpServer:
         """Whether a new session's provider reads images (its `vision`), so a client
         offers an image only where the model takes it. A session switched to another
         model later still says so per prompt (context/expansion.py)."""
-        from ...config import choose_provider
+        from ...base.config import choose_provider
 
         try:
             name, model = choose_provider(face_provider=self.provider, face_model=self.model)
@@ -214,7 +214,7 @@ class AcpServer:
     ) -> AcpLive:
         """A new session in cwd, or the stored one continued (in cwd if given), saved as
         it goes; `trusted` is what the client said of the folder (None: nothing)."""
-        from ...config import choose_provider  # deferred, as all a session needs: start-up
+        from ...base.config import choose_provider  # deferred, as all a session needs: start-up
         from ...session import resume, start
 
         output = AcpOutput(self.connection)
