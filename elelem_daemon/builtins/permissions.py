@@ -38,14 +38,13 @@ from __future__ import annotations
 
 import fnmatch
 import json
-import os
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..changes import check_fresh, reviewer
 from ..config import config_dir
+from ..filesystem import hard_links
 from ..io import ask
 from ..log import notice
 from ..ports import SessionView
@@ -197,11 +196,7 @@ def outside(session: SessionView, args: dict[str, Any]) -> bool:
         return True  # the tool itself will say what is wrong with it
     if not resolved.is_relative_to(session.cwd):
         return True
-    try:
-        info = os.stat(resolved)
-    except (OSError, ValueError):
-        return False
-    return stat.S_ISREG(info.st_mode) and info.st_nlink > 1
+    return hard_links(resolved) > 0
 
 
 def guarded(session: SessionView, tool: str, args: dict[str, Any]) -> str | None:

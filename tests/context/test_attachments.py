@@ -329,6 +329,32 @@ async def test_a_link_into_proc_is_refused(session, project: Path) -> None:
     assert error.data["reason"] == "refused"
 
 
+async def test_a_hard_link_is_refused_as_attachment_and_mention(
+    session, project: Path, tmp_path_factory
+) -> None:
+    """A hard link inside the folder may name a file anywhere (~/.ssh/id_rsa): it counts
+    as outside, as `write` counts it (filesystem.linked_elsewhere), and is not read."""
+    outside = tmp_path_factory.mktemp("home") / "id_rsa"
+    outside.write_text("-----BEGIN OPENSSH PRIVATE KEY-----\n")
+    os.link(outside, project / "notes.md")
+    error = await refused(session, [{"type": "file", "path": "notes.md"}])
+    assert error.data["reason"] == "refused" and "2 hard links" in str(error)
+    mentioned = await refused(session, [], "explain @notes.md")
+    assert mentioned.data["reason"] == "refused" and mentioned.data["mention"] == "@notes.md"
+    ranged = await refused(
+        session,
+        [
+            {
+                "type": "symbol",
+                "name": "k",
+                "path": "notes.md",
+                "range": {"start": {"line": 0, "character": 0}, "end": {"line": 1, "character": 0}},
+            }
+        ],
+    )
+    assert ranged.data["reason"] == "refused"
+
+
 async def test_outside_the_cwd_a_file_is_allowed_and_read_absolute(session, tmp_path_factory):
     other = tmp_path_factory.mktemp("other") / "lib.py"
     other.write_text("x = 1\n")
