@@ -15,7 +15,8 @@ model read).
      folder: filesystem.linked_elsewhere), a binary file (a NUL byte, or not UTF-8).
      A png, jpeg, gif or webp file is attached as that image;
    - folder: the cwd's index (paths.py, `.gitignore` honoured), the files under it,
-     shallowest first, at most FOLDER_ENTRIES, with a note when more;
+     shallowest first, at most FOLDER_ENTRIES, with a note when more; each name
+     through blocks.visible, so a file name cannot add lines of its own;
    - selection: the text the editor sent, capped as a file is;
    - diagnostics: one line per item, `path:line:column: severity: message (source)`,
      at most MAX_DIAGNOSTICS, with a note when more;
@@ -204,7 +205,8 @@ async def folder_block(one: Attachment, cwd: Path) -> str:
         note = "no files (files that .gitignore ignores are not listed)"
     if listing.truncated:
         note = f"{note or f'{total} files'}; the listing of the working directory was cut"
-    return blocks.block("folder", "\n".join(entries), path=one.shown, note=note)
+    shown = "\n".join(blocks.visible(entry) for entry in entries)  # a name holds no line
+    return blocks.block("folder", shown, path=one.shown, note=note)
 
 
 async def file_block(one: Attachment, files: Any) -> str | Part:
