@@ -78,10 +78,16 @@ def url_password(value: str) -> bool:
 
 
 def take(environ: os._Environ[str] | None = None) -> list[str]:
-    """Move the secrets out of the environment (once per process); return their names."""
+    """Move the secrets out of the environment (once per process); return their names.
+    A proxy URL with a password (`HTTPS_PROXY=http://u:pw@proxy`) stays: the providers'
+    HTTP client reads it from the environment; `tool_env()` still leaves it out."""
     global _taken
     environ = os.environ if environ is None else environ
-    names = [name for name, value in environ.items() if secret(name, value)]
+    names = [
+        name
+        for name, value in environ.items()
+        if secret(name, value) and (secret(name) or not name.upper().endswith("_PROXY"))
+    ]
     for name in names:
         _store[name] = environ.pop(name)  # os.environ.pop also unsetenv()s it
     if names and environ is os.environ and not _taken:

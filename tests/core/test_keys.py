@@ -92,6 +92,18 @@ def test_a_url_without_a_password_is_not(value: str) -> None:
     assert not keys.secret("DATABASE_URL", value)
 
 
+def test_a_proxy_with_a_password_stays_for_the_daemon_not_for_tools(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(keys, "_store", {})
+    monkeypatch.setattr(keys, "_taken", False)
+    environ = {"HTTPS_PROXY": "http://u:pw@proxy:3128", "DATABASE_URL": "postgres://u:pw@h/d"}
+    taken = keys.take(environ)  # type: ignore[arg-type]
+    assert taken == ["DATABASE_URL"] and "HTTPS_PROXY" in environ
+    monkeypatch.setenv("HTTPS_PROXY", "http://u:pw@proxy:3128")
+    assert "HTTPS_PROXY" not in keys.tool_env()
+
+
 PROBE = """
 import json, os, subprocess, sys
 from elelem_daemon import keys
