@@ -38,9 +38,7 @@ from __future__ import annotations
 
 import fnmatch
 import json
-import os
 import re
-import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,6 +47,7 @@ from typing import Any
 from ..base.config import config_dir
 from ..base.log import notice
 from ..edits.changes import check_fresh, reviewer
+from ..edits.filesystem import hard_links
 from ..io import ask
 from ..ports import SessionView
 from ..registry import Plugin
@@ -283,11 +282,7 @@ def outside(session: SessionView, args: dict[str, Any]) -> bool:
         return True  # the tool itself will say what is wrong with it
     if not resolved.is_relative_to(session.cwd):
         return True
-    try:
-        info = os.stat(resolved)
-    except (OSError, ValueError):
-        return False
-    return stat.S_ISREG(info.st_mode) and info.st_nlink > 1
+    return hard_links(resolved) > 0
 
 
 def guarded(session: SessionView, tool: str, args: dict[str, Any]) -> str | None:

@@ -149,7 +149,9 @@ def secret_values(env: Mapping[str, str] | None = None) -> list[str]:
     (keys.secret, and anything with KEY, TOKEN, PASSWORD or CREDENTIAL in its name), as
     the process started with them (keys.environ: the keys it moved out of os.environ)."""
     env = keys.environ() if env is None else env
-    found = {v for k, v in env.items() if (keys.secret(k) or SECRET_NAME.search(k)) and len(v) >= 8}
+    found = {
+        v for k, v in env.items() if (keys.secret(k, v) or SECRET_NAME.search(k)) and len(v) >= 8
+    }
     return sorted(found, key=len, reverse=True)
 
 
