@@ -71,6 +71,8 @@ def shape(done: Restored, turn: int | None) -> dict[str, Any]:
         "restored": done.restored,
         "created": done.created,
         "deleted": done.deleted,
+        "createdBy": done.created_by,
+        "kept": done.kept,
         "dirsCreated": done.dirs_created,
         "dirsRemoved": done.dirs_removed,
         "outside": done.outside,
@@ -165,7 +167,9 @@ class TurnCheckpoints:
     def running(self) -> str | None:
         return self.turns.running(besides=self.session.id)
 
-    async def restore(self, turn: int, dry_run: bool, force: bool) -> dict[str, Any]:
+    async def restore(
+        self, turn: int, dry_run: bool, force: bool, confirm: list[str] | None = None
+    ) -> dict[str, Any]:
         """Restore the first checkpoint from `turn` on: the turns before it that have
         none changed no file (a turn is checkpointed before its first change)."""
         sid = self.session.id
@@ -197,10 +201,10 @@ class TurnCheckpoints:
             )
         if not held:
             return dict(NOTHING, fromTurn=None)
-        done = await self.engine.restore(sid, held[0], dry_run=dry_run, force=force)
+        done = await self.engine.restore(sid, held[0], dry_run, force, confirm)
         if done.kind == "outside_changes":
             raise OutsideChanges(
-                f"{done.error}: resend with force to overwrite them",
+                f"{done.error}: resend with confirm (these files) or force to overwrite them",
                 turnId=turn,
                 files=shape(done, held[0]),
             )
@@ -307,8 +311,16 @@ async def confirm_and_rewind(session: SessionView, turn: int) -> None:
     if answer != "yes":
         session.output.say("  → not rewound")
         return
-    done: Rewound = await rewind(session, turn, files=files, conversation=True, force=True)
+    lost = user_files(plan)  # the user agreed to lose these, and only these
+    done: Rewound = await rewind(session, turn, files=files, conversation=True, confirm=lost)
     session.output.say("\n".join([f"  → rewound to before turn {turn}", *describe(done)]))
+
+
+def user_files(plan: Rewound) -> list[str]:
+    """What a rewind's plan says the user would lose: the files changed outside the
+    agent, and those no checkpoint holds the current content of."""
+    files = plan.files or {}
+    return sorted({*(files.get("outside") or []), *(files.get("unsaved") or [])})
 
 
 def turn_list(listed: list[dict[str, Any]]) -> str:

@@ -57,27 +57,26 @@ def under(path: str, entries: frozenset[str]) -> bool:
     return False
 
 
-def reason(path: str, starts: list[LeftOut]) -> str | None:
-    """Why a restore must leave `path` as it is (the first undone turn that left it
-    out), or None when a checkpoint knew it."""
+def reason(path: str, starts: list[LeftOut]) -> dict[str, object] | None:
+    """Why a restore must leave `path` as it is, `{"reason", "turn"}` (the first undone
+    turn that left it out), or None when a checkpoint knew it. `reason` is `too_big`,
+    `nested`, `ignored` or `unlisted` (the start's list was cut)."""
     for start in starts:
-        began = f"when turn {start.turn} began"
         if path in start.skipped:
-            return f"over the size limit (ELELEM_CHECKPOINTS_MAX_FILE) {began}: not saved"
+            return {"reason": "too_big", "turn": start.turn}
         if under(path, start.nested):
-            return f"inside a nested repository {began}: not saved"
+            return {"reason": "nested", "turn": start.turn}
         if under(path, start.ignored):
-            return f"ignored {began}: not saved"
+            return {"reason": "ignored", "turn": start.turn}
         if start.truncated:
-            return f"the checkpoint of turn {start.turn} could not list all it left out"
+            return {"reason": "unlisted", "turn": start.turn}
     return None
 
 
-def big(starts: list[LeftOut]) -> dict[str, str]:
+def big(starts: list[LeftOut]) -> dict[str, dict[str, object]]:
     """The files over the size limit when an undone turn began: left as they are."""
-    found: dict[str, str] = {}
+    found: dict[str, dict[str, object]] = {}
     for start in starts:
         for path in sorted(start.skipped):
-            found.setdefault(path, f"over the size limit (ELELEM_CHECKPOINTS_MAX_FILE) "
-                                   f"when turn {start.turn} began: not saved")  # fmt: skip
+            found.setdefault(path, {"reason": "too_big", "turn": start.turn})
     return found

@@ -80,7 +80,7 @@ async def from_git(
     done.unsaved.sort()
     starts, ended = await turns(shadow, session, turn)
     left = [LeftOut.of(t, (await shadow.manifest_of(starts[t]))[0]) for t in sorted(starts)]
-    keep: dict[str, str] = {}
+    keep: dict[str, dict[str, object]] = {}
     for path in done.deleted:
         if why := kept.reason(path, left):
             keep[path] = why
@@ -90,7 +90,7 @@ async def from_git(
     for path, why in kept.big(left).items():
         if path not in touched:
             keep.setdefault(path, why)
-    done.kept = [{"path": p, "reason": keep[p]} for p in sorted(keep)]
+    done.kept = [{"path": p, **keep[p]} for p in sorted(keep)]
     done.created_by = await creators(shadow, done.deleted, ended)
     if not (wanted.truncated or now.manifest.truncated):  # a chmod alone is undone too
         was, has = wanted.modes, now.manifest.modes

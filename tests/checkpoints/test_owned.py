@@ -62,7 +62,7 @@ async def test_a_rewritten_or_deleted_gitignore_deletes_nothing_of_the_users(
     plan = await checkpoints.restore("s", 1, dry_run=True, force=False)
     assert plan.ok and plan.deleted == ["new.txt"] and plan.created_by == {"new.txt": 1}
     assert kept(plan) == [".env", "local.sqlite"]
-    assert all("ignored" in entry["reason"] for entry in plan.kept)
+    assert all(entry["reason"] == "ignored" and entry["turn"] == 1 for entry in plan.kept)
     done = await checkpoints.restore("s", 1, force=False)  # the user's files are not outside
     assert done.ok, done.error
     untouched(project)
@@ -130,7 +130,7 @@ async def test_a_file_over_the_size_limit_shrunk_or_deleted(
     await turn(checkpoints, 1, agent)
     done = await checkpoints.restore("s", 1, force=True)
     assert done.ok and done.deleted == [] and kept(done) == ["data.csv"]
-    assert "size limit" in done.kept[0]["reason"]
+    assert done.kept[0]["reason"] == "too_big"
     if how == "shrunk":
         assert (project / "data.csv").read_text() == "one line\n"  # left as it is
     else:
@@ -149,7 +149,7 @@ async def test_a_nested_repository_the_agent_unmade_keeps_its_files(
     await turn(checkpoints, 1, lambda: shutil.rmtree(lib / ".git"))
     done = await checkpoints.restore("s", 1)
     assert done.ok and done.deleted == [] and kept(done) == ["vendor/lib/code.c"]
-    assert "nested repository" in done.kept[0]["reason"]
+    assert done.kept[0]["reason"] == "nested"
     assert (lib / "code.c").read_text() == "int x;\n"
 
 
