@@ -20,6 +20,7 @@ import contextlib
 import logging
 import time
 import weakref
+from collections.abc import Sequence
 from pathlib import Path
 
 from . import restore, retention
@@ -269,7 +270,7 @@ class Checkpoints:
         turn: int,
         dry_run: bool = False,
         force: bool = True,
-        confirm: list[str] | None = None,
+        confirm: Sequence[str] | None = None,
     ) -> Restored:
         """Put the folder back as it was before `turn` (later turns' changes go too).
         With `dry_run`, only say what would change. Without `force`, files changed
@@ -296,7 +297,7 @@ class Checkpoints:
         return done
 
     async def _restore(
-        self, session: str, turn: int, dry_run: bool, force: bool, confirm: list[str] | None
+        self, session: str, turn: int, dry_run: bool, force: bool, confirm: Sequence[str] | None
     ) -> Restored:
         await self._stop_upkeep()  # no prune under a restore
         shadow = await self._existing()  # allowed even where snapshots stopped

@@ -32,6 +32,7 @@ from __future__ import annotations
 import asyncio
 import stat
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from . import buffers, kept, manifest
@@ -48,7 +49,7 @@ async def from_git(
     turn: int,
     dry_run: bool,
     force: bool = True,
-    confirm: list[str] | None = None,
+    confirm: Sequence[str] | None = None,
 ) -> Restored:
     target = await shadow.resolve(ref(START, session, turn))
     if target is None:
@@ -80,21 +81,21 @@ async def from_git(
     done.unsaved.sort()
     starts, ended = await turns(shadow, session, turn)
     left = [LeftOut.of(t, (await shadow.manifest_of(starts[t]))[0]) for t in sorted(starts)]
-    keep: dict[str, dict[str, object]] = {}
+    leave: dict[str, dict[str, object]] = {}
     for path in done.deleted:
         if why := kept.reason(path, left):
-            keep[path] = why
-    done.deleted = [p for p in done.deleted if p not in keep]
-    untrack = sorted(keep)  # in the index now: out of it before git's checkout
+            leave[path] = why
+    done.deleted = [p for p in done.deleted if p not in leave]
+    untrack = sorted(leave)  # in the index now: out of it before git's checkout
     touched = {*done.restored, *done.created, *done.deleted}
     for path, why in kept.big(left).items():
         if path not in touched:
-            keep.setdefault(path, why)
-    done.kept = [{"path": p, **keep[p]} for p in sorted(keep)]
+            leave.setdefault(path, why)
+    done.kept = [{"path": p, **leave[p]} for p in sorted(leave)]
     done.created_by = await creators(shadow, done.deleted, ended)
     if not (wanted.truncated or now.manifest.truncated):  # a chmod alone is undone too
         was, has = wanted.modes, now.manifest.modes
-        moved = {*was, *has} - touched - set(keep)
+        moved = {*was, *has} - touched - set(leave)
         done.restored += [p for p in moved if was.get(p) != has.get(p)]
         touched |= set(done.restored)
     # an undone turn's change left unsaved in a buffer: the disk holds the checkpoint's
@@ -125,7 +126,7 @@ async def from_git(
     return done
 
 
-def agreed(plan: Restored, confirm: list[str] | None) -> bool:
+def agreed(plan: Restored, confirm: Sequence[str] | None) -> bool:
     """Nothing of the user's would be lost, or every such file is in `confirm`."""
     lost = {*plan.outside, *plan.unsaved}
     return not lost or (confirm is not None and lost <= set(confirm))
