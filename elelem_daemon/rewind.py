@@ -19,7 +19,10 @@ everywhere):
   store records the drop, so a reload agrees) and their checkpoints forgotten.
 
 The files part runs first: when it fails, the conversation is left as it was.
-`turns(session)` lists the turns a picker offers, oldest first.
+`turns(session)` lists the turns a picker offers, oldest first. A turn's id (`turnId`)
+counts the session's turns and commands together, for good; the user counts the turns
+the conversation holds, 1, 2, 3 (`numbered`): every listing shows that `number`, and
+`/rewind N` takes it.
 """
 
 from __future__ import annotations
@@ -81,6 +84,13 @@ def last_turn(session: SessionView) -> int | None:
     """The newest turn still in the conversation (what `/undo` undoes)."""
     marks = session.conversation.marks
     return max(marks) if marks else None
+
+
+def numbered(session: SessionView) -> dict[int, int]:
+    """Each turn's number as the user counts them (turnId -> 1, 2, 3, ...): the turns
+    the conversation holds with their prompt, oldest first."""
+    held = [t for t in sorted(session.conversation.marks) if session.conversation.prompt_of(t)]
+    return {turn: number for number, turn in enumerate(held, 1)}
 
 
 def checkpointer(session: SessionView) -> Checkpointer | None:
@@ -189,20 +199,23 @@ async def _rewind(
 
 
 async def turns(session: SessionView) -> list[dict[str, Any]]:
-    """The turns of the conversation, oldest first: `{turnId, prompt, at, checkpoint,
-    ended, files, filesTotal}`; `checkpoint` is `git`, `copy` or None (the turn changed
-    no file through a tool, or checkpoints are off)."""
+    """The turns of the conversation, oldest first: `{turnId, number, prompt, at,
+    checkpoint, ended, files, filesTotal}`; `number` counts them as the user does (1, 2,
+    3: `numbered`); `checkpoint` is `git`, `copy` or None (the turn changed no file
+    through a tool, or checkpoints are off)."""
     history = checkpointer(session)
     listed = await history.listed() if history is not None and history.enabled else {}
     found = []
+    numbers = numbered(session)
     for number, mark in sorted(session.conversation.marks.items()):
         prompt = session.conversation.prompt_of(number)
-        if prompt is None:  # cancelled before its prompt was kept
+        if prompt is None or number not in numbers:  # cancelled before its prompt was kept
             continue
         saved = listed.get(number) or {}
         found.append(
             {
                 "turnId": number,
+                "number": numbers[number],
                 "prompt": preview(prompt.get("content")),
                 "at": iso(mark.at),
                 "checkpoint": saved.get("kind"),

@@ -46,7 +46,7 @@ from ..errors import CheckpointFailed, NoCheckpoint, OutsideChanges
 from ..io import ask
 from ..ports import SessionView
 from ..registry import Plugin
-from ..rewind import NOTHING, Rewound, describe, last_turn, rewind, turns
+from ..rewind import NOTHING, Rewound, describe, last_turn, numbered, rewind, turns
 from .files import resolve
 
 if TYPE_CHECKING:
@@ -292,9 +292,15 @@ async def confirm_and_rewind(session: SessionView, turn: int) -> None:
     """Show what a rewind to before `turn` would do, ask, then do it."""
     history = of(session)
     files = history.enabled
+    numbers = numbered(session)  # the turns as the user counts them, before any drop
+    label = numbers.get(turn, turn)
+
+    def name(number: int) -> int:
+        return numbers.get(number, number)
+
     plan = await rewind(session, turn, files=files, conversation=True, dry_run=True)
     prompt = "\n".join(
-        [f"Rewind to before turn {turn}?", *describe(plan)]
+        [f"Rewind to before turn {label}?", *describe(plan, number=name)]
         + ([] if files else ["  (checkpoints are off: the files stay as they are)"])
     )
     answer = await ask(
@@ -313,7 +319,8 @@ async def confirm_and_rewind(session: SessionView, turn: int) -> None:
         return
     lost = user_files(plan)  # the user agreed to lose these, and only these
     done: Rewound = await rewind(session, turn, files=files, conversation=True, confirm=lost)
-    session.output.say("\n".join([f"  → rewound to before turn {turn}", *describe(done)]))
+    said = [f"  → rewound to before turn {label}", *describe(done, number=name)]
+    session.output.say("\n".join(said))
 
 
 def user_files(plan: Rewound) -> list[str]:
@@ -332,7 +339,7 @@ def turn_list(listed: list[dict[str, Any]]) -> str:
         count = entry["filesTotal"]
         files = f"  ({count} file{'s' if count != 1 else ''})" if count else ""
         when = datetime.fromisoformat(entry["at"]).astimezone().strftime("%H:%M")
-        lines.append(f"  {entry['turnId']:>4}  {when}  {entry['prompt']}{files}")
+        lines.append(f"  {entry['number']:>4}  {when}  {entry['prompt']}{files}")
     lines.append("  /rewind N goes back to before turn N (files and conversation)")
     return "\n".join(lines)
 
@@ -380,7 +387,7 @@ def register(plugin: Plugin) -> None:
         await confirm_and_rewind(session, turn)
 
     def numbers(session: SessionView) -> list[str]:
-        return [str(t) for t in sorted(session.conversation.marks, reverse=True)]
+        return [str(n) for n in sorted(numbered(session).values(), reverse=True)]
 
     @plugin.command(
         "rewind",
@@ -394,4 +401,10 @@ def register(plugin: Plugin) -> None:
         if not args.strip().isdigit() or len(args.strip()) > 10:
             session.output.say("usage: /rewind N, where N is a turn (/rewind lists them)", "error")
             return
-        await confirm_and_rewind(session, int(args.strip()))
+        wanted = int(args.strip())
+        by_number = {number: turn for turn, number in numbered(session).items()}
+        if wanted not in by_number:
+            held = f"1–{len(by_number)}" if by_number else "none"
+            session.output.say(f"no turn {wanted} (the turns: {held}; /rewind lists them)", "error")
+            return
+        await confirm_and_rewind(session, by_number[wanted])

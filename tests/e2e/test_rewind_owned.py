@@ -91,3 +91,16 @@ async def test_a_user_file_changed_after_the_plan_needs_a_new_confirm(
     done = await rewind(client, session, first, confirm=["a.txt", "b.txt"])
     assert done["files"]["outside"] == ["a.txt", "b.txt"]
     assert (workdir / "a.txt").read_text() == "one\n"
+
+
+async def test_checkpoints_number_the_turns_as_the_user_counts_them(
+    spawn: Any, workdir: Path
+) -> None:
+    client = await opened(spawn)
+    session = (await within(client.new_session()))["sessionId"]
+    first = (await run(client, session, tool("write", path="a.txt", content="a")))["turnId"]
+    await within(client.command(session, "/context"))  # a command takes an id too
+    second = (await run(client, session, tool("write", path="b.txt", content="b")))["turnId"]
+    listed = await within(client.request("session/checkpoints", {"sessionId": session}))
+    assert [(t["turnId"], t["number"]) for t in listed["turns"]] == [(first, 1), (second, 2)]
+    assert second == first + 2

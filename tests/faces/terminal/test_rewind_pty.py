@@ -3,6 +3,7 @@ as a person sees its screen (tests/support/terminal.py)."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 from pathlib import Path
 
@@ -95,6 +96,49 @@ def test_undo_of_a_turn_that_rewrote_gitignore_keeps_the_users_files(tmp_path: P
         assert (project / ".env").read_bytes() == secret
         assert (project / "local.sqlite").read_bytes() == db
         assert (project / ".gitignore").read_text() == ".env\n*.sqlite\n"
+        term.wait(lambda: term.prompt_line() == ">", what="the prompt")
+        term.line("/exit")
+        assert term.exit_code() == 0
+    finally:
+        term.close()
+
+
+def test_turns_are_numbered_as_the_user_counts_them(tmp_path: Path) -> None:
+    """Issue 31, item 10: commands take ids too, yet `/rewind` lists the turns 1, 2 and
+    `/rewind 2` is the second turn; the question names the turn that made a file."""
+    project, home = tmp_path / "project", tmp_path / "home"
+    project.mkdir()
+    (home / ".config" / "elelem").mkdir(parents=True)
+    env = {
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_STATE_HOME": str(home / ".local" / "state"),
+    }
+    term = Terminal("chat", cwd=project, env=env, lines=60)
+    try:
+        term.wait(lambda: term.prompt_line() == ">", what="the prompt")
+        term.line('!tool write {"path": "one.txt", "content": "1"}')
+        term.wait_for("done.")
+        for command in ("/context", "/context"):  # ids 2 and 3
+            term.wait(lambda: term.prompt_line() == ">", what="the prompt")
+            term.line(command)
+        term.wait(lambda: term.prompt_line() == ">", what="the prompt")
+        term.line('!tool write {"path": "two.txt", "content": "2"}')
+        term.wait(lambda: (project / "two.txt").exists(), what="the second write")
+        term.wait(lambda: term.prompt_line() == ">", what="the prompt")
+        term.line("/rewind")
+        term.wait_for("/rewind N goes back")
+        listing = term.text()
+        rows = re.findall(r"^ +(\d+)  \d\d:\d\d  !tool write", listing, re.MULTILINE)
+        assert rows == ["1", "2"], listing
+        term.wait(lambda: term.prompt_line() == ">", what="the prompt")
+        term.line("/rewind 2")
+        term.wait(lambda: "[y/n]" in term.prompt_line(), what="the question")
+        assert "Rewind to before turn 2?" in term.text()
+        assert "created by turn 2 (would be deleted): two.txt" in term.text()
+        term.line("y")
+        term.wait_for("rewound to before turn 2")
+        assert not (project / "two.txt").exists() and (project / "one.txt").exists()
         term.wait(lambda: term.prompt_line() == ">", what="the prompt")
         term.line("/exit")
         assert term.exit_code() == 0
