@@ -104,3 +104,39 @@ async def test_checkpoints_number_the_turns_as_the_user_counts_them(
     listed = await within(client.request("session/checkpoints", {"sessionId": session}))
     assert [(t["turnId"], t["number"]) for t in listed["turns"]] == [(first, 1), (second, 2)]
     assert second == first + 2
+
+
+CASES = {  # what the model's command does, and the user's file that must stay
+    "gitignore-deleted": ("rm .gitignore", ".env", "ignored"),
+    "un-ignored": ("printf '' > .git/info/exclude", "notes/mine.md", "ignored"),
+    "nested-repository-unmade": ("rm -rf vendor/lib/.git", "vendor/lib/code.c", "nested"),
+    "big-file-shrunk": ("printf 'one\\n' > data.csv", "data.csv", "too_big"),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+async def test_a_command_that_unhides_the_users_files_deletes_none(
+    spawn: Any, env: dict[str, str], workdir: Path, case: str
+) -> None:
+    command, path, reason = CASES[case]
+    users_repo(workdir)
+    (workdir / ".git" / "info").mkdir(exist_ok=True)
+    (workdir / ".git" / "info" / "exclude").write_text("notes/\n")
+    (workdir / "notes").mkdir()
+    (workdir / "notes" / "mine.md").write_text("the user's notes\n")
+    (workdir / "vendor" / "lib").mkdir(parents=True)
+    git(workdir / "vendor" / "lib", "init", "-q")
+    (workdir / "vendor" / "lib" / "code.c").write_text("int x;\n")
+    (workdir / "data.csv").write_bytes(b"id,value\n" + b"1,22222222\n" * 2000)
+    before = (workdir / path).read_bytes()
+    client = await spawn(env={**env, "ELELEM_CHECKPOINTS_MAX_FILE": "4K"})
+    await within(client.initialize())
+    session = (await within(client.new_session()))["sessionId"]
+    first = (await run(client, session, tool("execute", command=command)))["turnId"]
+    done = await rewind(client, session, first, force=True)
+    assert done["files"]["deleted"] == []
+    assert (path, reason) in [(k["path"], k["reason"]) for k in done["files"]["kept"]]
+    if case == "big-file-shrunk":
+        assert (workdir / path).read_bytes() == b"one\n"  # left as it is
+    else:
+        assert (workdir / path).read_bytes() == before
