@@ -168,3 +168,23 @@ async def test_the_users_files_are_lost_only_when_that_exact_list_is_confirmed(
     assert refused.kind == "outside_changes" and (project / "a.txt").read_text() == "the user's\n"
     done = await checkpoints.restore("s", 1, force=False, confirm=["a.txt", "b.txt"])
     assert done.ok and (project / "a.txt").read_text() == "one\n"
+
+
+async def test_a_cut_list_of_what_was_left_out_deletes_nothing(
+    project: Path, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from elelem_daemon.checkpoints import manifest
+
+    monkeypatch.setattr(manifest, "MAX_ENTRIES", 1)  # .env and local.sqlite: one too many
+    owned_repo(project)
+    checkpoints = Checkpoints(project, settings)
+
+    def agent() -> None:
+        (project / ".gitignore").write_text("")
+        (project / "new.txt").write_text("made by the agent\n")
+
+    await turn(checkpoints, 1, agent)
+    done = await checkpoints.restore("s", 1)
+    assert done.ok and done.deleted == []
+    assert {(k["path"], k["reason"]) for k in done.kept} >= {("new.txt", "unlisted")}
+    untouched(project)
