@@ -140,7 +140,9 @@ async def creators(shadow: Shadow, deleted: list[str], ended: dict[int, str]) ->
     for number in sorted(ended):
         if not left:
             break
-        held = await shadow.present(ended[number], left)
+        held: set[str] = set()
+        for at in range(0, len(left), 1000):  # `present` looks at 1,000 paths a call
+            held |= await shadow.present(ended[number], left[at : at + 1000])
         found.update({path: number for path in held})
         left = [path for path in left if path not in held]
     return found
