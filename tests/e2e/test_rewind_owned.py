@@ -88,6 +88,10 @@ async def test_a_user_file_changed_after_the_plan_needs_a_new_confirm(
     assert caught.value.kind == "outside_changes"
     assert caught.value.data["files"]["outside"] == ["a.txt", "b.txt"]
     assert (workdir / "b.txt").read_text() == "the user's too\n"
+    for bad in ([1, 2], ["a.txt"] * 10_001):  # not paths; too many
+        with pytest.raises(RpcError) as caught:
+            await rewind(client, session, first, confirm=bad)
+        assert caught.value.kind == "invalid_params"
     done = await rewind(client, session, first, confirm=["a.txt", "b.txt"])
     assert done["files"]["outside"] == ["a.txt", "b.txt"]
     assert (workdir / "a.txt").read_text() == "one\n"
