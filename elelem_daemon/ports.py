@@ -21,15 +21,15 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from .agent import TurnResult
-    from .changes import Seen
     from .commands import Commands
     from .conversation import Content, Conversation, Message
-    from .filesystem import Files
+    from .edits.changes import Seen
+    from .edits.filesystem import Files
     from .io import Input, Output
-    from .modes import Modes
-    from .plans import Plan
     from .registry import Registry
     from .toolbox import Toolbox
+    from .turns.modes import Modes
+    from .turns.plans import Plan
 
 Event = dict[str, Any]
 

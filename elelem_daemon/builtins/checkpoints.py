@@ -41,12 +41,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..base.errors import CheckpointFailed, NoCheckpoint, OutsideChanges
 from ..checkpoints.settings import Settings
-from ..errors import CheckpointFailed, NoCheckpoint, OutsideChanges
+from ..control.rewind import NOTHING, Rewound, describe, last_turn, numbered, rewind, turns
 from ..io import ask
 from ..ports import SessionView
 from ..registry import Plugin
-from ..rewind import NOTHING, Rewound, describe, last_turn, numbered, rewind, turns
 from .files import resolve
 
 if TYPE_CHECKING:

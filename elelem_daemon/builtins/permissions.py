@@ -44,13 +44,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..changes import check_fresh, reviewer
-from ..config import config_dir
+from ..base.config import config_dir
+from ..base.log import notice
+from ..edits.changes import check_fresh, reviewer
 from ..io import ask
-from ..log import notice
 from ..ports import SessionView
-from ..protected import protected
 from ..registry import Plugin
+from ..safety.protected import protected
 from .files import preview, resolve
 
 RULES = ("allow", "review", "ask", "deny", "ask-outside")

@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import owned
+from ..safety import owned
 from . import excludes, manifest
 from .git import Git, GitError, nul, records
 from .manifest import Manifest

@@ -33,12 +33,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from ..errors import AttachmentError
+from ..base.errors import AttachmentError
 
 # The `read` tool's caps (expansion.py reads them from here) and its refusal.
-from ..filesystem import FILE_CAP as FILE_CAP
-from ..filesystem import READ_CAP, refusal
-from ..filesystem import READ_LINES as READ_LINES
+from ..edits.filesystem import FILE_CAP as FILE_CAP
+from ..edits.filesystem import READ_CAP, refusal
+from ..edits.filesystem import READ_LINES as READ_LINES
 
 MAX_ATTACHMENTS = 32  # in one message, mentions included
 TOTAL_CAP = 4 * READ_CAP  # bytes of text, all blocks together

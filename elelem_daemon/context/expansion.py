@@ -38,9 +38,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from ..base.errors import AttachmentError
 from ..conversation import Content, Part, image_bytes
-from ..errors import AttachmentError
-from ..filesystem import excerpt_of_text
+from ..edits.filesystem import excerpt_of_text
 from . import attachments as shapes
 from . import blocks, mentions, paths
 from .attachments import Attachment, Lines

@@ -87,7 +87,7 @@ class McpManager:
         self._check_settled()
 
     def _spawn(self, config: ServerConfig, prefix: str) -> None:
-        from ..config import state_dir
+        from ..base.config import state_dir
         from .server import McpServer  # the SDK loads here, with the first server
 
         home = state_dir() / "mcp"

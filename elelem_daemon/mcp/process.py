@@ -33,8 +33,8 @@ import anyio
 import mcp_types
 from mcp.shared.message import SessionMessage
 
-from .. import procs
-from ..procs import descendants, signal_all
+from ..processes import procs
+from ..processes.procs import descendants, signal_all
 from .config import ServerConfig
 from .environment import guards, server_env
 

@@ -22,8 +22,8 @@ from typing import Any
 
 import httpx
 
+from ..base.errors import ProviderError
 from ..conversation import images_in, text_of
-from ..errors import ProviderError
 from .calls import CUT_OFF, doing
 from .http import HTTPProvider
 from .window import tokens

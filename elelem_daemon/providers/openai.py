@@ -32,8 +32,8 @@ from typing import Any
 
 import httpx
 
-from .. import keys
-from ..errors import ProviderError
+from ..base import keys
+from ..base.errors import ProviderError
 from .calls import CUT_OFF, doing
 from .http import RETRY_STATUS, Failure, HTTPProvider
 from .window import tokens

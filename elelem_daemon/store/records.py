@@ -59,10 +59,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import keys
+from ..base import keys
+from ..base.jsonsafe import dumps, loads
 from ..conversation import Conversation, Message, is_content, text_of
-from ..jsonsafe import dumps, loads
-from ..owned import read_bytes
+from ..safety.owned import read_bytes
 from .history import History
 
 if TYPE_CHECKING:

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
+from elelem_daemon.base.errors import AttachmentError
 from elelem_daemon.context import attachments as shapes
-from elelem_daemon.errors import AttachmentError
 from elelem_daemon.plugins import core_registry
 from elelem_daemon.session import start
 

@@ -1,4 +1,4 @@
-"""elelem_daemon.keys: which names are secret, the start-up move out of the
+"""elelem_daemon.base.keys: which names are secret, the start-up move out of the
 environment (and out of /proc/self/environ), and what tools get."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from elelem_daemon import keys
+from elelem_daemon.base import keys
 
 SECRET = [
     "OPENAI_API_KEY",
@@ -55,7 +55,7 @@ def test_plain_names(name: str) -> None:
 
 PROBE = """
 import json, os, subprocess, sys
-from elelem_daemon import keys
+from elelem_daemon.base import keys
 taken = sorted(keys.take())
 block = open("/proc/self/environ", "rb").read()
 child = subprocess.run(["cat", f"/proc/{os.getpid()}/environ"], capture_output=True).stdout

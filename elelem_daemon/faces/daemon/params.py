@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...errors import InvalidParams
+from ...base.errors import InvalidParams
 
 Spec = dict[str, tuple[str, bool]]
 

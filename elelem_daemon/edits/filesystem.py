@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
 
-from .config import number
+from ..base.config import number
 
 if TYPE_CHECKING:
     from .changes import Change, Outcome

@@ -33,11 +33,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from .conversation import text_of
-from .errors import InvalidParams, NoCheckpoint, SessionBusy, UnknownTurn
+from ..base.errors import InvalidParams, NoCheckpoint, SessionBusy, UnknownTurn
+from ..conversation import text_of
 
 if TYPE_CHECKING:
-    from .ports import Checkpointer, SessionView
+    from ..ports import Checkpointer, SessionView
 
 PREVIEW = 80  # characters of a turn's prompt in a listing
 MAX_CONFIRM = 10_000  # paths in a rewind's `confirm`
