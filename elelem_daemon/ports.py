@@ -109,10 +109,13 @@ class Checkpointer(Protocol):
         or another elelem process), or None."""
         ...
 
-    async def restore(self, turn: int, dry_run: bool, force: bool) -> dict[str, Any]:
+    async def restore(
+        self, turn: int, dry_run: bool, force: bool, confirm: list[str] | None = None
+    ) -> dict[str, Any]:
         """Put the tree back as it was before `turn`: `{restored, created, deleted,
-        dirsCreated, dirsRemoved, outside, unsaved, uncovered, kind}`. Without `force`,
-        files changed outside the agent since stop it (OutsideChanges, with the plan)."""
+        createdBy, kept, dirsCreated, dirsRemoved, outside, unsaved, uncovered, kind}`.
+        Without `force`, files changed outside the agent since stop it (OutsideChanges,
+        with the plan), unless each is in `confirm` (the list the user agreed to lose)."""
         ...
 
     async def forget(self, since: int) -> None:

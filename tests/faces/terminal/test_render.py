@@ -260,3 +260,15 @@ def test_a_commands_markdown_in_plain_lines_shows_no_bold_markers():
     output, stream = plain()
     output.say("- **files** (user, stdio): ready, 1 tools: files__read", "markdown")
     assert stream.getvalue() == "- files (user, stdio): ready, 1 tools: files__read\n"
+
+
+def test_a_folded_diff_shows_its_changed_lines_first():
+    text = "--- a.py\n+++ a.py\n@@ -1,5 +1,5 @@\n one\n two\n-three\n+THREE\n four\n---\n"
+    diff = Result({"path": "a.py", "diff": text})
+    assert folded(diff, key="ctrl+o") == (
+        ["-three", "+THREE", "---", "… 6 more lines (ctrl+o shows it whole)"],
+        True,
+        "",
+    )
+    many = Result({"content": "\n".join(map(str, range(10)))})  # not a diff: as it comes
+    assert folded(many)[0][:2] == ["0", "1"]
