@@ -6,9 +6,10 @@ when a question stopped it and there was no terminal to ask on (`--allow` and `-
 decide ahead: docs/permissions.md). Its
 prompt is the words given, then piped stdin as a fenced block; or stdin alone when no
 words are given (`echo q | elelem ask`). A prompt's `@` mentions are resolved by the
-core; one it refuses exits 1 with the reason. `elelem ask` waits for the session's MCP
-servers first (at most ELELEM_MCP_TIMEOUT, 30 s), so their tools are there for the
-turn; an HTTP server's OAuth URL is printed, and the approval waited for.
+core; one it refuses exits 1 with the reason. Like every face's turn, `elelem ask` waits
+for MCP servers still starting (at most ELELEM_MCP_FIRST_WAIT, 5 s) and says so on
+stderr, then goes on without those not ready, naming them; an HTTP server's OAuth URL is
+printed, and the approval waited for (at most ELELEM_MCP_TIMEOUT, 30 s).
 
 A folder with plugins, rules or MCP servers of its own that is not trusted yet is
 asked about once, before anything of it loads (`Trust the plugins and rules in
@@ -204,12 +205,14 @@ def attach(session: Session, interrupts: Interrupts, repl: Repl | None = None) -
 
 
 async def ask_once(session: Session, prompt: str, print_reply: bool, interrupts: Interrupts) -> int:
-    """One prompt, one reply. The session's MCP servers are waited for first, so their
-    tools are there for the turn (see `wait_for_servers`)."""
+    """One prompt, one reply. MCP servers still starting are waited for a little first
+    (manager.first_turn, as every face's turn does), one that waits for the user's
+    OAuth approval longer (`wait_for_servers`)."""
     mcp = getattr(session, "mcp", None)
-    if mcp is not None and not await wait_for_servers(mcp, mcp.start_timeout):
-        late = [s["name"] for s in mcp.status()["servers"] if s["state"] != "ready"]
-        print(f"elelem: MCP servers not ready: {', '.join(late)}", file=sys.stderr)
+    if mcp is not None:  # said on stderr: what it waits for, and what it goes on without
+        await mcp.first_turn(session.output.say)
+        if any(s["state"] == "needs-auth" for s in mcp.status()["servers"]):
+            await wait_for_servers(mcp, mcp.start_timeout)  # its URL was printed
     live = Live(session)
 
     def cancel() -> bool:
