@@ -49,6 +49,7 @@ require("elelem").setup({
   cmd = { "$venv/bin/python", "-m", "elelem_daemon" },
   provider = "stub",
   chat = { size = 0.55 },
+  questions = "select", -- this shot's question is answered by the vim.ui.input below
 })
 vim.ui.input = function(opts, done) vim.defer_fn(function() done("yes") end, 300) end
 LUA

@@ -67,7 +67,8 @@ local function prompt_of(params)
 end
 M.prompt = prompt_of
 
---- Asks in the chat (`questions = "chat"`, a question with options) or through `vim.ui`,
+--- Asks in the chat (`questions = "chat"`; an MCP server's authorize question, outside any
+--- turn, stays a `vim.ui.select`) or through `vim.ui`,
 --- and calls `done(answer)` (nil when dismissed). Returns the chat question, if it is one.
 ---@param params table
 ---@param done fun(answer: string?)
@@ -76,12 +77,12 @@ function M.show(params, done)
   local options = params.options
   local chatask = require("elelem.chatask")
   local s = params.sessionId and require("elelem.session").find(params.sessionId)
-  if s and chatask.enabled() and type(options) == "table" and #options > 0 then
+  if s and chatask.enabled() and params.kind ~= "authorize" then
     local shown = vim.deepcopy(params) -- its diff is in the chat already
     if type(shown.tool) == "table" then
       shown.tool.diff = nil
     end
-    local strings = vim.tbl_map(tostring, options)
+    local strings = type(options) == "table" and vim.tbl_map(tostring, options) or {}
     return chatask.question(s, params, prompt_of(shown), strings, done)
   end
   local prompt = prompt_of(params)

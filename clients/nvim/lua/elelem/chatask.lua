@@ -5,7 +5,8 @@
 ---   confirm) is a block of lines in the chat, one per answer. `<CR>` on an answer line (in
 ---   the chat buffer) sends it: moving there is the user's step, `<CR>` the decision.
 ---   `:ElelemAnswer [answer]` answers from anywhere (without an answer it moves the cursor to
----   the first one).
+---   the first one). A question without options is answered with `:ElelemAnswer {text}`
+---   (the built-in `vim.ui.input` would take the keys being typed elsewhere).
 --- - A review's hunks are shown in the chat too, each a `diff` block; in the chat buffer
 ---   `ga`/`gr` (the review keys) on a hunk's lines accept/reject it, `gA`/`gR` all, and
 ---   `<CR>` on the review's line opens the review split.
@@ -74,7 +75,8 @@ function M.question(s, params, prompt, options, done)
     local row = s.chat:lines({ "  → " .. tostring(option):gsub("[\r\n]", " ") }, "ElelemTool")
     table.insert(q.rows, api.nvim_buf_set_extmark(buf, ns, row, 0, {}))
   end
-  s.chat:lines({ "  (<CR> on an answer sends it · :ElelemAnswer)" }, "ElelemDim")
+  s.chat:lines({ #options > 0 and "  (<CR> on an answer sends it · :ElelemAnswer)"
+    or "  (answer with :ElelemAnswer {your answer})" }, "ElelemDim")
   q.head = api.nvim_buf_set_extmark(buf, ns, first, 0, {})
   table.insert(M.open, q)
   redraw(s)
@@ -147,6 +149,15 @@ function M.answer(answer)
     return false
   end
   answer = vim.trim(answer or "")
+  if #q.options == 0 then -- free text: the answer as typed
+    if answer == "" then
+      vim.notify("elelem: :ElelemAnswer {your answer}", vim.log.levels.INFO)
+      return false
+    end
+    M.close(q)
+    q.done(answer)
+    return true
+  end
   if answer == "" then
     s:show("chat")
     local row = row_of(s.chat:buffer(), q.rows[1])
