@@ -50,6 +50,20 @@ local function short(text)
 end
 M.short = short
 
+local MAX_OPTIONS, MAX_WIDTH, MAX_LINES = 50, 300, 200
+
+--- One chat line of the daemon's text: no control characters, at most MAX_WIDTH characters.
+---@param text any
+---@return string
+local function clean(text)
+  text = tostring(text):gsub("%c", " ")
+  if vim.fn.strchars(text) > MAX_WIDTH then
+    text = vim.fn.strcharpart(text, 0, MAX_WIDTH - 1) .. "…"
+  end
+  return text
+end
+M.clean = clean
+
 ---@param s table the session
 local function redraw(s)
   s:show(nil) -- the chat windows, the focus left where it is
@@ -64,15 +78,21 @@ end
 ---@param done fun(answer: string?)
 ---@return elelem.ChatQuestion
 function M.question(s, params, prompt, options, done)
+  -- the daemon's text is bounded here: so many answers, so many lines, so wide
+  options = vim.list_slice(options, 1, MAX_OPTIONS)
   local q = { session = s, params = params, options = options, rows = {}, done = done }
   local lines = {}
   for _, line in ipairs(vim.split(prompt, "\n", { plain = true })) do
-    table.insert(lines, "? " .. line)
+    if #lines == MAX_LINES then
+      table.insert(lines, "? …")
+      break
+    end
+    table.insert(lines, "? " .. clean(line))
   end
   local first = s.chat:lines(lines, "ElelemReviewPending")
   local buf = s.chat:buffer()
   for _, option in ipairs(options) do
-    local row = s.chat:lines({ "  → " .. tostring(option):gsub("[\r\n]", " ") }, "ElelemTool")
+    local row = s.chat:lines({ "  → " .. clean(option) }, "ElelemTool")
     table.insert(q.rows, api.nvim_buf_set_extmark(buf, ns, row, 0, {}))
   end
   s.chat:lines({ #options > 0 and "  (<CR> on an answer sends it · :ElelemAnswer)"
@@ -80,7 +100,7 @@ function M.question(s, params, prompt, options, done)
   q.head = api.nvim_buf_set_extmark(buf, ns, first, 0, {})
   table.insert(M.open, q)
   redraw(s)
-  vim.notify(short("elelem asks: " .. prompt:gsub("\n.*", "") .. " (answer in the chat)"), vim.log.levels.WARN)
+  vim.notify(short("elelem asks: " .. clean(prompt:gsub("\n.*", "")) .. " (answer in the chat)"), vim.log.levels.WARN)
   return q
 end
 
@@ -210,8 +230,13 @@ function M.review(s, r, where)
   for _, hunk in ipairs(r.params.hunks) do
     local text = type(hunk.diff) == "string" and hunk.diff:gsub("\n$", "") or ""
     local lines = { "```diff" }
-    for _, line in ipairs(vim.split(text, "\n", { plain = true })) do
-      table.insert(lines, (line:gsub("[\r\n]", "")))
+    local all = vim.split(text, "\n", { plain = true })
+    for i, line in ipairs(all) do
+      if i > MAX_LINES then -- the split shows it whole
+        table.insert(lines, ("… %d more lines: :ElelemReview shows them"):format(#all - MAX_LINES))
+        break
+      end
+      table.insert(lines, (line:gsub("[%z\1-\8\11-\31\127]", " ")))
     end
     table.insert(lines, "```")
     local row = s.chat:lines(lines)

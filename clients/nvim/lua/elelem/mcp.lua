@@ -75,6 +75,14 @@ function M.flush(s)
   end
 end
 
+--- Writes every server's line again (the chat was redrawn: a rewind, a resume).
+---@param s elelem.Session
+function M.redraw(s)
+  for _, server in ipairs(type(s.mcp) == "table" and type(s.mcp.servers) == "table" and s.mcp.servers or {}) do
+    s.chat:sticky("mcp:" .. tostring(server.name), "MCP " .. M.line(server), M.hl(server))
+  end
+end
+
 ---@param server table
 ---@return string
 function M.hl(server)

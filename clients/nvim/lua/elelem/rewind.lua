@@ -145,6 +145,7 @@ function M.redraw(s, result)
   if type(result.plan) == "table" and type(result.plan.entries) == "table" then
     s.chat:plan(result.plan.entries)
   end
+  require("elelem.mcp").redraw(s) -- the servers' states are still current
 end
 
 --- The message for a rewind error, by `data.kind`.
