@@ -7,9 +7,7 @@
 ---   `:ElelemAnswer [answer]` answers from anywhere (without an answer it moves the cursor to
 ---   the first one). A question without options is answered with `:ElelemAnswer {text}`
 ---   (the built-in `vim.ui.input` would take the keys being typed elsewhere).
---- - A review's hunks are shown in the chat too, each a `diff` block; in the chat buffer
----   `ga`/`gr` (the review keys) on a hunk's lines accept/reject it, `gA`/`gR` all, and
----   `<CR>` on the review's line opens the review split.
+--- - A review's hunks are shown in the chat too (elelem.chatreview).
 --- Nothing here is a global key: keys typed in the prompt area or a file never reach it.
 local config = require("elelem.config")
 
@@ -27,9 +25,6 @@ local ns = api.nvim_create_namespace("elelem.chatask")
 
 ---@type elelem.ChatQuestion[] open questions, oldest first
 M.open = {}
-
----@type table<elelem.Review, {session: table, head: integer, hunks: table<integer, integer>}> review -> its chat marks
-local reviews = {}
 
 --- True when questions go to the chat (the default), false for `vim.ui` (the old path).
 ---@return boolean
@@ -63,6 +58,7 @@ local function clean(text)
   return text
 end
 M.clean = clean
+M.MAX_LINES = MAX_LINES
 
 ---@param s table the session
 local function redraw(s)
@@ -119,7 +115,7 @@ end
 ---@param buf integer
 ---@param mark integer
 ---@return integer?
-local function row_of(buf, mark)
+function M.row_of(buf, mark)
   local at = api.nvim_buf_get_extmark_by_id(buf, ns, mark, {})
   return at[1]
 end
@@ -133,7 +129,7 @@ function M.enter(buf, row)
   for _, q in ipairs(M.open) do
     if q.session.chat.buf == buf then
       for i, mark in ipairs(q.rows) do
-        if row_of(buf, mark) == row then
+        if M.row_of(buf, mark) == row then
           M.close(q)
           q.done(q.options[i])
           return true
@@ -141,13 +137,7 @@ function M.enter(buf, row)
       end
     end
   end
-  for r, marks in pairs(reviews) do
-    if marks.session.chat.buf == buf and row_of(buf, marks.head) == row and not r.finished then
-      local review = require("elelem.review")
-      return review.enter(r)
-    end
-  end
-  return false
+  return require("elelem.chatreview").enter(buf, row)
 end
 
 --- `:ElelemAnswer [answer]`: answers the newest question of this tab with `answer` (an
@@ -180,7 +170,7 @@ function M.answer(answer)
   end
   if answer == "" then
     s:show("chat")
-    local row = row_of(s.chat:buffer(), q.rows[1])
+    local row = M.row_of(s.chat:buffer(), q.rows[1])
     if row then
       api.nvim_win_set_cursor(0, { row + 1, 0 })
     end
@@ -214,97 +204,6 @@ function M.options()
     end
   end
   return {}
-end
-
---- A review opened: its hunks in the chat, each under its own mark, with the review keys.
----@param s table the session
----@param r elelem.Review
----@param where string the announcement
-function M.review(s, r, where)
-  local buf = s.chat:buffer()
-  local head = s.chat:lines({ "▶ " .. where }, "ElelemReviewPending")
-  local marks = { session = s, head = api.nvim_buf_set_extmark(buf, ns, head, 0, {}), hunks = {} }
-  local k = config.options.review.keys
-  s.chat:lines({ ("  (here: %s/%s accept/reject the hunk under the cursor · %s/%s all · <CR> on the line above opens the review)")
-    :format(k.accept, k.reject, k.accept_all, k.reject_all) }, "ElelemDim")
-  for _, hunk in ipairs(r.params.hunks) do
-    local text = type(hunk.diff) == "string" and hunk.diff:gsub("\n$", "") or ""
-    local lines = { "```diff" }
-    local all = vim.split(text, "\n", { plain = true })
-    for i, line in ipairs(all) do
-      if i > MAX_LINES then -- the split shows it whole
-        table.insert(lines, ("… %d more lines: :ElelemReview shows them"):format(#all - MAX_LINES))
-        break
-      end
-      table.insert(lines, (line:gsub("[%z\1-\8\11-\31\127]", " ")))
-    end
-    table.insert(lines, "```")
-    local row = s.chat:lines(lines)
-    marks.hunks[hunk.id] = api.nvim_buf_set_extmark(buf, ns, row, 0, { end_row = row + #lines - 1 })
-  end
-  reviews[r] = marks
-  M.mark(r)
-end
-
---- The hunks' states beside their blocks in the chat.
----@param r elelem.Review
-function M.mark(r)
-  local marks = reviews[r]
-  if not marks then
-    return
-  end
-  local buf = marks.session.chat.buf
-  if not (buf and api.nvim_buf_is_valid(buf)) then
-    return
-  end
-  for _, hunk in ipairs(r.params.hunks) do
-    local row = row_of(buf, marks.hunks[hunk.id])
-    if row then
-      local state = r.decided[hunk.id]
-      local label, hl = "[pending]", "DiagnosticWarn"
-      if state == true then
-        label, hl = "[accepted]", "DiagnosticOk"
-      elseif state == false then
-        label, hl = "[rejected]", "DiagnosticError"
-      end
-      api.nvim_buf_set_extmark(buf, ns, row, 0, {
-        id = marks.hunks[hunk.id],
-        end_row = api.nvim_buf_get_extmark_by_id(buf, ns, marks.hunks[hunk.id], { details = true })[3].end_row,
-        virt_text = { { ("  hunk %d %s"):format(hunk.id, label), hl } },
-        virt_text_pos = "eol",
-      })
-    end
-  end
-  if r.finished then
-    reviews[r] = nil
-  end
-end
-
---- A review key pressed in chat buffer `buf` at `row`: decides the hunk (or all) of the
---- review whose block holds the row. True when it did.
----@param buf integer
----@param row integer 0-based
----@param action "accept"|"reject"|"accept_all"|"reject_all"
----@return boolean
-function M.key(buf, row, action)
-  for r, marks in pairs(reviews) do
-    if marks.session.chat.buf == buf and not r.finished then
-      local head = row_of(buf, marks.head)
-      for _, hunk in ipairs(r.params.hunks) do
-        local at = api.nvim_buf_get_extmark_by_id(buf, ns, marks.hunks[hunk.id], { details = true })
-        local inside = at[1] and row >= at[1] and row <= (at[3].end_row or at[1])
-        if inside or (head and row == head and action:match("_all$")) then
-          if action == "accept_all" or action == "reject_all" then
-            r:all(action == "accept_all")
-          else
-            r:decide(action == "accept", hunk.id)
-          end
-          return true
-        end
-      end
-    end
-  end
-  return false
 end
 
 return M

@@ -90,7 +90,7 @@ review.on_open = function(r)
     shown, n, n == 1 and "" or "s")
   local chatask = require("elelem.chatask")
   if s and chatask.enabled() then
-    chatask.review(s, r, where) -- the hunks and their keys in the chat too
+    require("elelem.chatreview").review(s, r, where) -- the hunks and their keys in the chat too
   elseif s then
     s.chat:notice("▶ " .. where, "ElelemReviewPending")
   end
@@ -104,7 +104,7 @@ review.on_open = function(r)
   pcall(vim.cmd.redrawstatus, { bang = true })
 end
 review.on_mark = function(r)
-  require("elelem.chatask").mark(r)
+  require("elelem.chatreview").mark(r)
 end
 review.on_change = function()
   pcall(vim.cmd.redrawstatus, { bang = true })

@@ -99,7 +99,7 @@ function Session:keymaps(buf)
   for action, lhs in pairs({ accept = k.accept, reject = k.reject, accept_all = k.accept_all, reject_all = k.reject_all }) do
     if lhs ~= "" then
       map(lhs, function()
-        if not chatask.key(buf, api.nvim_win_get_cursor(0)[1] - 1, action) then
+        if not require("elelem.chatreview").key(buf, api.nvim_win_get_cursor(0)[1] - 1, action) then
           vim.cmd.normal({ lhs, bang = true }) -- what it does elsewhere
         end
       end, "review: " .. action:gsub("_", " ") .. " (on a hunk shown in the chat)")
