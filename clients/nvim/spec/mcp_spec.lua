@@ -133,6 +133,34 @@ describe("MCP servers", function()
     server:kill(9)
   end)
 
+  it("asks the authorize question in the chat by default; `open` there opens the URL", function()
+    local port = 20002 + (vim.fn.getpid() % 20000)
+    local server = vim.system({ H.python, servers .. "/authed.py", tostring(port) }, { env = { MARKS = H.tmp } })
+    H.wait(function()
+      return vim.system({ "curl", "-s", "-o", "/dev/null", "http://127.0.0.1:" .. port .. "/" }):wait().code == 0
+    end, "the OAuth server")
+    local opened
+    vim.ui.open = function(url)
+      opened = url
+      vim.system({ "curl", "-s", "-L", "-o", "/dev/null", url })
+      return {}, nil
+    end
+    vim.ui.select = function()
+      error("no vim.ui.select: the question is in the chat")
+    end
+    H.setup({ questions = "chat", mcpServers = { inchat = { type = "http", url = ("http://127.0.0.1:%d/mcp"):format(port) } } })
+    H.reset()
+    H.turn("!echo hi")
+    H.wait(function()
+      return H.text():find("  → open", 1, true) ~= nil
+    end, "the authorize question in the chat", 60000)
+    assert.matches("/authorize%?", H.text())
+    assert.is_true(require("elelem").answer("open"))
+    ready("inchat")
+    assert.matches("^http://127%.0%.0%.1:" .. port .. "/authorize%?", opened)
+    server:kill(9)
+  end)
+
   it("closes an unanswered authorize question when the daemon withdraws it", function()
     local port = 20001 + (vim.fn.getpid() % 20000)
     local server = vim.system({ H.python, servers .. "/authed.py", tostring(port) }, { env = { MARKS = H.tmp } })

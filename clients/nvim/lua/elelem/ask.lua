@@ -67,8 +67,7 @@ local function prompt_of(params)
 end
 M.prompt = prompt_of
 
---- Asks in the chat (`questions = "chat"`; an MCP server's authorize question, outside any
---- turn, stays a `vim.ui.select`) or through `vim.ui`,
+--- Asks in the chat (`questions = "chat"`) or through `vim.ui`,
 --- and calls `done(answer)` (nil when dismissed). Returns the chat question, if it is one.
 ---@param params table
 ---@param done fun(answer: string?)
@@ -77,7 +76,7 @@ function M.show(params, done)
   local options = params.options
   local chatask = require("elelem.chatask")
   local s = params.sessionId and require("elelem.session").find(params.sessionId)
-  if s and chatask.enabled() and params.kind ~= "authorize" then
+  if s and chatask.enabled() then
     local shown = vim.deepcopy(params) -- its diff is in the chat already
     if type(shown.tool) == "table" then
       shown.tool.diff = nil

@@ -45,7 +45,7 @@ local function short(text)
 end
 M.short = short
 
-local MAX_OPTIONS, MAX_WIDTH, MAX_LINES = 50, 300, 200
+local MAX_OPTIONS, MAX_WIDTH, MAX_LINES = 50, 2000, 200 -- a URL to open stays whole
 
 --- One chat line of the daemon's text: no control characters, at most MAX_WIDTH characters.
 ---@param text any
