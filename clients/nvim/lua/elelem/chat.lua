@@ -428,8 +428,10 @@ end
 --- calls between them, each drawn as it was live, its diff and failure included; a daemon
 --- without `history` gives `messages`, redrawn without the tool calls).
 ---@param entries {type: string?, role: string?, content: string?, id: string?, name: string?, arguments: table?, ok: boolean?, result: table?}[]
+---@return boolean plans a plan was drawn (a `todo` call's), so the last one needs no redraw
 function Chat:history(entries)
   local open = false -- a `## elelem` reply is open: tool calls and text go under it
+  local plans = false
   for _, entry in ipairs(entries) do
     if entry.type == "tool" then
       if not open then
@@ -438,6 +440,11 @@ function Chat:history(entries)
       end
       self:doing(entry)
       self:result(entry)
+      local args = type(entry.arguments) == "table" and entry.arguments or {}
+      if entry.name == "todo" and entry.ok and type(args.todos) == "table" then
+        self:plan(args.todos) -- where it was shown live, updated in place within its turn
+        plans = true
+      end
     elseif entry.role == "user" then
       if open then
         self:finish({ stopReason = "end_turn", reply = "" })
@@ -456,6 +463,7 @@ function Chat:history(entries)
   if open then
     self:finish({ stopReason = "end_turn", reply = "" })
   end
+  return plans
 end
 
 --- Empties the buffer (a new session).

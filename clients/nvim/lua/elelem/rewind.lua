@@ -141,8 +141,8 @@ end
 ---@param result table a `session/rewind` or `session/load` result
 function M.redraw(s, result)
   s.chat:clear()
-  s.chat:history(result.history or result.messages or {})
-  if type(result.plan) == "table" and type(result.plan.entries) == "table" then
+  local drawn = s.chat:history(result.history or result.messages or {})
+  if not drawn and type(result.plan) == "table" and type(result.plan.entries) == "table" then
     s.chat:plan(result.plan.entries)
   end
   require("elelem.mcp").redraw(s) -- the servers' states are still current
