@@ -184,12 +184,14 @@ class AcpInput(NullInput):
         if not options:
             return None
         choices, named = self._options(options, kind)
-        alone = self.output.current is None  # a question of no running call (trust.py's)
-        call = self._tool_call(prompt, tool, None if named else options)
+        alone = self.output.current is None  # a question of no running call (/rewind, trust)
+        call = self._tool_call(prompt, tool, choices, named, alone)
+        if alone:  # announced first: a request about a call never seen is "Tool call"
+            self.output.update({"sessionUpdate": "tool_call", **call})
         params = {"sessionId": self._session_id(), "toolCall": call, "options": choices}
         chosen = await self._permission(params, choices, options)
         if alone:  # nothing else will end the call the question showed
-            status = "failed" if chosen in (None, "deny", "never") else "completed"
+            status = "failed" if chosen in (None, "deny", "never", "no") else "completed"
             self.output.update(
                 {"sessionUpdate": "tool_call_update", "toolCallId": call["toolCallId"],
                  "status": status}
@@ -264,10 +266,17 @@ class AcpInput(NullInput):
         return choices, False
 
     def _tool_call(
-        self, prompt: str, tool: dict[str, Any] | None, choices: list[str] | None = None
+        self,
+        prompt: str,
+        tool: dict[str, Any] | None,
+        choices: list[dict[str, str]],
+        named: bool,
+        alone: bool,
     ) -> dict[str, Any]:
-        """The pending call the question is about, with the question (and its choices,
-        numbered, for clients that draw options by kind alone) and any diff."""
+        """The call the question is about, with the question (and its choices,
+        numbered, for clients that draw options by kind alone) and any diff. Its title
+        says what the question means when the call's own title cannot (a question of
+        no running call, or choices): updates.question_title."""
         current = self.output.current
         ident, call = current or (self.output.next_id(), {"name": "ask", "arguments": {}})
         if tool and tool.get("name"):
@@ -275,11 +284,19 @@ class AcpInput(NullInput):
         update = self.output.announce(ident, call)
         del update["sessionUpdate"]
         update["status"] = "pending"
-        asked = prompt
-        if choices:
-            asked += "\n\n" + "\n".join(f"{n}. {c}" for n, c in enumerate(choices, 1))
-        content: list[dict[str, Any]] = [{"type": "content", "content": updates.text(asked)}]
         cwd = self.output.cwd
+        if alone or not named:
+            about = {**(tool or {}), **call}
+            update["title"] = updates.question_title(prompt, about, None if named else choices)
+            where = updates.question_locations(about, cwd)
+            if where:
+                update["locations"] = where
+            if alone:
+                update["kind"] = updates.QUESTION_KINDS.get(call["name"], update["kind"])
+        asked = prompt
+        if not named:
+            asked += "\n\n" + "\n".join(f"{n}. {c['name']}" for n, c in enumerate(choices, 1))
+        content: list[dict[str, Any]] = [{"type": "content", "content": updates.text(asked)}]
         diff = updates.diff_content((tool or {}).get("diff"), call["arguments"], cwd)
         update["content"] = [*diff, *content]
         return update
