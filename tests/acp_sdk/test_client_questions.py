@@ -120,9 +120,7 @@ async def test_a_choice_names_each_answer_in_the_title(
     await client.close()
 
 
-async def test_a_hostile_file_name_stays_on_the_titles_one_line(
-    home: Path, project: Path
-) -> None:
+async def test_a_hostile_file_name_stays_on_the_titles_one_line(home: Path, project: Path) -> None:
     """A file name with a line break cannot add lines (or a fake option) to the title."""
     answers = Answers("reject_once")
     client = await Client.start(

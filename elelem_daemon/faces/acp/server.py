@@ -293,8 +293,9 @@ class AcpServer:
                 continue  # listed once, among the open sessions
             found = stored.get(entry.session_id)
             row: dict[str, Any] = {"sessionId": entry.session_id, "cwd": entry.cwd}
-            if entry.open is not None and getattr(entry.open, "roots", None):
-                row["additionalDirectories"] = list(entry.open.roots)
+            live = self.lives.find(entry.session_id) if entry.open is not None else None
+            if live is not None and live.roots:
+                row["additionalDirectories"] = list(live.roots)
             if found is not None:
                 row["updatedAt"] = found.updated
                 if found.title:

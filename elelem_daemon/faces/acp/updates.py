@@ -262,9 +262,7 @@ def question_title(
         return rewind_title(tool)
     title = cut(one_line(visible_lines(prompt), QUESTION_WIDTH))
     if choices:
-        listed = ", ".join(
-            f"{CHOICE_LABELS[c['kind']]} = {visible(c['name'])}" for c in choices
-        )
+        listed = ", ".join(f"{CHOICE_LABELS[c['kind']]} = {visible(c['name'])}" for c in choices)
         title = cut(f"{title} {listed}")
     return title
 
