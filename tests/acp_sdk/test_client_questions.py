@@ -134,3 +134,29 @@ async def test_a_hostile_file_name_stays_on_the_titles_one_line(home: Path, proj
     title = asked[-1]["toolCall"]["title"]
     assert "\n" not in title and title.endswith("delete `a?Accept = rm -rf`")
     await client.close()
+
+
+async def test_a_client_that_takes_forms_gets_the_undo_as_a_titled_form(
+    home: Path, project: Path
+) -> None:
+    """Elicitation, where declared: the form's title names the files, its message is
+    the whole plan, and `yes` rewinds."""
+    forms: list[dict[str, Any]] = []
+
+    def form(params: dict[str, Any]) -> dict[str, Any]:
+        forms.append(params)
+        return {"action": "accept", "content": {"answer": "yes"}}
+
+    client = await Client.start(home, project, {**buffers(project), "elicitation/create": form})
+    init = {**ACPX, "clientCapabilities": {**ACPX["clientCapabilities"],
+                                           "elicitation": {"form": {}}}}  # fmt: skip
+    sid = await session(client, project, init)
+    await client.request("session/prompt", {"sessionId": sid, "prompt": text(WRITE)})
+    await client.request("session/prompt", {"sessionId": sid, "prompt": text("/undo")})
+    (asked,) = forms
+    assert asked["requestedSchema"]["title"] == "Rewind to before turn 1: delete `made.txt`"
+    assert "made.txt" in asked["message"] and asked["mode"] == "form"
+    assert asked["requestedSchema"]["properties"]["answer"]["enum"] == ["yes", "no"]
+    assert not (project / "made.txt").exists()
+    assert [m for m in client.asked if m["method"] == "session/request_permission"] == []
+    await client.close()

@@ -8,7 +8,7 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from acp_editor import TIMEOUT, Editor, acp, daemon
+from acp_editor import TIMEOUT, Editor, acp, alive, daemon, gone
 
 pytestmark = pytest.mark.e2e
 
@@ -102,3 +102,26 @@ async def test_relative_or_too_many_roots_are_refused(tmp_path: Path, project: P
                     cwd=str(project), mcp_servers=[], additional_directories=roots
                 )
             assert refused.value.code == -32602
+
+
+async def test_close_cancels_a_running_turn_and_kills_its_command(
+    tmp_path: Path, project: Path
+) -> None:
+    editor = Editor()
+    editor.answers = ["allow"]
+    sleeping = ["sleep", "300.4242"]  # exec'd by the shell, or its child
+    command = '!tool execute {"command":"sleep 300.4242"}'
+    async with daemon(tmp_path, editor) as (conn, _):
+        sid = (await conn.new_session(cwd=str(project), mcp_servers=[])).session_id
+        running = asyncio.ensure_future(prompt(conn, sid, command))
+        async with asyncio.timeout(TIMEOUT):
+            await editor.asked.wait()  # asked, and allowed: the command starts
+        for _ in range(400):  # a bound, not a timing: until the command runs
+            if alive(sleeping):
+                break
+            await asyncio.sleep(0.05)
+        assert alive(sleeping)
+        await conn.close_session(session_id=sid)
+        answer = await running
+        assert answer.stop_reason == "cancelled"
+        assert await gone(sleeping)

@@ -180,7 +180,7 @@ class AcpInput(NullInput):
         no answer, and the model reads that the user gave none.
         """
         if kind != "permission" and self.elicits:
-            return await self._elicit(prompt, options)
+            return await self._elicit(prompt, options, tool)
         if not options:
             return None
         choices, named = self._options(options, kind)
@@ -215,7 +215,11 @@ class AcpInput(NullInput):
         }
         return picked.get(chosen) if isinstance(chosen, str) else None
 
-    async def _elicit(self, prompt: str, options: list[str] | None) -> str | None:
+    async def _elicit(
+        self, prompt: str, options: list[str] | None, tool: dict[str, Any] | None
+    ) -> str | None:
+        """A form: the whole question as its `message`, its meaning (a rewind's files)
+        as its title, one required string `answer` (one of the choices, if any)."""
         answer: dict[str, Any] = {"type": "string", "title": "Answer"}
         if options:
             answer["enum"] = list(options)
@@ -225,6 +229,7 @@ class AcpInput(NullInput):
             "message": prompt,
             "requestedSchema": {
                 "type": "object",
+                "title": updates.question_title(prompt, tool or {}),
                 "properties": {"answer": answer},
                 "required": ["answer"],
             },
