@@ -40,6 +40,8 @@ async def test_list_resume_and_close(tmp_path: Path, project: Path) -> None:
             )
         ).session_id
         await prompt(conn, sid, "!echo first")
+        await prompt(conn, sid, '!tool list {"path":"."}')
+        (before,) = editor.of("tool_call")
         (listed,) = (await conn.list_sessions(cwd=str(project))).sessions
         assert listed.session_id == sid and listed.additional_directories == [str(other)]
 
@@ -59,6 +61,9 @@ async def test_list_resume_and_close(tmp_path: Path, project: Path) -> None:
         chunks = editor.of("user_message_chunk")
         assert chunks == []  # resume replays nothing: the client kept its history
         assert editor.said() == "again"
+        await prompt(conn, sid, '!tool list {"path":"."}')
+        (after,) = editor.of("tool_call")  # a new id: the client still draws the old call
+        assert after.tool_call_id != before.tool_call_id
 
         await conn.close_session(session_id=sid)
         with pytest.raises(acp.RequestError):

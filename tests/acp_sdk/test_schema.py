@@ -130,3 +130,29 @@ async def test_every_message_matches_the_acp_1_21_schema(
             "session/set_config_option", "session/list", "session/close",
             "session/resume", "session/load"} <= answered  # fmt: skip
     assert ("agent", "session/update", "Notification") in seen
+
+
+async def test_usage_messages_match_the_schema(home: Path, project: Path) -> None:
+    """A provider that reports tokens and its window: the prompt's `usage` and the
+    `usage_update` (its content is the cost work's; its shape is checked here)."""
+    from providers.replay import ReplayServer, Reply, json_reply
+
+    stream = Path(__file__).parents[1] / "providers" / "streams" / "openai_text.sse"
+    server = ReplayServer()
+    try:
+        server.routes["/props"] = json_reply(200, {"default_generation_settings": {"n_ctx": 4096}})
+        server.queue(Reply([stream.read_bytes()]))
+        settings = {"ELELEM_PROVIDER": "openai", "OPENAI_BASE_URL": f"{server.url}/v1"}
+        client = await Client.start(home, project, **settings, OPENAI_MODEL="smol")
+        client.checker = checker = Checker()
+        init = {"protocolVersion": 1, "clientCapabilities": {}}
+        await client.request("initialize", init)
+        new = await client.request("session/new", {"cwd": str(project), "mcpServers": []})
+        sid = new["result"]["sessionId"]
+        answer = await prompt(client, sid, "hi")
+        assert "usage" in answer["result"]
+        await client.expect("usage_update")
+        assert await client.close() == 0
+    finally:
+        server.stop()
+    assert ("agent", "session/prompt", "Response") in checker.checked

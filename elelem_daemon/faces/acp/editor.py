@@ -9,6 +9,7 @@ Both are built before the session (which takes them) and `attach`ed to it after.
 from __future__ import annotations
 
 import logging
+import secrets
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -51,6 +52,9 @@ class AcpOutput(NullOutput):
         self.current: tuple[str, dict[str, Any]] | None = None  # the call running now
         self._ids: dict[str, str] = {}
         self._count = 0
+        # unique across processes: a client that resumed the session (no replay) keeps
+        # the calls it drew under the ids an earlier process gave them
+        self._prefix = f"call_{secrets.token_hex(4)}_"
         self._tail = ""  # the end of the prompt's message text so far
         self._apart = False  # the next delta starts a new paragraph
 
@@ -146,7 +150,7 @@ class AcpOutput(NullOutput):
 
     def next_id(self) -> str:
         self._count += 1
-        return f"call_{self._count}"
+        return f"{self._prefix}{self._count}"
 
     @property
     def cwd(self) -> Path:
