@@ -7,6 +7,7 @@ An ElelemError a method lets out is answered through the one code table
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from pathlib import Path
 from typing import Any
@@ -87,7 +88,11 @@ class AcpServer:
             "protocolVersion": PROTOCOL_VERSION,  # the asked one if we speak it, else our latest
             "agentCapabilities": {
                 "loadSession": True,
-                "promptCapabilities": {"image": True, "audio": False, "embeddedContext": True},
+                "promptCapabilities": {
+                    "image": await self._takes_images(),
+                    "audio": False,
+                    "embeddedContext": True,
+                },
                 "mcpCapabilities": {"http": True, "sse": True},
                 "sessionCapabilities": {
                     "list": {},
@@ -99,6 +104,22 @@ class AcpServer:
             "agentInfo": {"name": "elelem", "title": "elelem", "version": __version__},
             "authMethods": [],
         }
+
+    async def _takes_images(self) -> bool:
+        """Whether a new session's provider reads images (its `vision`), so a client
+        offers an image only where the model takes it. A session switched to another
+        model later still says so per prompt (context/expansion.py)."""
+        from ...base.config import choose_provider
+
+        try:
+            name, model = choose_provider(face_provider=self.provider, face_model=self.model)
+            provider = self.registry().build_provider(name, model)
+        except Exception as exc:  # a provider that cannot start: the session will say why
+            log.info("acp: no provider to ask about images: %s", exc)
+            return False
+        with contextlib.suppress(Exception):
+            await provider.aclose()  # type: ignore[attr-defined]
+        return bool(getattr(provider, "vision", False))
 
     async def authenticate(self, params: dict[str, Any]) -> dict[str, Any]:
         """No method is offered: providers read their keys from the environment."""
