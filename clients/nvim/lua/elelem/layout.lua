@@ -74,7 +74,7 @@ function M.prompt_bar(buf)
     local shown = pending:gsub("%%", "%%%%")
     return "%#ElelemTitle# attached:%* " .. shown .. " %<%#ElelemDim#(:ElelemAdd! clears)%*"
   end
-  return "%#ElelemDim# <CR>/<C-s> send · <C-c> cancel · /<Tab> commands · q close%*"
+  return "%#ElelemDim# <CR>/<C-s> send · <C-c> cancel · /<Tab> commands · q close%*%<" -- cut at the end
 end
 
 --- Sets the winbar of every window showing the prompt buffer `buf`.
