@@ -119,6 +119,10 @@ def remember(cwd: Path | str) -> Path:
     return path
 
 
+TERMINAL_HOW = "trust it by answering yes in `elelem chat` there, or add it to {}"
+TYPED_HOW = "type /trust to trust it, or add it to {}"  # the editor faces: a typed command
+
+
 @dataclass
 class Trust:
     """A session's trust: its folder, whether it is trusted and why (`client`, `file`,
@@ -128,6 +132,7 @@ class Trust:
     trusted: bool
     source: str
     skipped: list[Path] = field(default_factory=list)
+    loads: list[str] = field(default_factory=list)  # what trust would load (trust_list.py)
 
     def report(self) -> dict[str, Any]:
         """What `session/new` says of it (both editor faces)."""
@@ -135,17 +140,20 @@ class Trust:
             "folder": str(self.folder),
             "trusted": self.trusted,
             "skipped": [str(path) for path in self.skipped],
+            "loads": list(self.loads),
         }
 
-    def notice(self) -> str | None:
-        """One line for a terminal when something was skipped; None otherwise."""
+    def notice(self, how: str = TERMINAL_HOW) -> str | None:
+        """One line when something was skipped (None otherwise), `how` saying how to
+        trust it in this face."""
         if self.trusted or not self.skipped:
             return None
         names = ", ".join(str(p.relative_to(self.folder)) for p in self.skipped)
-        return (
-            f"{self.folder} is not trusted: not loaded: {names} "
-            f"(trust it by answering yes in `elelem chat` there, or add it to {trusted_file()})"
-        )
+        return f"{self.folder} is not trusted: not loaded: {names} ({how.format(trusted_file())})"
+
+    def listing(self) -> str:
+        """What trust would load, one indented line each (every face's question)."""
+        return "\n".join(f"  - {line}" for line in self.loads)
 
 
 def decide(cwd: Path | str, said: bool | None = None) -> Trust:
@@ -156,7 +164,16 @@ def decide(cwd: Path | str, said: bool | None = None) -> Trust:
     else:
         trusted = is_trusted(folder)
         source = "file" if trusted else "no"
-    return Trust(folder, trusted, source, [] if trusted else trustable(folder))
+    skipped = [] if trusted else trustable(folder)
+    return Trust(folder, trusted, source, skipped, listed(folder, skipped))
+
+
+def listed(folder: Path, skipped: list[Path]) -> list[str]:
+    if not skipped:
+        return []
+    from .trust_list import loads  # only for a folder with something to trust
+
+    return loads(folder, skipped)
 
 
 def question(folder: Path) -> str:
@@ -168,7 +185,7 @@ def grant(session: Any, trust: Trust, keep: bool) -> Trust:
     with `keep`, the folder is added to the trusted-folders file."""
     if keep:
         remember(trust.folder)
-    trust.trusted, trust.source, trust.skipped = True, "asked", []
+    trust.trusted, trust.source, trust.skipped, trust.loads = True, "asked", [], []
     session.project = True
     session.trust = trust
     session.reload()
