@@ -129,7 +129,6 @@ def test_every_logger_goes_through_the_queue(tmp_path: Path) -> None:
         process.wait()
 
 
-
 def test_in_the_terminal_a_librarys_log_line_goes_to_the_log_file(tmp_path: Path) -> None:
     """The terminal's stderr is the user's screen: a library's warning and a Python
     warning go to the log file with elelem's own lines, never between a reply's."""

@@ -381,6 +381,26 @@ def _last_commands(acp: Acp) -> list[dict[str, Any]]:
     ][-1]
 
 
+async def test_elelem_trust_on_the_command_line_trusts_the_folder_for_every_face(
+    env: dict[str, str], workdir: Path, plugins: dict[str, Path]
+) -> None:
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "elelem_daemon", "trust", env=env, cwd=str(workdir),
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    stdout, stderr = await within(process.communicate(), 30)
+    assert process.returncode == 0, stderr
+    assert f"Trusted {workdir.resolve()}" in stdout.decode()
+    assert ".agents/plugins/spy.py" in stdout.decode() and not ran(plugins)  # listed, not run
+    assert trusted_file(env).read_text() == f"{workdir.resolve()}\n"
+    acp = await Acp.start(env, workdir, [])
+    try:
+        new = await acp.new(workdir)
+        assert new["_meta"]["elelem"]["trust"]["trusted"] is True and ran(plugins)
+    finally:
+        await acp.stop()
+
+
 async def test_a_first_prompt_of_slash_trust_trusts_without_a_word_before(
     env: dict[str, str], workdir: Path, plugins: dict[str, Path]
 ) -> None:
@@ -488,7 +508,8 @@ async def test_the_terminal_asks_once_before_anything_loads(
         screen = await chat.prompt()
         assert ran(plugins) == (answer == "y")
         if answer == "n":
-            assert f"{workdir.resolve()} is not trusted: not loaded: .agents/plugins, .mcp.json" in screen
+            skipped = ".agents/plugins, .mcp.json"
+            assert f"{workdir.resolve()} is not trusted: not loaded: {skipped}" in screen
         chat.type("/exit\r")
         assert await chat.wait() == 0
     finally:

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from ...conversation import text_of
 from ...live import Live
-from . import updates
 from ...trust import TYPED_HOW
+from . import updates
 from .editor import AcpInput, AcpOutput
 from .prompt import command_line, prompt_parts
 
@@ -113,7 +113,7 @@ class AcpLive(Live):
             return
         trust = self.session.trust
         notice = trust.notice(TYPED_HOW) if trust is not None else None
-        if notice:
+        if trust is not None and notice:
             self.output.paragraph(f"{notice}. Trusting it loads:\n{trust.listing()}")
 
     async def _ask_trust(self) -> None:

@@ -11,8 +11,9 @@ turn; an HTTP server's OAuth URL is printed, and the approval waited for.
 A folder with plugins, rules or MCP servers of its own that is not trusted yet is
 asked about once, before anything of it loads (`Trust the plugins and rules in
 /path? [y/N]`, on a terminal: stdin a tty), after the list of what it would load
-(trust_list.py: each plugin file, rule, mode and MCP server command); a yes is kept in the trusted-folders file
-(trust.py), a no (or no terminal to ask on) leaves them out and says so on stderr.
+(trust_list.py: each plugin file, rule, mode and MCP server command); a yes is kept
+in the trusted-folders file (trust.py), a no (or no terminal to ask on) leaves them
+out and says so on stderr.
 `--no-project-plugins` leaves them out without asking.
 
 SIGTERM or SIGHUP (a closed terminal) cancel what runs, as in every face
