@@ -22,9 +22,14 @@ How each face decides (`decide(cwd, said)`):
   `_meta.trusted`, the daemon's `trusted: true`) trusts the folder for this session;
   `False` does not, whatever the file says;
 - `None` (the client said nothing): the trusted-folders file decides.
-Then the terminal asks once when the folder has something to trust (`question`), the
-ACP face asks with `session/request_permission`, and the daemon's client may call
-`session/trust`; a yes is kept with `remember` (the ACP face's "allow once" is not).
+Then the terminal asks once when the folder has something to trust (`question`, after
+the list of what it would load: trust_list.py), the ACP face asks with a form
+(`elicitation/create`) when the client takes them and otherwise says once in the chat
+how to trust it, and the daemon's client may call `session/trust`. Never through a
+permission question: a client that approves every permission would answer it for the
+user (issue 29). In every face the user may type `/trust` (builtins/commands.py) or
+run `elelem trust` (cli.py). A yes is kept with `remember` (the form's "this session"
+is not).
 """
 
 from __future__ import annotations
@@ -119,8 +124,8 @@ def remember(cwd: Path | str) -> Path:
     return path
 
 
-TERMINAL_HOW = "trust it by answering yes in `elelem chat` there, or add it to {}"
-TYPED_HOW = "type /trust to trust it, or add it to {}"  # the editor faces: a typed command
+TERMINAL_HOW = "trust it with `elelem trust` there or /trust in `elelem chat`, or add it to {}"
+TYPED_HOW = "type /trust to trust it, run `elelem trust` there, or add it to {}"  # editors
 
 
 @dataclass

@@ -524,6 +524,25 @@ async def test_the_terminal_asks_once_before_anything_loads(
             await again.close()
 
 
+async def test_the_terminal_trusts_later_with_slash_trust(
+    env: dict[str, str], workdir: Path, plugins: dict[str, Path]
+) -> None:
+    chat = await Terminal.spawn(["chat", "--provider", "stub", "--no-save"], env, workdir)
+    try:
+        await chat.expect(QUESTION.format(workdir.resolve()))
+        chat.type("n\r")
+        await chat.prompt()
+        assert not ran(plugins)
+        chat.type("/trust\r")
+        screen = await chat.prompt()
+        assert ran(plugins) and f"trusted {workdir.resolve()}" in screen
+        assert trusted_file(env).read_text() == f"{workdir.resolve()}\n"
+        chat.type("/exit\r")
+        assert await chat.wait() == 0
+    finally:
+        await chat.close()
+
+
 @pytest.mark.parametrize(
     "args", [["ask"], ["ask", "--no-project-plugins"], ["chat", "--no-project-plugins"]]
 )
