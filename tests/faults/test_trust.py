@@ -2,8 +2,11 @@
 untrusted until the user trusts it (the trusted-folders file,
 `$XDG_CONFIG_HOME/elelem/trusted`): until then not one line of its plugins runs, its
 rules and MCP servers are not read, and `session/new` says what was skipped. The
-daemon takes `trusted` from the editor (and `session/trust`), the ACP face asks with
-`session/request_permission` (or takes `_meta.trusted`), the terminal asks once.
+daemon takes `trusted` from the editor (and `session/trust`), the ACP face takes
+`_meta.trusted`, else asks with a form or says in the chat how to trust it, the terminal
+asks once; `/trust` typed and `elelem trust` trust it in every face. No "approve every
+permission" answer ever trusts a folder, and every question lists what it would load
+(issue 29).
 AGENTS.md is read up to the repository's root, not above it."""
 
 from __future__ import annotations
