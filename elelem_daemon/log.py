@@ -132,6 +132,7 @@ class QueuedHandler(logging.Handler):
 
 
 _writer: LogWriter | None = None
+_root_handler: logging.Handler | None = None  # the one setup put on the root logger
 
 
 def notice(line: str) -> None:
@@ -148,7 +149,7 @@ def notice(line: str) -> None:
 
 
 def setup(level: str | None = None, queued: bool = False, to_file: Path | None = None) -> None:
-    global _writer
+    global _writer, _root_handler
     name = (level or os.environ.get("ELELEM_LOG_LEVEL") or "warning").upper()
     name = {"WARN": "WARNING"}.get(name, name)
     handler: logging.Handler
@@ -180,7 +181,10 @@ def setup(level: str | None = None, queued: bool = False, to_file: Path | None =
     ours.setLevel(level_number)
     ours.propagate = False
     root = logging.getLogger()  # every other logger's records end here
-    root.handlers[:] = [handler]
+    if _root_handler is not None:  # set up again (tests): ours is replaced, no other
+        root.removeHandler(_root_handler)
+    root.addHandler(handler)
+    _root_handler = handler
     root.setLevel(max(level_number, LIBRARY_LEVEL))
     logging.getLogger("pygls").setLevel(max(level_number, LIBRARY_LEVEL))
     logging.lastResort = handler  # a logger that bypasses the root's handlers
