@@ -137,8 +137,9 @@ _root_handler: logging.Handler | None = None  # the one setup put on the root lo
 
 def notice(line: str) -> None:
     """A line the user must see (a broken plugin, a bad setting, a rule that was
-    skipped): on stderr, and never a wait. In the editor faces stderr is the queue, so
-    it is not flushed (a flush waits for the writer thread); the terminal's is flushed."""
+    skipped): on stderr, and never a wait. In the editor faces stderr is the queue,
+    which its writer thread empties (a flush there is nothing); the terminal's is
+    flushed."""
     stream = sys.stderr
     try:
         stream.write(line.rstrip("\n") + "\n")
