@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..control.editing import EditError, tokens
 from ..conversation import image_bytes, images_in, text_of
-from ..editing import EditError, tokens
 from ..ports import SessionView
 from ..registry import Plugin
 from .context_edit import USAGE
@@ -143,7 +143,7 @@ def register(plugin: Plugin) -> None:
         """The user's own word, typed (docs/permissions.md, "Trusted folders"): what
         no "approve every permission" setting of a client can answer. Kept in the
         trusted-folders file, as `session/trust`; TrustNotKept if it cannot be."""
-        from ..trust import grant, trusted_file
+        from ..safety.trust import grant, trusted_file
 
         current = getattr(session, "trust", None)
         if current is None or current.trusted:

@@ -98,7 +98,7 @@ def test_every_logger_goes_through_the_queue(tmp_path: Path) -> None:
     script = tmp_path / "probe.py"
     script.write_text(
         "import logging, os, sys, time, warnings\n"
-        "from elelem_daemon.log import setup\n"
+        "from elelem_daemon.base.log import setup\n"
         "os.set_blocking(2, True)\n"
         "setup('info', queued=True)\n"
         "started = time.monotonic()\n"
@@ -136,7 +136,7 @@ def test_in_the_terminal_a_librarys_log_line_goes_to_the_log_file(tmp_path: Path
     probe = (
         "import logging, warnings\n"
         "from pathlib import Path\n"
-        "from elelem_daemon.log import setup\n"
+        "from elelem_daemon.base.log import setup\n"
         f"setup(to_file=Path({str(log)!r}))\n"
         "logging.getLogger('pygls.protocol').warning('from a library')\n"
         "logging.getLogger('asyncio').error('from asyncio')\n"
