@@ -6,8 +6,8 @@ The folder is hostile: names and lines are shown with control characters escaped
 each line is cut at LINE_CAP characters, at most ITEMS_CAP lines are listed (then "and
 N more"), and no file is read past READ_CAP bytes. An MCP server's `args` are shown as
 written (no `${VAR}` is expanded, so no secret of the user's environment lands in the
-question), and a value that looks like a secret (a `--token=...`, the value after a
-`--api-key`, a long run of letters and digits, a password in a URL) is masked `***`.
+question), masked as `/mcp` masks them (masking.py: a `--token=...`, the value after a
+`--api-key`, a token-like value, a password in a URL, its own `env` values are `***`).
 """
 
 from __future__ import annotations
@@ -18,12 +18,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from . import masking
+
 ITEMS_CAP = 40  # lines listed, at most
 LINE_CAP = 160  # characters of one line
 READ_CAP = 64 * 1024  # bytes read of .agents/permissions or .mcp.json
-SECRET_FLAG = re.compile(r"(key|token|secret|passw|auth|credential|bearer)", re.IGNORECASE)
-TOKEN_LIKE = re.compile(r"(?=.*[0-9])(?=.*[A-Za-z])[A-Za-z0-9_\-+=]{20,}")
-URL_PASSWORD = re.compile(r"(://[^/\s:@]+:)[^@/\s]+@")
 CONTROL = re.compile(r"[\x00-\x1f\x7f\u0080-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
@@ -36,25 +35,6 @@ def visible(text: str) -> str:
 def cut(text: str) -> str:
     text = visible(text)
     return text if len(text) <= LINE_CAP else text[: LINE_CAP - 1] + "…"
-
-
-def masked(args: list[str]) -> list[str]:
-    """Command arguments with what looks like a secret replaced by `***`."""
-    shown: list[str] = []
-    after_flag = False
-    for arg in args:
-        if after_flag and not arg.startswith("-"):
-            shown.append("***")
-            after_flag = False
-            continue
-        after_flag = arg.startswith("-") and "=" not in arg and bool(SECRET_FLAG.search(arg))
-        name, equals, value = arg.partition("=")
-        if equals and value and SECRET_FLAG.search(name):
-            arg = f"{name}=***"
-        elif TOKEN_LIKE.fullmatch(arg):
-            arg = "***"
-        shown.append(URL_PASSWORD.sub(r"\1***@", arg))
-    return shown
 
 
 def _read(path: Path) -> str:
@@ -104,12 +84,14 @@ def _server_line(entry: Any) -> str:
     if not isinstance(entry, dict):
         return "(not an object)"
     if isinstance(entry.get("url"), str):
-        return "connects to " + URL_PASSWORD.sub(r"\1***@", entry["url"])
+        return "connects to " + masking.url(entry["url"])
     command = entry.get("command")
     args = entry.get("args")
+    env = entry.get("env")
+    known = [v for v in env.values() if isinstance(v, str)] if isinstance(env, dict) else []
     words = [command if isinstance(command, str) else "?"]
     if isinstance(args, list):
-        words += masked([a if isinstance(a, str) else json.dumps(a) for a in args])
+        words += masking.args([a if isinstance(a, str) else json.dumps(a) for a in args], known)
     return "starts " + " ".join(words)
 
 
