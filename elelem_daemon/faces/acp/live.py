@@ -141,11 +141,13 @@ class AcpLive(Live):
         self.trusted()
 
     def trusted(self) -> None:
-        """The folder's own commands and modes came: the client hears of them."""
+        """The folder's own commands, modes and MCP servers came: the client hears of
+        them."""
         self.advertise()
         self.update(
             {"sessionUpdate": "config_option_update", "configOptions": self.config_options()}
         )
+        self.watch()
 
     async def run_turn(self, text: str, attachments: list[dict[str, Any]]) -> dict[str, Any]:
         result = await self.turn(text, attachments)  # a refused attachment: -32602
