@@ -1,6 +1,7 @@
 """What a folder would load once trusted, one line per thing, for every face's trust
 question (docs/permissions.md, "Trusted folders"): its plugin files, its permission
-rules, its mode files and its MCP servers with the command each would start.
+rules, its mode files, its skills and its MCP servers with the command each would
+start.
 
 The folder is hostile: names and lines are shown with control characters escaped,
 each line is cut at LINE_CAP characters, at most ITEMS_CAP lines are listed (then "and
@@ -69,6 +70,11 @@ def _modes(folder: Path) -> Iterator[str]:
         yield f"mode (.agents/modes): {path.name}"
 
 
+def _skills(folder: Path) -> Iterator[str]:
+    for path in _files(folder / ".agents" / "skills", "*/SKILL.md"):
+        yield f"skill (.agents/skills, instructions the model follows): {path.parent.name}"
+
+
 def _servers(folder: Path) -> Iterator[str]:
     try:
         servers = json.loads(_read(folder / ".mcp.json")).get("mcpServers")
@@ -99,6 +105,7 @@ SOURCES = {
     ".agents/plugins": _plugins,
     ".agents/permissions": _rules,
     ".agents/modes": _modes,
+    ".agents/skills": _skills,
     ".mcp.json": _servers,
 }
 
