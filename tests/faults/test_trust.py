@@ -622,8 +622,11 @@ async def test_what_a_folder_would_load_is_listed_bounded_and_masked(
     for n in range(60):
         (workdir / ".agents" / "plugins" / f"p{n:02}.py").unlink()
     plugin(workdir, "one", "x = 1\n")
+    (workdir / ".agents" / "skills" / "deploy").mkdir(parents=True)
+    (workdir / ".agents" / "skills" / "deploy" / "SKILL.md").write_text("---\nname: deploy\n---\n")
     loads = (await within(client.new_session(cwd=str(workdir))))["trust"]["loads"]
     assert loads[1:] == [
+        "skill (.agents/skills, instructions the model follows): deploy",
         "MCP server (.mcp.json) a: starts npx srv --api-key *** --token=*** ***",
         "MCP server (.mcp.json) b: starts run ${HOME} postgres://me:***@db/x",
         "MCP server (.mcp.json) c: connects to https://me:***@example.test/mcp",
