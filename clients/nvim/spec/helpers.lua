@@ -21,6 +21,7 @@ H.options = {
   cmd = { H.python, "-m", "elelem_daemon" },
   provider = "stub",
   cwd = H.project,
+  questions = "select", -- these specs answer through vim.ui (the old path); spec/tui.lua's ask in the chat
   -- the daemon's own folders are the suite's, whatever it inherits (test.sh sets them too)
   env = {
     ELELEM_LOG_LEVEL = "warning",
