@@ -33,6 +33,7 @@ from .changes import Seen
 from .commands import Commands
 from .context import as_is
 from .conversation import Content, Conversation, Message
+from .environment import Environment
 from .errors import AttachmentError, NotRunning, UnknownSession
 from .filesystem import Files, LocalFiles
 from .io import Input, NullInput, NullOutput, Output
@@ -437,7 +438,7 @@ def start(
     agent = Agent(
         built,
         output=output if output is not None else NullOutput(),
-        system_prompt=SystemPrompt(face_template(face), cwd),
+        system_prompt=SystemPrompt(face_template(face), cwd, Environment.here(cwd)),
     )
     if input is None:
         input = NullInput(commands=commands)
