@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from .plans import Plan
     from .registry import Registry
     from .toolbox import Toolbox
+    from .usage import Meter
 
 Event = dict[str, Any]
 
@@ -59,6 +60,7 @@ class SessionView(Protocol):
     modes: Modes
     plan: Plan
     permissions: object  # the permission policy's slot (builtins/permissions.py)
+    usage: Meter  # tokens, context and cost of the turns (usage.py)
 
     @property
     def provider(self) -> Provider: ...

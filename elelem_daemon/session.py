@@ -44,6 +44,7 @@ from .registry import EVENTS, Registry
 from .result import Result
 from .toolbox import Toolbox
 from .transcript import SystemPrompt, face_template
+from .usage import Meter
 
 if TYPE_CHECKING:
     from .steering import Steer
@@ -135,6 +136,7 @@ class Session:
         self.checkpoints: Any = None  # ports.Checkpointer (builtins/checkpoints.py), or None
         self.modes = Modes()  # the modes plugins registered, and the one on (modes.py)
         self.plan = Plan()  # the model's task list, from the `todo` tool (plans.py)
+        self.usage = Meter()  # tokens, context and cost of the turns (usage.py)
         agent.tool_filter = self.modes.allows
         agent.transcript.system_prompt.sections.append(self.modes.section)
         self.hooks: dict[str, list[Callable[..., Any]]] = {e: [] for e in SESSION_EVENTS}
@@ -220,6 +222,9 @@ class Session:
             self.conversation.begin_turn(number)
         self.turn_id = number
         ended: TurnResult | None = None  # once the agent's turn is over, what it kept
+        self.usage.look_up(self.provider)  # the context window, in the background
+        if hasattr(self.provider, "cache_key"):
+            self.provider.cache_key = self.id  # the provider's prompt cache follows the session
         try:
             await self.run_hooks("turn_start", number)
             ended = await self.agent.turn(prompt, keep)
@@ -228,6 +233,7 @@ class Session:
             ended = cancelled.result
             raise
         finally:
+            self.usage.add(ended, self.provider, self.model)
             self._unsteered()
             try:
                 await self.run_hooks("turn_end", number, self.agent.last)

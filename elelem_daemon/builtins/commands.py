@@ -1,5 +1,5 @@
 """Built-in slash commands: /help /context /clear /tools /provider /model /reload
-/compact /exit. /exit only asks: the command's result says `exit`, and the client
+/compact /cost /exit. /exit only asks: the command's result says `exit`, and the client
 decides (session.py)."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from ..conversation import image_bytes, images_in, text_of
 from ..editing import EditError, tokens
 from ..ports import SessionView
 from ..registry import Plugin
+from ..usage import summary
 from .context_edit import USAGE
 from .context_edit import run as edit_context
 
@@ -151,6 +152,10 @@ def register(plugin: Plugin) -> None:
         session.conversation.add("user", f"Context: {summary.reply}")
         plural = "" if count == 1 else "s"
         session.output.say(f"  → compacted: {count} message{plural} became 1")
+
+    @plugin.command("cost", "Show the session's tokens, context and cost")
+    def cost(session: SessionView, args: str | None) -> None:
+        session.output.say(summary(session.usage, session.model))
 
     @plugin.command("exit", "Exit elelem")
     def exit_(session: SessionView, args: str | None) -> None:

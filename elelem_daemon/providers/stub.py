@@ -43,6 +43,7 @@ from ..conversation import image_bytes, images_in, text_of
 from ..errors import ProviderError
 from ..transcript import without_note
 from .calls import doing
+from .window import Windowed
 
 TOOL_USAGE = (
     'stub: !tool takes a tool name and a JSON object, e.g. !tool read {"path": "README.md"}'
@@ -54,7 +55,9 @@ EVENTS_USAGE = (
 )
 
 
-class StubProvider:
+class StubProvider(Windowed):
+    """The offline provider; its context window is ELELEM_CONTEXT_WINDOW's, when set."""
+
     name = "stub"
 
     def __init__(self, model: str | None = None) -> None:

@@ -1,7 +1,7 @@
 """The terminal face, run as a real subprocess."""
 
-import re
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -35,7 +35,9 @@ def test_chat_runs_a_stub_turn_and_shows_the_context(tmp_path):
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     system = lines[10]  # the environment block (environment.py) sizes it
-    assert re.fullmatch(r"  1\. system: You are a terminal coding agent\.{4} \(~\d+ tokens\)", system)
+    assert re.fullmatch(
+        r"  1\. system: You are a terminal coding agent\.{4} \(~\d+ tokens\)", system
+    )
     assert lines == [
         "elelem v0.1.0",
         "> hi",
