@@ -7,6 +7,9 @@ provider's prompt cache reuses it). What changes later (a new branch, another da
 not put there: `changes` says it, and the transcript adds it to the newest user
 message (transcript.py, "fresh notes").
 
+`ELELEM_ENVIRONMENT=0` leaves the block out (`here` answers None): the prompt then
+says nothing of the machine, as before elelem 0.10.
+
 The branch is read from `.git/HEAD` (a worktree's `.git` file is followed), at most
 HEAD_BYTES of it: no git process is run, on the request's path or elsewhere.
 """
@@ -32,7 +35,10 @@ class Environment:
     branch: str | None
 
     @classmethod
-    def here(cls, cwd: Path) -> Environment:
+    def here(cls, cwd: Path) -> Environment | None:
+        """The environment now, or None when ELELEM_ENVIRONMENT is `0` (or off, false, no)."""
+        if os.environ.get("ELELEM_ENVIRONMENT", "1").strip().lower() in ("0", "off", "false", "no"):
+            return None
         cwd = Path(cwd)
         system = f"{platform.system()} {platform.release()} ({platform.machine()})".strip()
         shell = os.environ.get("SHELL") or os.environ.get("COMSPEC") or "unknown"

@@ -62,6 +62,7 @@ class Live:
     def _start(self, work: Callable[[], Awaitable[T]]) -> asyncio.Task[T]:
         self.ensure_idle()
         self.session.open_number()  # the turn this task runs takes it
+        self.session.usage.look_up(self.session.provider)  # the window, in the background
         self.started()
         task = asyncio.ensure_future(work())
         self.task = task

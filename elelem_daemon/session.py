@@ -222,7 +222,6 @@ class Session:
             self.conversation.begin_turn(number)
         self.turn_id = number
         ended: TurnResult | None = None  # once the agent's turn is over, what it kept
-        self.usage.look_up(self.provider)  # the context window, in the background
         if hasattr(self.provider, "cache_key"):
             self.provider.cache_key = self.id  # the provider's prompt cache follows the session
         try:

@@ -6,8 +6,8 @@ prompt; `output_tokens`; `cache_read_tokens` and `cache_write_tokens`, the promp
 parts read from or written to the provider's cache, when the provider says), summed
 over its requests. The context used is the last request's input and output; its size
 is the provider's `context_window()` (providers/window.py), looked up in the background
-when the session's first turn starts (a face never waits for it: until it is known,
-`size` is None).
+when a face's first turn or command starts (`Live`; a face never waits for it: until it
+is known, `size` is None).
 
 The cost is estimated from `PRICES` (US dollars per million tokens, model-name
 prefixes, the longest that matches wins) for a provider that bills by them
@@ -259,7 +259,7 @@ def dollars(amount: float | None) -> str:
 
 def status(meter: Meter) -> list[str]:
     """The status line's parts: `12.3k/200k ctx (6%)`, `530 in (480 cached), 9 out`, `$0.0123`."""
-    last, parts = meter.last, []
+    last, parts = meter.last, list[str]()
     if last is None or not any(last.get(key) for key in COUNTS):
         return parts  # the provider said nothing (the stub)
     used, size = last.get("used"), meter.size

@@ -235,7 +235,10 @@ def normal(usage: dict[str, int]) -> dict[str, int]:
 
 def mark_end(messages: list[dict[str, Any]], mark: dict[str, str], left: int) -> None:
     """Breakpoints on the last block of the last `left` user messages (at most two): the
-    growing end, and the end the last request marked."""
+    growing end, and the end the last request marked. Every message's content goes as
+    blocks, so a message reads the same whether it carries a breakpoint or not."""
+    for message in messages:
+        message["content"] = blocks(message["content"])
     users = [m for m in messages if m["role"] == "user"][-min(left, 2) :] if left > 0 else []
     for message in users:
         content = blocks(message["content"])

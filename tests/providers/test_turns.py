@@ -145,7 +145,7 @@ async def test_anthropic_thinking_pass_back_and_is_error(server, monkeypatch, pr
                 {"type": "text", "text": "read a.txt and b.txt"} | {"cache_control": cached}
             ],
         },
-        {"role": "assistant", "content": "The README says: # Demo"},
+        {"role": "assistant", "content": [{"type": "text", "text": "The README says: # Demo"}]},
         {"role": "user", "content": [{"type": "text", "text": "thanks", "cache_control": cached}]},
     ]
 

@@ -58,7 +58,8 @@ class DaemonLive(Live):
 
     def editor_state(self, params: dict[str, Any]) -> None:
         """An `editor/state`: the next turn's prompt carries it as a note (transcript.py;
-        never the system prompt, the conversation or the store). A malformed one raises AttachmentError and changes nothing."""
+        never the system prompt, the conversation or the store). A malformed one raises
+        AttachmentError and changes nothing."""
         if self.editor is None:
             from ...context.editor_state import EditorState
 
