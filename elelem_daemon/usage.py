@@ -208,6 +208,11 @@ class Meter:
             self.unpriced += 1
         self.last = {**counts, "used": result.context_tokens, "cost": spent}
 
+    @property
+    def reported(self) -> bool:
+        """Whether the last turn's provider reported any token count."""
+        return self.last is not None and any(self.last.get(key) for key in COUNTS)
+
     def report(self) -> dict[str, Any]:
         """What every face shows (protocol.md, `event/usage`): the last turn's counts,
         the context used and its size, the cost, and the session's sums."""
@@ -260,7 +265,7 @@ def dollars(amount: float | None) -> str:
 def status(meter: Meter) -> list[str]:
     """The status line's parts: `12.3k/200k ctx (6%)`, `530 in (480 cached), 9 out`, `$0.0123`."""
     last, parts = meter.last, list[str]()
-    if last is None or not any(last.get(key) for key in COUNTS):
+    if last is None or not meter.reported:
         return parts  # the provider said nothing (the stub)
     used, size = last.get("used"), meter.size
     if used is not None:

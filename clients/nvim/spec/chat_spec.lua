@@ -103,7 +103,7 @@ describe("the chat", function()
     local words = vim.tbl_map(function(item)
       return item.word
     end, input.omnifunc(0, "/co"))
-    assert.are.same({ "/compact", "/context" }, words)
+    assert.are.same({ "/compact", "/context", "/cost" }, words)
     vim.api.nvim_buf_set_lines(prompt, 0, -1, false, { "say /co" })
     vim.api.nvim_win_set_cursor(0, { 1, 7 })
     assert.are.equal(-3, input.omnifunc(1, ""))

@@ -52,7 +52,8 @@ class DaemonLive(Live):
         meter = self.session.usage
         if meter.turns != self.counted:  # a turn ran (a command's /compact too)
             self.counted = meter.turns
-            self.events.notice("event/usage", meter.report())
+            if meter.reported:  # its provider said what it used (the stub says nothing)
+                self.events.notice("event/usage", meter.report())
         self.events.turn_id = None
         self.servers.hook()  # a /reload may have given the session its first servers
 
