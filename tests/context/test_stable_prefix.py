@@ -9,12 +9,13 @@ from datetime import date
 from pathlib import Path
 
 import pytest
-from .fakes import Seen
 
 from elelem_daemon.environment import Environment, branch
 from elelem_daemon.plugins import core_registry
 from elelem_daemon.session import start
 from elelem_daemon.transcript import NOTE_CLOSE, NOTE_OPEN
+
+from .fakes import Seen
 
 
 @pytest.fixture
