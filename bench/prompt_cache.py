@@ -173,6 +173,7 @@ def main() -> int:
     parser.add_argument("--base", required=True, help="a checkout of the baseline (main)")
     parser.add_argument("--ctx", type=int, default=8192)
     parser.add_argument("--turns", type=int, default=TURNS)
+    parser.add_argument("--only", choices=("branch", "main"), help="measure one daemon only")
     opts = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="elelem-cache-bench-") as scratch:
         home = Path(scratch)

@@ -33,6 +33,7 @@ class Live:
     def __init__(self, session: Session) -> None:
         self.session = session
         self.task: asyncio.Task[Any] | None = None
+        session.usage.look_up(session.provider)  # the window, in the background (usage.py)
 
     @property
     def turns(self) -> int:
@@ -62,7 +63,7 @@ class Live:
     def _start(self, work: Callable[[], Awaitable[T]]) -> asyncio.Task[T]:
         self.ensure_idle()
         self.session.open_number()  # the turn this task runs takes it
-        self.session.usage.look_up(self.session.provider)  # the window, in the background
+        self.session.usage.look_up(self.session.provider)  # again if the provider changed
         self.started()
         task = asyncio.ensure_future(work())
         self.task = task

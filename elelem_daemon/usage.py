@@ -6,8 +6,8 @@ prompt; `output_tokens`; `cache_read_tokens` and `cache_write_tokens`, the promp
 parts read from or written to the provider's cache, when the provider says), summed
 over its requests. The context used is the last request's input and output; its size
 is the provider's `context_window()` (providers/window.py), looked up in the background
-when a face's first turn or command starts (`Live`; a face never waits for it: until it
-is known, `size` is None).
+when a face opens the session and again when the provider changed (`Live`; a face
+never waits for it: until it is known, `size` is None).
 
 The cost is estimated from `PRICES` (US dollars per million tokens, model-name
 prefixes, the longest that matches wins) for a provider that bills by them
