@@ -139,6 +139,10 @@ def _joined(parts: Sequence[tuple[str, str]]) -> str:
     return "\n\n".join(text for _, text in parts if text)
 
 
+def _from_the_end(conversation: Conversation) -> Iterable[Message]:
+    return (conversation[at] for at in range(len(conversation) - 1, -1, -1))
+
+
 def noted(message: Message, note: str) -> Message:
     """The message with a note ahead of its content (a string, or parts). The note's
     text cannot close its block early (an editor's selection is anyone's text)."""
@@ -180,20 +184,33 @@ class Transcript:
         return self._built(_joined(parts), scratch)
 
     def _built(self, system: str, scratch: Iterable[Message]) -> list[Message]:
-        kept = [
-            noted(m, self.notes[id(m)][1]) if id(m) in self.notes else m for m in self.conversation
-        ]
+        kept = list(self.conversation)
+        if self.notes:  # the few noted messages, in place (found from the end: the newest)
+            left = len(self.notes)
+            for at in range(len(kept) - 1, -1, -1):
+                entry = self.notes.get(id(kept[at]))
+                if entry is not None and entry[0] is kept[at]:
+                    kept[at] = noted(kept[at], entry[1])
+                    left -= 1
+                    if not left:
+                        break
         return [{"role": "system", "content": system}, *kept, *scratch]
 
     def _take_note(self) -> None:
-        kept = list(self.conversation)
-        here = {id(m) for m in kept}
-        for key in [key for key in self.notes if key not in here]:
-            del self.notes[key]  # its message is gone (/clear, /compact, a rewind)
-        newest = next((m for m in reversed(kept) if m.get("role") == "user"), None)
+        kept = self.conversation
+        newest = next((m for m in _from_the_end(kept) if m.get("role") == "user"), None)
         if newest is None or id(newest) in self.notes:
             return  # the turn's note is taken: its rounds send the same bytes
-        last = next((self.notes[id(m)][1] for m in reversed(kept) if id(m) in self.notes), "")
+        if self.notes:
+            here = {id(m) for m in kept}
+            for key in [key for key in self.notes if key not in here]:
+                del self.notes[key]  # its message is gone (/clear, /compact, a rewind)
+        found = (
+            next((m for m in _from_the_end(kept) if id(m) in self.notes), None)
+            if self.notes
+            else None
+        )
+        last = self.notes[id(found)][1] if found is not None else ""
         fresh = self.system_prompt.notes()
         if fresh != ("" if last == NO_LONGER else last):
             self.notes[id(newest)] = (newest, fresh or NO_LONGER)
