@@ -7,7 +7,7 @@ faces say the agent works in the user's editor), and `session.start(face=...)` p
 A byte-stable prefix: every provider reuses a prompt prefix that is identical to the
 last request's (prompt caching, a local server's KV cache), so the system prompt holds
 only what changes when the user changes it (the template, the environment block of
-environment.py, fixed for the session, AGENTS.md, the mode's text). What changes often
+context/environment.py, fixed for the session, AGENTS.md, the mode's text). What changes often
 (the editor's state, an environment change such as a new git branch) is a *fresh note*:
 `SystemPrompt.fresh` sections, rendered at the first request of a turn and put ahead of
 the turn's prompt (the newest user message) inside a `<context-note>` block, as Claude
@@ -16,7 +16,7 @@ has (a note that no longer holds anything says so), and kept with that message f
 rest of the session, in memory only: the conversation and the store never see it. So
 the requests of a session grow at their end and nowhere else. `request` is what a fetch
 sends; `messages` shows it without taking a new note (`/context`). A change of the
-prefix is logged once, naming what changed (prefix.py).
+prefix is logged once, naming what changed (context/prefix.py).
 """
 
 from __future__ import annotations
@@ -27,9 +27,9 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from .context.environment import Environment
+from .context.prefix import PrefixWatch
 from .conversation import Conversation, Message
-from .environment import Environment
-from .prefix import PrefixWatch
 
 log = logging.getLogger(__name__)
 DEFAULT_TEMPLATE = "You are a terminal coding agent."

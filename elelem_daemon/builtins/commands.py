@@ -7,11 +7,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..control.editing import EditError, tokens
 from ..conversation import image_bytes, images_in, text_of
-from ..editing import EditError, tokens
 from ..ports import SessionView
 from ..registry import Plugin
-from ..usage import summary
+from ..turns.usage import summary
 from .context_edit import USAGE
 from .context_edit import run as edit_context
 

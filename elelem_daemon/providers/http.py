@@ -37,8 +37,8 @@ from typing import Any
 
 import httpx
 
-from ..errors import ProviderError
-from ..jsonsafe import dumps, loads
+from ..base.errors import ProviderError
+from ..base.jsonsafe import dumps, loads
 from .failures import error_detail, retry_after, root_cause
 from .lines import MAX_LINE, MAX_REPLY, Splitter, batches, body, head, lines
 from .sse import Event, read_events
@@ -101,7 +101,7 @@ class HTTPProvider(Windowed):
     name = "http"
     hint = ""  # added to connection failures, e.g. how to start a local server
     cache_key: str | None = None  # the session's id, set by the session (prompt caching)
-    billed = False  # whether usage.py may price its tokens from its own table
+    billed = False  # whether turns/usage.py may price its tokens from its own table
 
     def __init__(self, client: httpx.AsyncClient | None = None) -> None:
         self.client = client if client is not None else build_client()

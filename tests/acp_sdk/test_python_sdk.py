@@ -41,7 +41,7 @@ async def test_initialize_negotiates_version_1_and_reports_capabilities(tmp_path
     assert answer.protocol_version == 1  # not ours: we answer with the latest we speak
     caps = answer.agent_capabilities
     assert caps.prompt_capabilities.embedded_context is True
-    assert caps.prompt_capabilities.image is True  # to providers with vision (else refused)
+    assert caps.prompt_capabilities.image is False  # the stub model reads none (test_wire.py)
     assert caps.prompt_capabilities.audio is False
     assert (caps.mcp_capabilities.http, caps.mcp_capabilities.sse) == (True, True)
     assert answer.agent_info.name == "elelem"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from elelem_daemon.environment import Environment, branch
+from elelem_daemon.context.environment import Environment, branch
 from elelem_daemon.plugins import core_registry
 from elelem_daemon.session import start
 from elelem_daemon.transcript import NOTE_CLOSE, NOTE_OPEN
@@ -96,7 +96,7 @@ async def test_a_change_of_the_prefix_is_logged_once_with_what_changed(
     repo: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     s = session_in(repo)
-    with caplog.at_level(logging.INFO, logger="elelem_daemon.prefix"):
+    with caplog.at_level(logging.INFO, logger="elelem_daemon.context.prefix"):
         await s.turn("one")
         await s.turn("two")
         assert caplog.records == []  # nothing changed

@@ -1,4 +1,4 @@
-"""usage.py: the one home of tokens, context and cost, as every face shows them."""
+"""turns/usage.py: the one home of tokens, context and cost, as every face shows them."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from elelem_daemon.agent import TurnResult
-from elelem_daemon.usage import PRICES, Meter, Price, cost, price_of, status, summary
+from elelem_daemon.turns.usage import PRICES, Meter, Price, cost, price_of, status, summary
 
 
 class Billed:

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from elelem_daemon.errors import ProviderError
+from elelem_daemon.base.errors import ProviderError
 from elelem_daemon.providers.openai import OpenAIProvider
 
 from .conftest import CANARY, collect, make, stream

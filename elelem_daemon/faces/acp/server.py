@@ -7,14 +7,15 @@ An ElelemError a method lets out is answered through the one code table
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from pathlib import Path
 from typing import Any
 
 from ... import __version__
-from ...errors import NoStoredSession
+from ...base.errors import NoStoredSession
+from ...control.live import Lives
 from ...jsonrpc.errors import invalid_params
-from ...live import Lives
 from ...plugins import origins
 from ...registry import Registry
 from ...store.listing import listing
@@ -96,13 +97,33 @@ class AcpServer:
             "protocolVersion": PROTOCOL_VERSION,  # the asked one if we speak it, else our latest
             "agentCapabilities": {
                 "loadSession": True,
-                "promptCapabilities": {"image": True, "audio": False, "embeddedContext": True},
+                "promptCapabilities": {
+                    "image": await self._takes_images(),
+                    "audio": False,
+                    "embeddedContext": True,
+                },
                 "mcpCapabilities": {"http": True, "sse": True},
                 "sessionCapabilities": {"list": {}},
             },
             "agentInfo": {"name": "elelem", "title": "elelem", "version": __version__},
             "authMethods": [],
         }
+
+    async def _takes_images(self) -> bool:
+        """Whether a new session's provider reads images (its `vision`), so a client
+        offers an image only where the model takes it. A session switched to another
+        model later still says so per prompt (context/expansion.py)."""
+        from ...base.config import choose_provider
+
+        try:
+            name, model = choose_provider(face_provider=self.provider, face_model=self.model)
+            provider = self.registry().build_provider(name, model)
+        except Exception as exc:  # a provider that cannot start: the session will say why
+            log.info("acp: no provider to ask about images: %s", exc)
+            return False
+        with contextlib.suppress(Exception):
+            await provider.aclose()  # type: ignore[attr-defined]
+        return bool(getattr(provider, "vision", False))
 
     async def authenticate(self, params: dict[str, Any]) -> dict[str, Any]:
         """No method is offered: providers read their keys from the environment."""
@@ -193,7 +214,7 @@ class AcpServer:
     ) -> AcpLive:
         """A new session in cwd, or the stored one continued (in cwd if given), saved as
         it goes; `trusted` is what the client said of the folder (None: nothing)."""
-        from ...config import choose_provider  # deferred, as all a session needs: start-up
+        from ...base.config import choose_provider  # deferred, as all a session needs: start-up
         from ...session import resume, start
 
         output = AcpOutput(self.connection)

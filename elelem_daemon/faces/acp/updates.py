@@ -202,7 +202,7 @@ def usage(counts: dict[str, int]) -> dict[str, int] | None:
 
 def usage_update(used: int, size: int, cost: float | None = None) -> dict[str, Any]:
     """How full the model's context is: `used` of `size` tokens, and the session's
-    cost so far when its price is known (ACP's `usage_update`; usage.py)."""
+    cost so far when its price is known (ACP's `usage_update`; turns/usage.py)."""
     update: dict[str, Any] = {"sessionUpdate": "usage_update", "used": max(used, 0), "size": size}
     if cost is not None:
         update["cost"] = {"amount": cost, "currency": "USD"}

@@ -27,7 +27,7 @@ from prompt_toolkit.history import History, InMemoryHistory
 from prompt_toolkit.key_binding import KeyBindings
 
 from ...commands import Commands
-from ...usage import status
+from ...turns.usage import status
 from .history import ProjectHistory
 from .interrupt import WINDOW, Interrupts
 from .visible import visible_line
@@ -62,7 +62,7 @@ class CommandCompleter(Completer):
 
 def status_text(session: Session, mode: str | None = None) -> str:
     """`provider · model · 12.3k/200k ctx (6%) · 530 in (480 cached), 9 out · $0.0123 ·
-    4 messages` (then the mode, when set): usage.py says the middle."""
+    4 messages` (then the mode, when set): turns/usage.py says the middle."""
     parts = [session.provider_name, str(session.model or "default"), *status(session.usage)]
     count = len(session.conversation)
     parts.append(f"{count} message{'' if count == 1 else 's'}")
@@ -79,9 +79,11 @@ class LineEditor:
         history: Path | None = None,
         status: Callable[[], str] | None = None,
         interrupts: Interrupts | None = None,
+        open_whole: Callable[[], None] | None = None,
     ) -> None:
         self.interrupts = interrupts or Interrupts()
         self.status = status
+        self.open_whole = open_whole  # Ctrl-O: a folded result, whole (toolcalls.py)
         self.typed = ""  # the next prompt's starting text (typeahead.py's leftover)
         kept: History = ProjectHistory(history) if history is not None else InMemoryHistory()
         self.session: PromptSession[str] = PromptSession(
@@ -127,6 +129,13 @@ class LineEditor:
             loop = event.app.loop
             if loop is not None:  # the hint goes once the second has passed
                 loop.call_later(WINDOW + 0.05, event.app.invalidate)
+
+        @bindings.add("c-o")
+        def _open_whole(event: Any) -> None:
+            if self.open_whole is not None:
+                from prompt_toolkit.application import run_in_terminal
+
+                run_in_terminal(self.open_whole)
 
         @bindings.add("escape", "enter")
         def _newline(event: Any) -> None:

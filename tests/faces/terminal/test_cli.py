@@ -34,7 +34,7 @@ def test_chat_runs_a_stub_turn_and_shows_the_context(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    system = lines[10]  # the environment block (environment.py) sizes it
+    system = lines[10]  # the environment block (context/environment.py) sizes it
     assert re.fullmatch(
         r"  1\. system: You are a terminal coding agent\.{4} \(~\d+ tokens\)", system
     )

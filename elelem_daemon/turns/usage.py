@@ -30,17 +30,24 @@ import asyncio
 import logging
 import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from .config import config_path
-
-if TYPE_CHECKING:
-    from .agent import TurnResult
+from ..base.config import config_path
 
 log = logging.getLogger(__name__)
 COUNTS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
 WRITE = {"5m": 1.25, "1h": 2.0}  # a cache write's price, times the input price
 MAX_PRICES = 200  # entries read from config.toml's [prices]
+
+
+class Turned(Protocol):
+    """What `Meter.add` reads of a turn's result (agent.TurnResult)."""
+
+    @property
+    def usage(self) -> dict[str, int]: ...
+
+    @property
+    def context_tokens(self) -> int | None: ...
 
 
 @dataclass(frozen=True)
@@ -192,7 +199,7 @@ class Meter:
         except Exception:
             return None
 
-    def add(self, result: TurnResult | None, provider: Any, model: str | None) -> None:
+    def add(self, result: Turned | None, provider: Any, model: str | None) -> None:
         """Count a finished turn (cancelled and failed ones too: their tokens were used)."""
         if result is None:
             return
