@@ -180,12 +180,12 @@ def main() -> int:
         server, url = start_server(home, opts.ctx)
         upstream = url.removeprefix("http://").removesuffix("/v1")
         try:
-            rows = [
-                measure("this branch", None, upstream, home / "new", opts.turns),
-                measure(
-                    "main", str(Path(opts.base).resolve()), upstream, home / "base", opts.turns
-                ),
-            ]
+            rows = []
+            if opts.only != "main":
+                rows.append(measure("this branch", None, upstream, home / "new", opts.turns))
+            if opts.only != "branch":
+                base = str(Path(opts.base).resolve())
+                rows.append(measure("main", base, upstream, home / "base", opts.turns))
         finally:
             server.terminate()
             server.wait(15)
