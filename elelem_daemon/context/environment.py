@@ -42,7 +42,7 @@ class Environment:
         cwd = Path(cwd)
         system = f"{platform.system()} {platform.release()} ({platform.machine()})".strip()
         shell = os.environ.get("SHELL") or os.environ.get("COMSPEC") or "unknown"
-        return cls(str(cwd), _printable(system), _printable(shell), today(), branch(cwd))
+        return cls(_escaped(str(cwd)), _printable(system), _printable(shell), today(), branch(cwd))
 
     def render(self) -> str:
         """The system prompt's block: the same text for the whole session."""
@@ -109,6 +109,11 @@ def _head(path: Path) -> str | None:
         ref = text.removeprefix("ref:").strip()
         return _printable(ref.removeprefix("refs/heads/")) or None
     return f"detached at {_printable(text[:7])}" if text else None
+
+
+def _escaped(text: str) -> str:
+    """A path as one line: its control characters shown as escapes (`\\n`), never cut."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def _printable(text: str) -> str:
