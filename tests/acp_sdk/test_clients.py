@@ -146,7 +146,9 @@ async def test_codecompanion_draws_each_choice_apart(home: Path, project: Path) 
         ("choice-3", "green", "reject_once"),
     ]
     assert len({kind for _, _, kind in options}) == 3
-    assert asked["toolCall"]["title"] == "Which colour?"
+    assert asked["toolCall"]["title"] == (
+        "Which colour? Accept = red, Always accept = blue, Reject = green"
+    )
     assert asked["toolCall"]["content"][-1]["content"]["text"].endswith("1. red\n2. blue\n3. green")
     (done,) = client.of("tool_call_update")
     assert done["rawOutput"] == {"answer": "blue", "ok": True}

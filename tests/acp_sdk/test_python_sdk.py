@@ -176,7 +176,7 @@ async def test_question_with_choices_goes_to_request_permission(
     options = [(o.option_id, o.name, o.kind) for o in asked["options"]]
     assert options == [("choice-1", "red", "allow_once"), ("choice-2", "blue", "allow_always")]
     assert asked["toolCall"].tool_call_id == editor.of("tool_call")[0].tool_call_id
-    assert asked["toolCall"].title == "Which colour?"
+    assert asked["toolCall"].title == "Which colour? Accept = red, Always accept = blue"
     assert asked["toolCall"].content[0].content.text == "Which colour?\n\n1. red\n2. blue"
 
 

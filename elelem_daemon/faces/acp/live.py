@@ -50,6 +50,7 @@ class AcpLive(Live):
         self.watched: Any = None  # the MCP manager listened to
         self._pending = False
         self.ask_trust = ask_trust  # an untrusted folder with plugins or rules: ask once
+        self.roots: list[str] = []  # the client's additional workspace roots: kept, listed
         self.look_up_window()
         session.modes.listeners.append(self.mode_changed)
         session.plan.listeners.append(self.planned)
