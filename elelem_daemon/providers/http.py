@@ -100,6 +100,8 @@ class HTTPProvider(Windowed):
 
     name = "http"
     hint = ""  # added to connection failures, e.g. how to start a local server
+    cache_key: str | None = None  # the session's id, set by the session (prompt caching)
+    billed = False  # whether turns/usage.py may price its tokens from its own table
 
     def __init__(self, client: httpx.AsyncClient | None = None) -> None:
         self.client = client if client is not None else build_client()

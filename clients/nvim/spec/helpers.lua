@@ -25,6 +25,7 @@ H.options = {
   -- the daemon's own folders are the suite's, whatever it inherits (test.sh sets them too)
   env = {
     ELELEM_LOG_LEVEL = "warning",
+    ELELEM_CONTEXT_WINDOW = "1000", -- the stub's window, for the context meter
     HOME = H.tmp .. "/home",
     XDG_CONFIG_HOME = H.tmp .. "/config",
     XDG_DATA_HOME = H.tmp .. "/data",

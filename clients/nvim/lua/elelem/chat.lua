@@ -292,6 +292,37 @@ function Chat:diff(diff)
   self.previewed = true
 end
 
+--- 12345 as `12.3k`.
+---@param n number
+local function short(n)
+  if n >= 1000000 then
+    return ("%.1fM"):format(n / 1000000)
+  elseif n >= 1000 then
+    return ("%.1fk"):format(n / 1000)
+  end
+  return tostring(n)
+end
+
+--- The context meter and the session's cost from the turn's `event/usage`, if it came:
+--- ` · 15/1.0k ctx (1%) · $0.0108`.
+---@param meter table?
+---@return string
+local function meter_text(meter)
+  if type(meter) ~= "table" then
+    return ""
+  end
+  local text = ""
+  local used, size = tonumber(meter.used), tonumber(meter.size)
+  if used and size and size > 0 then
+    text = (" · %s/%s ctx (%d%%)"):format(short(used), short(size), math.floor(used * 100 / size))
+  end
+  local cost = type(meter.session) == "table" and tonumber(meter.session.cost)
+  if cost then
+    text = text .. (" · $%.4f"):format(cost)
+  end
+  return text
+end
+
 --- Ends the turn: what the stream did not show, and a dim summary beside the heading.
 ---@param result {reply: string?, stopReason: string?, usage: table?}
 function Chat:finish(result)
@@ -313,15 +344,18 @@ function Chat:finish(result)
   local summary = reason
   local usage = result.usage
   if type(usage) == "table" and usage.input_tokens then
-    summary = ("%s · %s in · %s out"):format(reason, usage.input_tokens, usage.output_tokens or 0)
+    local cached = tonumber(usage.cache_read_tokens) or 0
+    local input = cached > 0 and ("%s in (%s cached)"):format(usage.input_tokens, cached) or (usage.input_tokens .. " in")
+    summary = ("%s · %s · %s out"):format(reason, input, usage.output_tokens or 0)
   end
+  summary = summary .. meter_text(self.meter)
   if self.header then
     local row = api.nvim_buf_get_extmark_by_id(self:buffer(), ns, self.header, {})[1]
     if row then
       api.nvim_buf_set_extmark(self:buffer(), ns, row, 0, { virt_text = { { "  " .. summary, "ElelemDim" } } })
     end
   end
-  self.header, self.mode, self.listed, self.errors = nil, nil, false, {}
+  self.header, self.mode, self.listed, self.errors, self.meter = nil, nil, false, {}, nil
 end
 
 local PLAN_MARKS = { pending = "[ ]", in_progress = "[~]", completed = "[x]" }
