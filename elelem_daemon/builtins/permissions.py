@@ -376,7 +376,7 @@ def register(plugin: Plugin) -> None:
                 PROTECTED_OPTIONS if why else OPTIONS,
                 kind="permission",
                 tool=tool,
-                user_only=why is not None,  # no approve-all setting answers it
+                **({"user_only": True} if why else {}),  # no approve-all setting answers it
             )
         except CannotAsk as exc:
             told, reason = refusal(tool_name, args, why or "", str(exc))
