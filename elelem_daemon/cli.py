@@ -13,7 +13,8 @@ import os
 import sys
 from collections.abc import Sequence
 
-from . import __version__, keys
+from . import __version__
+from .base import keys
 
 COMMANDS = ("chat", "ask", "daemon", "sessions", "help")
 
@@ -103,7 +104,7 @@ def exit_on_signals() -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    keys.take()  # first of all: the keys leave the environment (elelem_daemon/keys.py)
+    keys.take()  # first of all: the keys leave the environment (elelem_daemon/base/keys.py)
     args = list(sys.argv[1:] if argv is None else argv)
     if args and not args[0].startswith("-") and args[0] not in COMMANDS:
         print(f"Unknown command: {args[0]}", file=sys.stderr)
@@ -114,12 +115,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if options.command == "daemon" and not options.acp:
         exit_on_signals()  # until the daemon's own handlers take over (stdio.run)
-    from .log import setup
+    from .base.log import setup
     from .store.store import Store
 
     level = getattr(options, "log_level", None)
     if options.command in ("chat", "ask") and not (level or os.environ.get("ELELEM_LOG_LEVEL")):
-        from .config import state_dir
+        from .base.config import state_dir
 
         setup(to_file=state_dir() / "elelem.log")  # no log line in the middle of a reply
     else:
@@ -153,7 +154,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     if options.command == "ask":
-        from .signals import finish
+        from .processes.signals import finish
 
         return finish(code)  # no interpreter teardown for a one-shot (signals.py)
     return code

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .log import notice
+from .base.log import notice
 from .registry import Origin, Registry
 
 log = logging.getLogger(__name__)

@@ -21,15 +21,15 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from .agent import TurnResult
-    from .changes import Seen
     from .commands import Commands
     from .conversation import Content, Conversation, Message
-    from .filesystem import Files
+    from .edits.changes import Seen
+    from .edits.filesystem import Files
     from .io import Input, Output
-    from .modes import Modes
-    from .plans import Plan
     from .registry import Registry
     from .toolbox import Toolbox
+    from .turns.modes import Modes
+    from .turns.plans import Plan
 
 Event = dict[str, Any]
 
@@ -103,10 +103,13 @@ class Checkpointer(Protocol):
         or another elelem process), or None."""
         ...
 
-    async def restore(self, turn: int, dry_run: bool, force: bool) -> dict[str, Any]:
+    async def restore(
+        self, turn: int, dry_run: bool, force: bool, confirm: list[str] | None = None
+    ) -> dict[str, Any]:
         """Put the tree back as it was before `turn`: `{restored, created, deleted,
-        dirsCreated, dirsRemoved, outside, unsaved, uncovered, kind}`. Without `force`,
-        files changed outside the agent since stop it (OutsideChanges, with the plan)."""
+        createdBy, kept, dirsCreated, dirsRemoved, outside, unsaved, uncovered, kind}`.
+        Without `force`, files changed outside the agent since stop it (OutsideChanges,
+        with the plan), unless each is in `confirm` (the list the user agreed to lose)."""
         ...
 
     async def forget(self, since: int) -> None:

@@ -29,26 +29,26 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .agent import Agent, TurnCancelled, TurnResult
-from .changes import Seen
+from .base.errors import AttachmentError, NotRunning, UnknownSession
 from .commands import Commands
 from .context import as_is
 from .conversation import Content, Conversation, Message
-from .errors import AttachmentError, NotRunning, UnknownSession
-from .filesystem import Files, LocalFiles
+from .edits.changes import Seen
+from .edits.filesystem import Files, LocalFiles
 from .io import Input, NullInput, NullOutput, Output
-from .modes import Modes
-from .plans import Plan
 from .ports import Provider, SessionView
 from .registry import EVENTS, Registry
 from .result import Result
 from .toolbox import Toolbox
 from .transcript import SystemPrompt, face_template
+from .turns.modes import Modes
+from .turns.plans import Plan
 
 if TYPE_CHECKING:
-    from .steering import Steer
+    from .safety.trust import Trust
     from .store.recorder import Recorder
     from .store.store import Store, Stored
-    from .trust import Trust
+    from .turns.steering import Steer
 
 log = logging.getLogger(__name__)
 MakeIo = Callable[[Registry, Commands], tuple[Input, Output]]
@@ -422,7 +422,7 @@ def start(
     `face` says where the agent runs, for the system prompt's opening line
     (`transcript.FACES`: `terminal`, `editor`).
     """
-    from .trust import decide
+    from .safety.trust import decide
 
     cwd = Path(cwd or Path.cwd()).resolve()
     trust = decide(cwd, project)

@@ -8,7 +8,7 @@ line each (`elelem: mcp: FILE: mcpServers.NAME.KEY: ...`), and shown by `/mcp`.
 
 from __future__ import annotations
 
-from ..log import notice
+from ..base.log import notice
 from ..mcp import config
 from ..ports import SessionView
 from ..registry import Plugin

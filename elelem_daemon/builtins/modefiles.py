@@ -23,8 +23,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..modes import Mode, valid_id
-from ..owned import open_owned
+from ..safety.owned import open_owned
+from ..turns.modes import Mode, valid_id
 
 MAX_FILES = 32
 MAX_BYTES = 16 * 1024

@@ -38,19 +38,18 @@ from __future__ import annotations
 
 import fnmatch
 import json
-import os
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..changes import check_fresh, reviewer
-from ..config import config_dir
+from ..base.config import config_dir
+from ..base.log import notice
+from ..edits.changes import check_fresh, reviewer
+from ..edits.filesystem import hard_links
 from ..io import ask
-from ..log import notice
 from ..ports import SessionView
-from ..protected import protected
 from ..registry import Plugin
+from ..safety.protected import protected
 from .files import preview, resolve
 
 RULES = ("allow", "review", "ask", "deny", "ask-outside")
@@ -197,11 +196,7 @@ def outside(session: SessionView, args: dict[str, Any]) -> bool:
         return True  # the tool itself will say what is wrong with it
     if not resolved.is_relative_to(session.cwd):
         return True
-    try:
-        info = os.stat(resolved)
-    except (OSError, ValueError):
-        return False
-    return stat.S_ISREG(info.st_mode) and info.st_nlink > 1
+    return hard_links(resolved) > 0
 
 
 def guarded(session: SessionView, tool: str, args: dict[str, Any]) -> str | None:

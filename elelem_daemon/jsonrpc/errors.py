@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import (
+from ..base.errors import (
     AttachmentError,
     ElelemError,
     InvalidParams,

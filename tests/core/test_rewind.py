@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 from support.checkpointing import allow
 
+from elelem_daemon.base.errors import NoCheckpoint, OutsideChanges, SessionBusy, UnknownTurn
 from elelem_daemon.checkpoints import close_all
 from elelem_daemon.checkpoints.refs import START, ref
-from elelem_daemon.errors import NoCheckpoint, OutsideChanges, SessionBusy, UnknownTurn
+from elelem_daemon.control.rewind import rewind, turns
 from elelem_daemon.plugins import core_registry
-from elelem_daemon.rewind import rewind, turns
 from elelem_daemon.session import Session, resume, start
 from elelem_daemon.store.recorder import history
 from elelem_daemon.store.store import Store

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from elelem_daemon import errors
+from elelem_daemon.base import errors
 from elelem_daemon.jsonrpc.errors import CODES, RpcError, code_of, rpc_error
 
 

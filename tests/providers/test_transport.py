@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
-from elelem_daemon.errors import ProviderError
+from elelem_daemon.base.errors import ProviderError
 from elelem_daemon.providers.http import build_client
 from elelem_daemon.providers.openai import OpenAIProvider
 

@@ -20,7 +20,8 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from ...errors import ElelemError
+from ...base.errors import ElelemError
+from ...base.jsonsafe import loads
 from ...jsonrpc import lines as ndjson
 from ...jsonrpc.errors import (
     INTERNAL_ERROR,
@@ -33,7 +34,6 @@ from ...jsonrpc.errors import (
     rpc_error,
 )
 from ...jsonrpc.framing import MAX_BODY
-from ...jsonsafe import loads
 
 log = logging.getLogger(__name__)
 

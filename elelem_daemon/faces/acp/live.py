@@ -11,8 +11,8 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
+from ...control.live import Live
 from ...conversation import text_of
-from ...live import Live
 from . import updates
 from .editor import AcpOutput
 from .prompt import command_line, prompt_parts
@@ -103,9 +103,9 @@ class AcpLive(Live):
             self._end()
 
     async def _ask_trust(self) -> None:
-        from ...errors import TrustNotKept
+        from ...base.errors import TrustNotKept
         from ...io import ask
-        from ...trust import grant, question
+        from ...safety.trust import grant, question
 
         session, trust = self.session, self.session.trust
         if trust is None:
@@ -177,7 +177,7 @@ class AcpLive(Live):
             kind = kinds.get(entry["role"])
             if kind and entry["content"]:
                 self.update(updates.chunk(kind, text_of(entry["content"])))
-        from ...plans import last_plan
+        from ...turns.plans import last_plan
 
         plan = last_plan(history(self.session))
         if plan is not None:  # the last plan, drawn again

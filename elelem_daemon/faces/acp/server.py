@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from ... import __version__
-from ...errors import NoStoredSession
+from ...base.errors import NoStoredSession
+from ...control.live import Lives
 from ...jsonrpc.errors import invalid_params
-from ...live import Lives
 from ...plugins import origins
 from ...registry import Registry
 from ...store.listing import listing
@@ -193,7 +193,7 @@ class AcpServer:
     ) -> AcpLive:
         """A new session in cwd, or the stored one continued (in cwd if given), saved as
         it goes; `trusted` is what the client said of the folder (None: nothing)."""
-        from ...config import choose_provider  # deferred, as all a session needs: start-up
+        from ...base.config import choose_provider  # deferred, as all a session needs: start-up
         from ...session import resume, start
 
         output = AcpOutput(self.connection)

@@ -38,7 +38,8 @@ from pygls.protocol.json_rpc import (
 )
 from pygls.server import JsonRPCServer
 
-from ...errors import ElelemError
+from ...base.errors import ElelemError
+from ...base.jsonsafe import cleaned, loads, problem
 from ...jsonrpc.errors import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
@@ -48,7 +49,6 @@ from ...jsonrpc.errors import (
     rpc_error,
 )
 from ...jsonrpc.shapes import is_id, shape_problem
-from ...jsonsafe import cleaned, loads, problem
 
 log = logging.getLogger(__name__)
 MAX_MESSAGE = 1000  # error messages are cut here (a 1 MB method name stays out of the reply)

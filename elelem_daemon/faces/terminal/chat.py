@@ -29,15 +29,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ...base.config import choose_provider
+from ...base.errors import AttachmentError, ElelemError
 from ...commands import Commands
-from ...config import choose_provider
-from ...errors import AttachmentError, ElelemError
+from ...control.live import Live
 from ...io import Input, Output
-from ...live import Live
 from ...plugins import core_registry
+from ...processes.signals import leave, on_signals
 from ...registry import Registry
 from ...session import MakeIo, Session, resume, start
-from ...signals import leave, on_signals
 from ...store.store import Store
 from . import plan as terminal_plan
 from .console import TerminalInput, TerminalOutput
@@ -146,8 +146,8 @@ async def _terminal(options: argparse.Namespace, store: Store) -> int:
 async def trusted(cwd: Path, refused: bool, lines: bool = False) -> bool:
     """Whether the folder's plugins and rules load: trusted already, or the user says
     yes now (kept). Asked only on a terminal, and only when there is something to trust."""
-    from ...errors import TrustNotKept
-    from ...trust import decide, question, remember
+    from ...base.errors import TrustNotKept
+    from ...safety.trust import decide, question, remember
 
     trust = decide(cwd)
     if trust.trusted or refused or not trust.skipped:

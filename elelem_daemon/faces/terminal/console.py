@@ -26,7 +26,7 @@ from ...commands import Commands
 from ...io import NullInput, NullOutput
 from ...result import Result
 from .lines import LineReader
-from .toolcalls import folded, header
+from .toolcalls import KEY, Whole, folded, header, whole
 from .visible import visible
 
 if TYPE_CHECKING:
@@ -76,6 +76,7 @@ class TerminalOutput(NullOutput):
         self._running: str | None = None  # the tool running, its spinner's label
         self._labels: dict[str, str] = {}  # each open call's spinner label, by call id
         self.indent = ""  # before each line of a call or a message (a task's child's)
+        self.whole = Whole()  # the folded results, whole, for Ctrl-O (toolcalls.py)
 
     # -- the Output port ------------------------------------------------------------
     def say(self, text: str, kind: str = "plain") -> None:
@@ -164,7 +165,9 @@ class TerminalOutput(NullOutput):
         if isinstance(call.get("id"), str):
             self._labels.pop(call["id"], None)
         self._close()
-        lines, ok, note = folded(result)
+        lines, ok, note = folded(result, key=KEY if self.screen is not None else None)
+        if self.screen is not None and lines and lines[-1].startswith("… "):
+            self.whole.keep(f"{self.indent}+ {header(call)}", whole(result))
         mark, at = ("✓" if ok else "✗"), self.indent + "  "
         if self.screen is None:
             for line in lines:
@@ -180,6 +183,18 @@ class TerminalOutput(NullOutput):
             shown.append(f" {note}", style="red")
         self.screen.print(shown)
         self._blocks = 1  # the reply that follows starts after a blank line
+
+    def open_whole(self) -> None:
+        """Ctrl-O at the prompt: the latest folded result whole, then the one before."""
+        opened = self.whole.next()
+        if opened is None:
+            print("  no folded result left to open", file=self.progress, flush=True)
+            return
+        title, lines = opened
+        print(title, file=self.progress)
+        for line in lines:
+            print(f"  {line}", file=self.progress)
+        self.progress.flush()
 
     def nested(self, call_id: str) -> NullOutput:
         """The Output of the sub-agent that call `call_id` (a `task`) runs
@@ -364,12 +379,14 @@ class TerminalInput(NullInput):
         if self._editor is None:
             from .editor import LineEditor
 
+            output = self.output
             self._editor = LineEditor(
                 self.commands or Commands(),
                 self.cwd,
                 self.history,
                 self.status,
                 self.interrupts,
+                output.open_whole if output is not None else None,
             )
         return self._editor
 

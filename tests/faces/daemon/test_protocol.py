@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from elelem_daemon.errors import InvalidParams
+from elelem_daemon.base.errors import InvalidParams
 from elelem_daemon.faces.daemon.protocol import (
     ElelemProtocol,
     ElelemServer,

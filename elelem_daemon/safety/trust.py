@@ -35,8 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .config import config_dir
-from .errors import TrustNotKept
+from ..base.config import config_dir
+from ..base.errors import TrustNotKept
 from .owned import open_owned
 
 log = logging.getLogger(__name__)
