@@ -1,6 +1,7 @@
 // Issue 21 through the real daemon (stub provider): attachments from the editor (file,
 // selection, problems, images) as the model reads them, @ completion, invalid_attachment
-// keeping the prompt, editor/state in the system prompt, fs/read_text_file and fs/write_text_file.
+// keeping the prompt, editor/state in the turn's note (never the system prompt), fs/read_text_file
+// and fs/write_text_file.
 "use strict";
 const test = require("node:test");
 const assert = require("node:assert/strict");
@@ -120,18 +121,22 @@ withChat("@ completes file names through session/complete", async ({ view }) => 
   assert.ok(items.some((x) => x.label === "@src/routes.py"), JSON.stringify(items));
 });
 
-withChat("editor/state reaches the system prompt after a pause, and never the conversation", async ({ view, chat }) => {
+withChat("editor/state reaches the model after a pause in the turn's note, never the system prompt", async ({ view, chat }) => {
   await send(view, "!echo start");
-  const { file } = editorOn("state.py");
+  const system = (await chat.context())[0];
+  assert.equal(system.role, "system");
+  editorOn("state.py");
   fake.activeEditorChanged.fire(fake.activeTextEditor);
-  let system = "";
-  for (let i = 0; i < 50 && !system.includes("state.py"); i++) {
-    await new Promise((r) => setTimeout(r, 200));
-    system = (await chat.context()).find((m) => m.role === "system")?.content ?? "";
+  let note = "";
+  for (let i = 0; i < 50 && !note.includes("- open file: state.py"); i++) {
+    await new Promise((r) => setTimeout(r, 200)); // the state goes after a pause
+    await send(view, `!echo look ${i}`);
+    note = lastUser(await chat.context());
   }
-  assert.match(system, /state\.py/);
-  const kept = (await chat.context()).filter((m) => m.role !== "system");
-  assert.ok(!JSON.stringify(kept).includes(file));
+  assert.match(note, /^<context-note>\n[^\n]*\n- open file: state\.py\n- visible lines: 1-3\n- selected: lines 2-3\n/);
+  assert.match(note, /<\/context-note>\n\n!echo look \d+$/);
+  assert.deepEqual((await chat.context())[0], system); // the prefix stays byte-stable
+  assert.ok(!system.content.includes("state.py"));
 });
 
 withChat("fs/read_text_file serves open documents (-32002 otherwise); fs/write_text_file edits an open document in one step, else the disk", async () => {
