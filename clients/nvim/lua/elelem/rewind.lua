@@ -1,9 +1,11 @@
 --- Checkpoints (issue 17, protocol.md `session/rewind`, docs/checkpoints.md): `:ElelemUndo`
---- rewinds the last turn, `:ElelemRewind` picks one from `session/checkpoints`. Each asks
---- first: a dry run lists what is restored, brought back and deleted, the files changed
---- outside the agent, and any unsaved buffer of those files; then the rewind is sent with
---- `force`, the affected buffers follow the restored files with the user's unsaved edits
---- kept (elelem.restore), and the chat is redrawn with the kept turns' tool calls and plan.
+--- rewinds the last turn, `:ElelemRewind [N]` picks one from `session/checkpoints` (turns
+--- numbered as the user counts them: `number`, not the session's `turnId`). Each asks first:
+--- a dry run's plan (what is restored, brought back, deleted and which turn created it, what
+--- is left as it is and why, the user's files that would be lost, any unsaved buffer of those
+--- files); then the rewind is sent with `confirm` naming exactly the files the user agreed to
+--- lose, the affected buffers follow the restored files with the user's unsaved edits kept
+--- (elelem.restore), and the chat is redrawn with the kept turns' tool calls and plan.
 local buffers = require("elelem.buffers")
 local restore = require("elelem.restore")
 local daemon = require("elelem.daemon")
@@ -65,38 +67,137 @@ local function unsaved_buffers(plan, cwd)
   return out
 end
 
+--- A turn as the user counts them (`number` in `session/checkpoints`), by its `turnId`;
+--- the id itself when the list does not hold it.
+---@param numbers table<integer, integer>?
+---@param turn any
+---@return string
+local function label(numbers, turn)
+  return tostring(numbers and numbers[turn] or turn)
+end
+
+--- turnId -> number, from a `session/checkpoints` list.
+---@param list table[]
+---@return table<integer, integer>
+function M.numbers(list)
+  local out = {}
+  for _, t in ipairs(type(list) == "table" and list or {}) do
+    if type(t) == "table" and type(t.turnId) == "number" and type(t.number) == "number" then
+      out[t.turnId] = t.number
+    end
+  end
+  return out
+end
+
+local WHY = { -- a `kept` entry's reason, as the terminal says it
+  too_big = "over the size limit when turn %s began",
+  nested = "inside a nested repository when turn %s began",
+  ignored = "ignored when turn %s began",
+  unlisted = "the checkpoint of turn %s could not list all it left out",
+}
+
+--- The files a rewind of `plan` would lose that the user changed (`outside` + `unsaved`):
+--- what the confirmation names, and what `confirm` sends.
+---@param plan table
+---@return string[]
+function M.lost(plan)
+  local files = type(plan.files) == "table" and plan.files or {}
+  local out, seen = {}, {}
+  for _, key in ipairs({ "outside", "unsaved" }) do
+    for _, path in ipairs(strings(files[key])) do
+      if not seen[path] then
+        seen[path] = true
+        table.insert(out, path)
+      end
+    end
+  end
+  return out
+end
+
 --- What a plan (a dry run's result, or `tool.plan` of a `/undo` question) will do, as lines.
+--- Turns are named as the user counts them (`numbers`: turnId -> number).
 ---@param plan table
 ---@param cwd string?
+---@param numbers table<integer, integer>?
 ---@return string[]
-function M.describe(plan, cwd)
+function M.describe(plan, cwd, numbers)
   local lines = {}
   local files = type(plan.files) == "table" and plan.files or nil
-  local function list(label, items)
+  local function list(label_, items)
     items = strings(items)
     if #items > 0 then
-      table.insert(lines, ("%s: %s"):format(label, table.concat(items, ", ")))
+      table.insert(lines, ("%s: %s"):format(label_, table.concat(items, ", ")))
     end
   end
   if files then
     list("restores", files.restored)
     list("brings back", files.created)
-    list("deletes", files.deleted)
+    -- each deleted file by the turn that created it (`createdBy`), oldest turn first
+    local made = type(files.createdBy) == "table" and files.createdBy or {}
+    local by, order, others = {}, {}, {}
+    for _, path in ipairs(strings(files.deleted)) do
+      local turn = made[path]
+      if type(turn) == "number" then
+        if not by[turn] then
+          by[turn] = {}
+          table.insert(order, turn)
+        end
+        table.insert(by[turn], path)
+      else
+        table.insert(others, path)
+      end
+    end
+    table.sort(order)
+    for _, turn in ipairs(order) do
+      list(("deletes, created by turn %s"):format(label(numbers, turn)), by[turn])
+    end
+    list("deletes, made since but not by the agent's turns", others)
     list("folders made again", files.dirsCreated)
     list("folders removed", files.dirsRemoved)
-    list("WARNING: changed outside the agent since (your edits there are lost)", files.outside)
-    list("WARNING: no checkpoint holds their current content", files.unsaved)
-    list("left as they are", files.uncovered)
     if #touched(plan) == 0 then
       table.insert(lines, "no file changes")
     end
+    list("YOU LOSE your edits to (changed outside the agent since)", files.outside)
+    list("YOU LOSE the current content of (no checkpoint holds it)", files.unsaved)
+    list("left by the agent in an editor buffer (reloaded from the disk)", files.buffers)
+    list("left as they are (not saved)", files.uncovered)
+    local reasons, why_order = {}, {}
+    for _, entry in ipairs(type(files.kept) == "table" and files.kept or {}) do
+      if type(entry) == "table" and entry.path ~= nil then
+        local why = WHY[entry.reason] and WHY[entry.reason]:format(label(numbers, entry.turn)) or "not saved"
+        if not reasons[why] then
+          reasons[why] = {}
+          table.insert(why_order, why)
+        end
+        table.insert(reasons[why], tostring(entry.path))
+      end
+    end
+    for _, why in ipairs(why_order) do
+      list(("left as they are (no checkpoint holds them), %s"):format(why), reasons[why])
+    end
   end
-  list("unsaved changes kept (merged into the restored text)", unsaved_buffers(plan, cwd))
+  vim.list_extend(lines, M.unsaved(plan, cwd))
   local conversation = type(plan.conversation) == "table" and plan.conversation or nil
   if conversation then
-    list("drops turns", conversation.dropped)
+    local dropped = {}
+    for _, turn in ipairs(type(conversation.dropped) == "table" and conversation.dropped or {}) do
+      table.insert(dropped, label(numbers, turn))
+    end
+    list("drops turns", dropped)
   end
   return lines
+end
+
+--- The line naming the plan's files whose buffer holds unsaved changes (none: no line).
+---@param plan table
+---@param cwd string?
+---@return string[]
+function M.unsaved(plan, cwd)
+  local open = unsaved_buffers(plan, cwd)
+  if #open == 0 then
+    return {}
+  end
+  return { "unsaved changes kept (merged into the restored text): " .. table.concat(open, ", ") }
 end
 
 --- The touched files of `plan`, absolute.
@@ -148,18 +249,20 @@ function M.redraw(s, result)
   require("elelem.mcp").redraw(s) -- the servers' states are still current
 end
 
---- The message for a rewind error, by `data.kind`.
+--- The message for a rewind error, by `data.kind`. `turn` is the turn as the user counts
+--- them (the number shown), `numbers` names the ids in `data` the same way.
 ---@param err elelem.Error
----@param turn integer
+---@param turn integer|string
+---@param numbers table<integer, integer>?
 ---@return string
-function M.explain(err, turn)
+function M.explain(err, turn, numbers)
   local kind = errors.kind(err)
   local data = type(err.data) == "table" and err.data or {}
   if kind == "session_busy" then
     return "cannot rewind while a turn runs (in this session, or another in the same folder): try again when it ends"
   elseif kind == "unknown_turn" then
     return ("turn %s is no longer in the conversation (the list was stale): :ElelemRewind lists the turns again"):format(
-      tostring(data.turnId or turn))
+      tostring(turn))
   elseif kind == "no_checkpoint" then
     local reasons = {
       disabled = "checkpoints are off (ELELEM_CHECKPOINTS=0)",
@@ -169,9 +272,9 @@ function M.explain(err, turn)
       tampered = "its checkpoint names another turn",
     }
     local reason = reasons[data.reason] or tostring(data.reason or "no checkpoint")
-    return ("the files of turn %s cannot be rewound: %s"):format(tostring(data.turnId or turn), reason)
+    return ("the files of turn %s cannot be rewound: %s"):format(tostring(turn), reason)
   elseif kind == "outside_changes" then
-    local files = type(data.files) == "table" and strings(data.files.outside) or {}
+    local files = type(data.files) == "table" and M.lost({ files = data.files }) or {}
     return ("files changed outside the agent since turn %s: %s"):format(tostring(turn), table.concat(files, ", "))
   elseif kind == "checkpoint_failed" then
     return ("the restore failed (%s); nothing was changed"):format(tostring(data.reason or "error"))
@@ -190,13 +293,20 @@ local function confirm(lines, question, cb)
   end)
 end
 
---- Rewinds session `s` to before `turn` (files and conversation unless `opts` says).
+local ASKS = 5 -- a user file that keeps changing under the question asks again at most this often
+
+--- Rewinds session `s` to before turn `turn` (its `turnId`; files and conversation unless
+--- `opts.files` is false). The user is shown the dry run's plan and asked; the rewind then
+--- names, in `confirm`, exactly the files the user agreed to lose (never `force`): if one
+--- more changed meanwhile, the daemon refuses and the new plan is shown and asked again.
 ---@param s elelem.Session
 ---@param turn integer
----@param opts {files: boolean?}?
+---@param opts {files: boolean?, numbers: table<integer, integer>?, asked: integer?}?
 function M.rewind(s, turn, opts)
   opts = opts or {}
   local files = opts.files ~= false
+  local numbers = opts.numbers or {}
+  local shown = label(numbers, turn)
   if s.busy then
     return notify("cannot rewind while a turn runs: try again when it ends", vim.log.levels.WARN)
   end
@@ -208,31 +318,38 @@ function M.rewind(s, turn, opts)
       return
     elseif err then
       if errors.kind(err) == "no_checkpoint" and files then
-        return confirm({ M.explain(err, turn) }, "Rewind the conversation only?", function(yes)
+        return confirm({ M.explain(err, shown, numbers) }, "Rewind the conversation only?", function(yes)
           if yes then
-            M.rewind(s, turn, { files = false })
+            M.rewind(s, turn, { files = false, numbers = numbers })
           end
         end)
       end
-      return notify(M.explain(err, turn), vim.log.levels.ERROR)
+      return notify(M.explain(err, shown, numbers), vim.log.levels.ERROR)
     end
-    local lines = { ("Rewind to before turn %d%s:"):format(turn, files and "" or " (conversation only)") }
-    vim.list_extend(lines, M.describe(plan, cwd))
+    local lines = { ("Rewind to before turn %s%s:"):format(shown, files and "" or " (conversation only)") }
+    if (opts.asked or 0) > 0 then
+      table.insert(lines, "(your files changed since the last question: this is the plan now)")
+    end
+    vim.list_extend(lines, M.describe(plan, cwd, numbers))
     confirm(lines, "Go on?", function(yes)
       if not yes or epoch ~= s.epoch then
         return
       end
-      local real = vim.tbl_extend("force", params, { force = true })
+      local lost = M.lost(plan)
+      local real = #lost > 0 and vim.tbl_extend("force", params, { confirm = lost }) or params
       local kept = M.snapshot(plan, cwd)
       daemon.request("session/rewind", real, function(rerr, result)
         if epoch ~= s.epoch then
           return
+        elseif rerr and errors.kind(rerr) == "outside_changes" and (opts.asked or 0) < ASKS then
+          -- a file of the user's changed after the plan was shown: show the new one, ask again
+          return M.rewind(s, turn, vim.tbl_extend("force", opts, { asked = (opts.asked or 0) + 1 }))
         elseif rerr then
-          return notify(M.explain(rerr, turn), vim.log.levels.ERROR)
+          return notify(M.explain(rerr, shown, numbers), vim.log.levels.ERROR)
         end
         M.redraw(s, result)
-        local summary = M.describe(result, cwd)
-        s.chat:notice(("(rewound to before turn %d%s)"):format(turn, #summary > 0 and (": " .. table.concat(summary, "; ")) or ""))
+        local summary = M.describe(result, cwd, numbers)
+        s.chat:notice(("(rewound to before turn %s%s)"):format(shown, #summary > 0 and (": " .. table.concat(summary, "; ")) or ""))
         s:refresh()
         M.reload(result, cwd, kept, function(notes)
           for _, note in ipairs(notes) do
@@ -282,7 +399,12 @@ local function turns(s, cb)
     if err then
       return notify("cannot list the turns: " .. errors.message(err), vim.log.levels.ERROR)
     end
-    local list = type(result) == "table" and result.turns or {}
+    local list = {}
+    for _, t in ipairs(type(result) == "table" and type(result.turns) == "table" and result.turns or {}) do
+      if type(t) == "table" and type(t.turnId) == "number" then
+        table.insert(list, t)
+      end
+    end
     if #list == 0 then
       return notify("no turn to rewind")
     end
@@ -290,11 +412,18 @@ local function turns(s, cb)
   end)
 end
 
+--- A listed turn's number as the user counts them (its id on a daemon without `number`).
+---@param t table
+---@return integer
+local function number_of(t)
+  return type(t.number) == "number" and t.number or t.turnId
+end
+
 --- `:ElelemUndo`: rewinds the last turn.
 function M.undo()
   local s = session.current()
   turns(s, function(list)
-    M.rewind(s, list[#list].turnId)
+    M.rewind(s, list[#list].turnId, { numbers = M.numbers(list) })
   end)
 end
 
@@ -302,26 +431,39 @@ end
 ---@return string
 function M.format(t)
   local when = tostring(t.at or ""):gsub("T", " "):gsub("%.%d+", ""):gsub("Z$", ""):gsub("%+00:00$", "")
-  local files = t.filesTotal and t.filesTotal > 0 and (" · %d file%s"):format(t.filesTotal, t.filesTotal == 1 and "" or "s") or ""
-  return ("%d  %s  %s%s"):format(t.turnId, when, tostring(t.prompt or ""), files)
+  local total = type(t.filesTotal) == "number" and t.filesTotal or 0
+  local files = total > 0 and (" · %d file%s"):format(total, total == 1 and "" or "s") or ""
+  return ("%d  %s  %s%s"):format(number_of(t), when, tostring(t.prompt or ""), files)
 end
 
---- `:ElelemRewind [N]`: rewinds to before turn N, or picks one.
----@param turn integer?
+--- `:ElelemRewind [N]`: rewinds to before the turn numbered N (as the picker and the
+--- terminal's /rewind number them: 1, 2, 3), or picks one.
+---@param turn integer|string|nil
 function M.pick(turn)
   local s = session.current()
-  if turn then
-    if not s.id then
-      return notify("this tab has no session yet: nothing to rewind")
+  if turn ~= nil and turn ~= "" then
+    local wanted = tonumber(turn)
+    if not wanted or wanted ~= math.floor(wanted) or wanted < 1 or wanted > 1e9 then
+      return notify(("not a turn number: %s (:ElelemRewind lists the turns)"):format(tostring(turn):sub(1, 40)),
+        vim.log.levels.ERROR)
     end
-    return M.rewind(s, turn)
+    return turns(s, function(list)
+      for _, t in ipairs(list) do
+        if number_of(t) == wanted then
+          return M.rewind(s, t.turnId, { numbers = M.numbers(list) })
+        end
+      end
+      notify(("no turn %d in this conversation (turns 1 to %d): :ElelemRewind lists them"):format(
+        wanted, number_of(list[#list])), vim.log.levels.ERROR)
+    end)
   end
   turns(s, function(list)
     local items = vim.fn.reverse(vim.list_slice(list)) -- newest first
+    local numbers = M.numbers(list)
     vim.ui.select(items, { prompt = "Rewind to before turn", format_item = M.format, kind = "elelem.rewind" },
       function(choice)
         if choice then
-          M.rewind(s, choice.turnId)
+          M.rewind(s, choice.turnId, { numbers = numbers })
         end
       end)
   end)
