@@ -65,6 +65,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     params = xllamacpp.CommonParams()
     params.model.path = model
+    params.model_alias = {Path(model).stem}  # what /v1/models and each answer name
     params.hostnames = [opts.host]
     params.port = opts.port
     params.n_ctx = opts.ctx

@@ -61,7 +61,7 @@ class CommandCompleter(Completer):
 
 def status_text(session: Session, mode: str | None = None) -> str:
     """`provider · model · 530 in, 9 out · 4 messages` (then the mode, when set)."""
-    parts = [session.provider_name, str(session.model or "default")]
+    parts = [session.provider_name, str(session.answering or "default")]
     last = session.last_turn
     if last is not None and last.usage:
         usage = last.usage
