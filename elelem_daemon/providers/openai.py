@@ -19,7 +19,8 @@ Settings (environment):
                           `FIRST,AFTER`: FIRST while the conversation ends with the user's
                           message, AFTER once tool results follow (`required,none` makes
                           a small local model call a tool, then answer; on llama.cpp
-                          `required` also sends the call's JSON schema: served.py)
+                          `required` also sends the call's JSON schema, and `none`
+                          sends no tools: served.py)
 
 Before its first request to a server other than api.openai.com, the provider asks the
 server what it is and serves (`Served`, served.py: llama.cpp's `/props`, `/v1/models`),
@@ -168,10 +169,11 @@ class OpenAIProvider(HTTPProvider):
         if cap := self.max_tokens or served.cap:
             body["max_completion_tokens" if self.official else "max_tokens"] = cap
         self._forced = False
-        if tools:
+        after_results = bool(messages) and messages[-1].get("role") == "tool"
+        choice = self.tool_choice[-1 if after_results else 0]
+        if tools and not (choice == "none" and served.llama):  # llama.cpp: none sends none
             body["tools"] = tools
-            after_results = bool(messages) and messages[-1].get("role") == "tool"
-            body["tool_choice"] = choice = self.tool_choice[-1 if after_results else 0]
+            body["tool_choice"] = choice
             if choice == "required" and served.llama and (shape := call_schema(tools)):
                 body["response_format"] = shape  # the whole answer is one call (served.py)
                 self._forced = True

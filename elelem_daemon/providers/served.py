@@ -14,6 +14,9 @@ What it changes, on a llama.cpp server only:
   `{"name": <one of the tools>, "arguments": <that tool's parameters>}`. llama.cpp turns
   the schema into a grammar, so the whole answer is that object, which `ForcedCall`
   reads back as the call (the server returns it as content, not as `tool_calls`).
+- **`none` sends no tools.** llama.cpp's chat templates list the tools in the prompt,
+  and a small model told of tools writes calls as text even when it may not call one;
+  without them it answers in words.
 - **A default token cap**: without `OPENAI_MAX_TOKENS`, `max_tokens` is an eighth of the
   server's context (512 for a 4096-token context): llama.cpp's own default is to go on
   until the context is full.

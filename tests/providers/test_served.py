@@ -67,7 +67,8 @@ async def test_a_required_call_on_llama_cpp_is_forced_into_the_call_shape(
         ("read", {"path": "README.md"})
     ]
     assert not any("{" in text for text in out.of("saying"))
-    assert "response_format" not in second.json and second.json["tool_choice"] == "none"
+    assert "response_format" not in second.json
+    assert "tools" not in second.json and "tool_choice" not in second.json  # none: no tools
     assert second.json["messages"][-1]["role"] == "tool"
     assert result.reply == "The README says: # Demo"
     assert [r.path for r in server.gets] == ["/props", "/v1/models"]  # asked once
@@ -92,9 +93,10 @@ async def test_a_server_that_is_not_llama_cpp_gets_neither(server, monkeypatch, 
     session, _ = session_for("openai", server, monkeypatch, project)  # /props: 404
     server.queue(stream("openai_tool.sse"), stream("openai_text.sse"))
     await session.turn("show me the readme")
-    first, _ = server.requests
+    first, second = server.requests
     assert first.json["tool_choice"] == "required"
     assert "response_format" not in first.json and "max_tokens" not in first.json
+    assert second.json["tool_choice"] == "none" and second.json["tools"]
 
 
 async def test_a_forced_answer_cut_short_is_shown_not_called(server, monkeypatch, project):
