@@ -149,7 +149,8 @@ def register(plugin: Plugin) -> None:
         if args:
             session.switch(model=args)
         answering = session.answering
-        asked = f" (asked for {session.model})" if session.model not in (None, answering) else ""
+        chosen = getattr(session.provider, "model", session.model)  # a server's own, once known
+        asked = f" (asked for {chosen})" if chosen not in (None, answering) else ""
         session.output.say(f"  → model: {answering}{asked}")
         if models := await served_models(session):
             session.output.say(f"  → available: {marked(models, answering)}")

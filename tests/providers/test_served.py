@@ -169,3 +169,16 @@ async def test_a_server_that_says_nothing_never_fails_a_turn(server, monkeypatch
     assert result.reply == "The README says: # Demo"
     assert "max_tokens" not in server.requests[0].json
     assert server.requests[0].json["model"] == "gpt-4o"
+
+
+async def test_a_hostile_model_name_in_the_answers_is_bounded(server, monkeypatch, project):
+    llama(server)
+    session, _ = session_for("openai", server, monkeypatch, project)
+    hostile = "\x1b]0;pwned\x07\x1b[2J" + "m" * 10_000
+    body = [chunk({"role": "assistant", "content": "Hi."}, model=hostile)]
+    body += [chunk({}, "stop", model=hostile), b"data: [DONE]\n\n"]
+    server.queue(Reply(body, content_type="text/event-stream"))
+    await session.turn("hi")
+    assert len(session.answering or "") <= 200
+    line = status_text(session)
+    assert "\x1b" not in line and "\x07" not in line and len(line) < 400

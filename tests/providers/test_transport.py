@@ -27,6 +27,7 @@ def scripted_streams_only(monkeypatch: pytest.MonkeyPatch) -> None:
     before a turn (providers/served.py): these servers script the stream alone."""
     monkeypatch.setenv("OPENAI_MAX_TOKENS", "64")
 
+
 Script = Callable[[asyncio.StreamReader, asyncio.StreamWriter, int], Awaitable[None]]
 OK_HEAD = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
 CHUNKED = OK_HEAD + b"transfer-encoding: chunked\r\n\r\n"
