@@ -28,8 +28,10 @@ if TYPE_CHECKING:
     from .io import Input, Output
     from .registry import Registry
     from .toolbox import Toolbox
+    from .transcript import SystemPrompt
     from .turns.modes import Modes
     from .turns.plans import Plan
+    from .turns.usage import Meter
 
 Event = dict[str, Any]
 
@@ -46,6 +48,7 @@ class SessionView(Protocol):
     id: str
     cwd: Path
     project: bool
+    rules: tuple[tuple[str, str], ...]  # permission rules from the command line
     provider_name: str
     model: str | None
     registry: Registry
@@ -59,6 +62,8 @@ class SessionView(Protocol):
     modes: Modes
     plan: Plan
     permissions: object  # the permission policy's slot (builtins/permissions.py)
+    skills: object  # the skills' slot (builtins/skills.py)
+    usage: Meter  # tokens, context and cost of the turns (turns/usage.py)
 
     @property
     def provider(self) -> Provider: ...
@@ -77,6 +82,9 @@ class SessionView(Protocol):
 
     @property
     def context(self) -> list[Message]: ...
+
+    @property
+    def system_prompt(self) -> SystemPrompt: ...
 
     @property
     def last_turn(self) -> TurnResult | None: ...

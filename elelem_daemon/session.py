@@ -32,6 +32,7 @@ from .agent import Agent, TurnCancelled, TurnResult
 from .base.errors import AttachmentError, NotRunning, UnknownSession
 from .commands import Commands
 from .context import as_is
+from .context.environment import Environment
 from .conversation import Content, Conversation, Message
 from .edits.changes import Seen
 from .edits.filesystem import Files, LocalFiles
@@ -43,6 +44,7 @@ from .toolbox import Toolbox
 from .transcript import SystemPrompt, face_template
 from .turns.modes import Modes
 from .turns.plans import Plan
+from .turns.usage import Meter
 
 if TYPE_CHECKING:
     from .safety.trust import Trust
@@ -126,14 +128,17 @@ class Session:
         self.provider_name = provider_name
         self.model = model if model is not None else getattr(agent.provider, "model", None)
         self.project = True  # the folder is trusted: its plugins, rules, MCP servers load
+        self.rules: tuple[tuple[str, str], ...] = ()  # (PATTERN, RULE) given on the command line
         self.trust: Trust | None = None  # how that was decided (trust.py), set by start
         self.files: Files = LocalFiles()  # a face may put the editor here
         self.seen = Seen()  # what the agent read this turn (changes.py: conflicts)
         self.recorder: Recorder | None = None  # set when the session is stored
         self.permissions: Any = None  # the permission policy's (builtins/permissions.py)
+        self.skills: Any = None  # the skills' (builtins/skills.py)
         self.checkpoints: Any = None  # ports.Checkpointer (builtins/checkpoints.py), or None
         self.modes = Modes()  # the modes plugins registered, and the one on (modes.py)
         self.plan = Plan()  # the model's task list, from the `todo` tool (plans.py)
+        self.usage = Meter()  # tokens, context and cost of the turns (turns/usage.py)
         agent.tool_filter = self.modes.allows
         agent.transcript.system_prompt.sections.append(self.modes.section)
         self.hooks: dict[str, list[Callable[..., Any]]] = {e: [] for e in SESSION_EVENTS}
@@ -171,6 +176,11 @@ class Session:
     @property
     def context(self) -> list[Message]:
         return self.agent.context
+
+    @property
+    def system_prompt(self) -> SystemPrompt:
+        """Where a plugin adds a section of its own (`sections`: builtins/skills.py)."""
+        return self.agent.transcript.system_prompt
 
     @property
     def last_turn(self) -> TurnResult | None:
@@ -219,6 +229,8 @@ class Session:
             self.conversation.begin_turn(number)
         self.turn_id = number
         ended: TurnResult | None = None  # once the agent's turn is over, what it kept
+        if hasattr(self.provider, "cache_key"):
+            self.provider.cache_key = self.id  # the provider's prompt cache follows the session
         try:
             await self.run_hooks("turn_start", number)
             ended = await self.agent.turn(prompt, keep)
@@ -227,6 +239,7 @@ class Session:
             ended = cancelled.result
             raise
         finally:
+            self.usage.add(ended, self.provider, self.model)
             self._unsteered()
             try:
                 await self.run_hooks("turn_end", number, self.agent.last)
@@ -414,6 +427,7 @@ def start(
     stored: Stored | None = None,
     store_now: bool = False,
     face: str = "terminal",
+    rules: Sequence[tuple[str, str]] = (),
 ) -> Session:
     """Build the provider, agent and session, then run every setup block against it.
 
@@ -428,7 +442,8 @@ def start(
     to the same file if `store` is given too. With `store_now`, a new session is stored
     at once rather than with its first message (a face whose clients keep the id).
     `face` says where the agent runs, for the system prompt's opening line
-    (`transcript.FACES`: `terminal`, `editor`).
+    (`transcript.FACES`: `terminal`, `editor`). `rules` are permission rules given on
+    the command line, `(PATTERN, RULE)` (`elelem ask --allow`; docs/permissions.md).
     """
     from .safety.trust import decide
 
@@ -445,12 +460,13 @@ def start(
     agent = Agent(
         built,
         output=output if output is not None else NullOutput(),
-        system_prompt=SystemPrompt(face_template(face), cwd),
+        system_prompt=SystemPrompt(face_template(face), cwd, Environment.here(cwd)),
     )
     if input is None:
         input = NullInput(commands=commands)
     session = Session(agent, input, commands, registry, cwd, provider, model)
     session.project, session.trust = trust.trusted, trust
+    session.rules = tuple(rules)
     if store is not None or stored is not None:
         from .store.recorder import record
 

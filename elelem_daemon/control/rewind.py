@@ -308,7 +308,8 @@ def describe(
             lines.append(f"  left as they are, {why}: {listed(paths, shown)}")
     if done.dropped is not None:
         count = len(done.dropped)
+        verb = will if done.dry_run else "were" if count != 1 else "was"
         lines.append(
-            f"  {count} turn{'s' if count != 1 else ''} {will} dropped from the conversation"
+            f"  {count} turn{'s' if count != 1 else ''} {verb} dropped from the conversation"
         )
     return lines

@@ -1,6 +1,6 @@
 """Chat Completions shapes for the `openai` provider: the agent's messages as the API
 takes them (`encode`), and the pieces of a streamed answer put back together (`gather`,
-`doings`, `counts`)."""
+`doings`, `counts`, `timed`)."""
 
 from __future__ import annotations
 
@@ -37,11 +37,34 @@ def doings(calls: dict[int, dict[str, str]]) -> list[dict[str, Any]]:
     return events
 
 
+def count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
 def counts(usage: dict[str, Any]) -> dict[str, int]:
-    prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens")
-    if not isinstance(prompt, int) or not isinstance(completion, int):
+    prompt, completion = count(usage.get("prompt_tokens")), count(usage.get("completion_tokens"))
+    if prompt is None or completion is None:
         return {}
-    return {"input_tokens": prompt, "output_tokens": completion}
+    out = {"input_tokens": prompt, "output_tokens": completion}
+    details = usage.get("prompt_tokens_details")
+    cached = count(details.get("cached_tokens")) if isinstance(details, dict) else None
+    if cached is not None:
+        out["cache_read_tokens"] = min(cached, prompt)
+    return out
+
+
+def timed(timings: dict[str, Any]) -> dict[str, int]:
+    """llama.cpp's `timings`: `prompt_n` tokens evaluated now, `cache_n` reused; they
+    stand in for what `usage` does not say."""
+    evaluated, reused = count(timings.get("prompt_n")), count(timings.get("cache_n"))
+    out: dict[str, int] = {}
+    if reused is not None:
+        out["cache_read_tokens"] = reused
+    if evaluated is not None:
+        out["input_tokens"] = evaluated + (reused or 0)
+    if (predicted := count(timings.get("predicted_n"))) is not None:
+        out["output_tokens"] = predicted
+    return out
 
 
 def encode(messages: list[dict[str, Any]], vision: bool = True) -> list[dict[str, Any]]:

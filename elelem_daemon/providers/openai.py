@@ -21,10 +21,21 @@ Settings (environment):
                           a small local model call a tool, then answer; on llama.cpp
                           `required` also sends the call's JSON schema, and `none`
                           sends no tools: served.py)
+    OPENAI_PROMPT_CACHE   `0` sends neither `prompt_cache_key` nor `cache_prompt`; default 1
 
 Before its first request to a server other than api.openai.com, the provider asks the
 server what it is and serves (`Served`, served.py: llama.cpp's `/props`, `/v1/models`),
 once, within 5 s; `answering` is the `model` the server's answers name.
+
+Prompt caching: every request carries `prompt_cache_key`, the session's id (the session
+sets `cache_key`), so OpenAI routes a session's requests to the cache that holds its
+prefix, as Codex does. A server other than api.openai.com also gets `cache_prompt:
+true`: llama.cpp's server then reuses its slot's KV cache for the common prefix
+(servers that do not know the field ignore it). No `id_slot` is sent: llama.cpp
+already gives a request the slot whose cached prompt shares the most with it, and a
+pinned slot would make a second session wait for the first. Usage: `input_tokens` is
+`prompt_tokens`, `cache_read_tokens` is `prompt_tokens_details.cached_tokens`, or
+llama.cpp's `timings.cache_n` when only that is sent.
 
 `delta.reasoning_content` and `delta.reasoning` are thinking; reasoning is never sent back.
 """
@@ -43,7 +54,7 @@ import httpx
 from ..base import keys
 from ..base.errors import ProviderError
 from .calls import CUT_OFF
-from .chat import counts, doings, encode, gather, parts
+from .chat import counts, doings, encode, gather, parts, timed
 from .http import RETRY_STATUS, Failure, HTTPProvider
 from .served import ForcedCall, Served, call_schema, read_models, read_props
 from .window import LOOKUP_TIMEOUT, tokens
@@ -73,6 +84,7 @@ class OpenAIProvider(HTTPProvider):
             )
         self.api_key = api_key or keys.get("OPENAI_API_KEY")
         self.official = httpx.URL(self.base_url).host == "api.openai.com"
+        self.billed = self.official  # a local server's model name says nothing of a price
         if self.official and not self.api_key:
             raise ProviderError("openai: set OPENAI_API_KEY, or OPENAI_BASE_URL for a local server")
         self.chosen = model or env.get("OPENAI_MODEL") or None  # None: the default
@@ -84,6 +96,7 @@ class OpenAIProvider(HTTPProvider):
         self.stream_usage = switch(env.get("OPENAI_STREAM_USAGE", "1"))
         self.tool_choice = tool_choice(env.get("OPENAI_TOOL_CHOICE", ""))
         self.vision = switch(env.get("OPENAI_VISION", "1"))
+        self.prompt_cache = switch(env.get("OPENAI_PROMPT_CACHE", "1"))
         super().__init__(client)
         self.secrets = [self.api_key]
         self.models: list[str] = []  # what the server serves, once asked (`/model`)
@@ -168,6 +181,10 @@ class OpenAIProvider(HTTPProvider):
         served = self.served or Served()
         if cap := self.max_tokens or served.cap:
             body["max_completion_tokens" if self.official else "max_tokens"] = cap
+        if self.prompt_cache and self.cache_key:
+            body["prompt_cache_key"] = self.cache_key
+        if self.prompt_cache and not self.official:
+            body["cache_prompt"] = True
         self._forced = False
         after_results = bool(messages) and messages[-1].get("role") == "tool"
         choice = self.tool_choice[-1 if after_results else 0]
@@ -183,6 +200,7 @@ class OpenAIProvider(HTTPProvider):
     async def decode(self, response: httpx.Response) -> AsyncIterator[dict[str, Any]]:
         calls: dict[int, dict[str, str]] = {}
         usage: dict[str, int] = {}
+        timing: dict[str, int] = {}
         finished = False
         done = False
         forced = ForcedCall() if self._forced else None
@@ -200,6 +218,8 @@ class OpenAIProvider(HTTPProvider):
                     usage = counts(chunk["usage"]) or usage
                 if isinstance(chunk.get("model"), str) and chunk["model"]:
                     self.answering = chunk["model"][:200]
+                if isinstance(chunk.get("timings"), dict):  # llama.cpp's own counts
+                    timing = timed(chunk["timings"])
                 for choice in chunk.get("choices") or []:
                     delta = choice.get("delta") or {}
                     reasoning = delta.get("reasoning_content") or delta.get("reasoning")
@@ -235,8 +255,8 @@ class OpenAIProvider(HTTPProvider):
                 yield event
             for event in doings(calls):
                 yield event
-        if usage:
-            yield {"type": "usage", **usage}
+        if usage or timing:
+            yield {"type": "usage", **timing, **usage}
 
 
 def settle(forced: ForcedCall | None, calls: dict[int, dict[str, str]]) -> list[dict[str, Any]]:

@@ -109,8 +109,8 @@ async def test_codecompanion_survives_compact_then_another_message(
     assert after["result"] == {"stopReason": "end_turn"} and client.text(mark) == "still here"
     mark = len(client.updates)
     empty = await client.request("session/prompt", {"sessionId": sid, "prompt": []})
-    assert empty["result"] == {"stopReason": "end_turn"}  # nothing done, nothing said
-    assert client.updates[mark:] == []
+    assert empty["result"] == {"stopReason": "end_turn"}  # nothing done, one chunk said
+    assert client.text(mark) == "(an empty message: nothing to do)"  # so its `## Me` returns
     assert await client.close() == 0
 
     again = await Client.start(home, project, buffers(project))
@@ -146,7 +146,9 @@ async def test_codecompanion_draws_each_choice_apart(home: Path, project: Path) 
         ("choice-3", "green", "reject_once"),
     ]
     assert len({kind for _, _, kind in options}) == 3
-    assert asked["toolCall"]["title"] == "Which colour?"
+    assert asked["toolCall"]["title"] == (
+        "Which colour? Accept = red, Always accept = blue, Reject = green"
+    )
     assert asked["toolCall"]["content"][-1]["content"]["text"].endswith("1. red\n2. blue\n3. green")
     (done,) = client.of("tool_call_update")
     assert done["rawOutput"] == {"answer": "blue", "ok": True}
@@ -172,6 +174,37 @@ async def test_avante_answering_without_an_option_id_is_no_answer(
     (done,) = client.of("tool_call_update")
     assert done["status"] == "failed"
     assert done["rawOutput"] == {"error": "the user gave no answer", "ok": False}
+    await client.close()
+
+
+async def test_avante_approving_every_permission_leaves_a_folders_plugin_unloaded(
+    home: Path, project: Path
+) -> None:
+    """Issue 29: avante approves every permission request by default (allow_once, at
+    once). Folder trust is not one: the folder's plugin stays unloaded, the chat says so
+    once, and `/trust` typed by the user loads it."""
+    plugins = project / ".agents" / "plugins"
+    plugins.mkdir(parents=True)
+    spy = plugins / "spy.py"
+    spy.write_text(
+        "from pathlib import Path\n\nPath(__file__).with_suffix('.ran').touch()\n\n\n"
+        "def register(plugin):\n    pass\n"
+    )
+    answers = {**buffers(project), "session/request_permission": by_kind("allow_once")}
+    client = await Client.start(home, project, answers)
+    await client.request("initialize", AVANTE)
+    sid = (await client.request("session/new", {"cwd": str(project), "mcpServers": []}))["result"][
+        "sessionId"
+    ]
+    run = text('!tool execute {"command": "echo asked"}')  # a question avante approves
+    answer = await client.request("session/prompt", {"sessionId": sid, "prompt": run})
+    assert answer["result"]["stopReason"] == "end_turn"
+    assert [m for m in client.asked if m["method"] == "session/request_permission"]
+    assert not spy.with_suffix(".ran").exists()
+    said = "".join(u["content"]["text"] for u in client.of("agent_message_chunk"))
+    assert "is not trusted" in said and ".agents/plugins/spy.py" in said
+    await client.request("session/prompt", {"sessionId": sid, "prompt": text("/trust")})
+    assert spy.with_suffix(".ran").exists()
     await client.close()
 
 
@@ -358,6 +391,58 @@ async def test_usage_update_when_the_provider_reports_tokens(home: Path, project
         await client.request("session/prompt", {"sessionId": sid, "prompt": text("again")})
         assert len(await client.expect("usage_update", 2)) == 2
         assert [r.path for r in server.gets] == ["/props", "/v1/models"]
+        await client.close()
+    finally:
+        server.stop()
+
+
+async def test_usage_update_carries_the_sessions_cost_and_the_cache(
+    home: Path, project: Path
+) -> None:
+    """A price in config.toml (turns/usage.py): `usage_update.cost` sums the session, and the
+    answer's usage says the cache's share; both as the ACP SDK's schema reads them."""
+    from acp.schema import PromptResponse, UsageUpdate
+    from providers.replay import ReplayServer, json_reply
+    from providers.test_prompt_cache import openai_reply
+
+    config = home / ".config" / "elelem"
+    config.mkdir(parents=True)
+    (config / "config.toml").write_text("[prices.smol]\ninput = 10\noutput = 20\ncache_read = 1\n")
+    counts = {
+        "prompt_tokens": 1000,
+        "completion_tokens": 50,
+        "prompt_tokens_details": {"cached_tokens": 800},
+    }
+    server = ReplayServer()
+    try:
+        server.routes["/props"] = json_reply(200, {"default_generation_settings": {"n_ctx": 4096}})
+        server.queue(openai_reply("one", counts), openai_reply("two", counts))
+        settings = {"ELELEM_PROVIDER": "openai", "OPENAI_BASE_URL": f"{server.url}/v1"}
+        client = await Client.start(home, project, **settings, OPENAI_MODEL="smol")
+        await client.request("initialize", CODECOMPANION)
+        sid = (await client.request("session/new", {"cwd": str(project), "mcpServers": []}))[
+            "result"
+        ]["sessionId"]
+        answer = await client.request("session/prompt", {"sessionId": sid, "prompt": text("hi")})
+        assert answer["result"]["usage"] == {
+            "inputTokens": 1000,
+            "outputTokens": 50,
+            "totalTokens": 1050,
+            "cachedReadTokens": 800,
+        }
+        PromptResponse.model_validate(answer["result"])
+        (first,) = await client.expect("usage_update")
+        one = (200 * 10 + 800 * 1 + 50 * 20) / 1e6
+        assert first == {
+            "sessionUpdate": "usage_update",
+            "used": 1050,
+            "size": 4096,
+            "cost": {"amount": pytest.approx(one), "currency": "USD"},
+        }
+        await client.request("session/prompt", {"sessionId": sid, "prompt": text("again")})
+        second = (await client.expect("usage_update", 2))[-1]
+        assert second["cost"]["amount"] == pytest.approx(2 * one)  # the session's, summed
+        UsageUpdate.model_validate(second)
         await client.close()
     finally:
         server.stop()

@@ -185,13 +185,108 @@ def tool_result(
 
 
 def usage(counts: dict[str, int]) -> dict[str, int] | None:
-    """The turn's token counts as the (unstable) `PromptResponse.usage`; None if unknown."""
+    """The turn's token counts as `PromptResponse.usage` (with the cache's share when
+    the provider said it); None if unknown."""
     if "input_tokens" not in counts and "output_tokens" not in counts:
         return None
     read, wrote = counts.get("input_tokens", 0), counts.get("output_tokens", 0)
-    return {"inputTokens": read, "outputTokens": wrote, "totalTokens": read + wrote}
+    answer = {"inputTokens": read, "outputTokens": wrote, "totalTokens": read + wrote}
+    for ours, theirs in (
+        ("cache_read_tokens", "cachedReadTokens"),
+        ("cache_write_tokens", "cachedWriteTokens"),
+    ):
+        if ours in counts:
+            answer[theirs] = counts[ours]
+    return answer
 
 
-def usage_update(used: int, size: int) -> dict[str, Any]:
-    """How full the model's context is: `used` of `size` tokens (ACP's `usage_update`)."""
-    return {"sessionUpdate": "usage_update", "used": max(used, 0), "size": size}
+def usage_update(used: int, size: int, cost: float | None = None) -> dict[str, Any]:
+    """How full the model's context is: `used` of `size` tokens, and the session's
+    cost so far when its price is known (ACP's `usage_update`; turns/usage.py)."""
+    update: dict[str, Any] = {"sessionUpdate": "usage_update", "used": max(used, 0), "size": size}
+    if cost is not None:
+        update["cost"] = {"amount": cost, "currency": "USD"}
+    return update
+
+
+# -- questions (editor.py's AcpInput): the title says what, to which files, which choices --
+QUESTION_WIDTH = 240  # characters of a question's title
+NAMES_SHOWN = 8  # file names a title names; the rest counted
+LOCATIONS_SHOWN = 20
+CHOICE_LABELS = {  # how clients that draw an option by its kind label it (codecompanion)
+    "allow_once": "Accept",
+    "allow_always": "Always accept",
+    "reject_once": "Reject",
+    "reject_always": "Reject always",
+}
+QUESTION_KINDS = {"rewind": "edit"}  # a question of no running call: its tool_call's kind
+REWIND_VERBS = (("restore", "restored"), ("delete", "deleted"), ("create again", "created"))
+
+
+def visible(value: str) -> str:
+    """A name on one line: control characters (a newline in a file name) shown as `?`."""
+    return "".join("?" if ord(c) < 32 or ord(c) == 127 else c for c in value)
+
+
+def cut(value: str, width: int = QUESTION_WIDTH) -> str:
+    return value if len(value) <= width else value[: width - 1] + "…"
+
+
+def names(paths: list[str]) -> str:
+    shown = ", ".join(code(visible(p)) for p in paths[:NAMES_SHOWN])
+    return shown + (f" and {len(paths) - NAMES_SHOWN} more" if len(paths) > NAMES_SHOWN else "")
+
+
+def rewind_files(tool: dict[str, Any]) -> dict[str, list[str]]:
+    """The files a rewind's plan (`tool.plan`, control/rewind.py's dry run) would
+    restore, delete and create again; empty when it would touch none."""
+    plan = tool.get("plan")
+    files = plan.get("files") if isinstance(plan, dict) else None
+    if not isinstance(files, dict):
+        return {}
+    found = {}
+    for _, key in REWIND_VERBS:
+        paths = files.get(key)
+        if isinstance(paths, list):
+            found[key] = [p for p in paths if isinstance(p, str)]
+    return found
+
+
+def rewind_title(tool: dict[str, Any]) -> str:
+    """`Rewind to before turn 2: restore `a.py`; delete `new.txt``: what a rewind would
+    do, naming its files (checkpoints off: the files stay)."""
+    arguments = tool.get("arguments") or {}
+    head = f"Rewind to before turn {arguments.get('turnId')}"
+    if not arguments.get("files"):
+        return f"{head} (the files stay as they are)"
+    files = rewind_files(tool)
+    parts = [f"{verb} {names(files[key])}" for verb, key in REWIND_VERBS if files.get(key)]
+    return cut(f"{head}: {'; '.join(parts)}" if parts else f"{head} (no file changed)")
+
+
+def question_title(
+    prompt: str, tool: dict[str, Any], choices: list[dict[str, str]] | None = None
+) -> str:
+    """A question's title, for clients that draw the title alone (codecompanion,
+    avante): a rewind names its files; another question its first line; choices that
+    only a kind tells apart name their label (`Accept = red, Always accept = blue`)."""
+    if tool.get("name") == "rewind":
+        return rewind_title(tool)
+    title = cut(one_line(visible_lines(prompt), QUESTION_WIDTH))
+    if choices:
+        listed = ", ".join(f"{CHOICE_LABELS[c['kind']]} = {visible(c['name'])}" for c in choices)
+        title = cut(f"{title} {listed}")
+    return title
+
+
+def visible_lines(value: str) -> str:
+    """Control characters but the line break shown as `?`."""
+    return "\n".join(visible(line) for line in value.split("\n"))
+
+
+def question_locations(tool: dict[str, Any], cwd: Path) -> list[dict[str, Any]]:
+    """Where a question's files are: a rewind's, else the tool's `path`."""
+    if tool.get("name") != "rewind":
+        return locations(tool.get("arguments") or {}, cwd)
+    paths = [p for _, key in REWIND_VERBS for p in rewind_files(tool).get(key, [])]
+    return [{"path": absolute(p, cwd)} for p in paths[:LOCATIONS_SHOWN]]

@@ -17,6 +17,8 @@ permission question takes one key (questions.py) and shows the whole command.
 from __future__ import annotations
 
 import asyncio
+import re
+import shlex
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -261,8 +263,8 @@ class TerminalOutput(NullOutput):
         self.screen.print(_markdown(block))
 
     def _markdown(self, text: str) -> None:
-        if self.screen is None:
-            print(visible(text), file=self.progress, flush=True)
+        if self.screen is None:  # plain lines: a command's bold markers are not shown
+            print(BOLD.sub(r"\1", visible(text)), file=self.progress, flush=True)
             return
         self.screen.print(_markdown(text))
 
@@ -295,6 +297,9 @@ def _styled(text: str, style: str) -> Any:
     from rich.text import Text
 
     return Text(text, style=style)
+
+
+BOLD = re.compile(r"\*\*([^*\n]+)\*\*")  # `**name**` in a command's Markdown, plain
 
 
 def _markdown(text: str) -> Any:
@@ -347,8 +352,11 @@ class TerminalInput(NullInput):
         commands: Commands | None = None,
         stream: TextIO | None = None,
         lines: bool = False,
+        headless: bool = False,
     ) -> None:
         super().__init__(commands=commands)
+        self.headless = headless  # `elelem ask` with no terminal: no question can be asked
+        self.unanswered: list[str] = []  # the questions it could not ask
         self.stream = stream or sys.stdin
         self.lines = lines or not (
             self.stream is sys.stdin and _isatty(sys.stdin) and _isatty(sys.stdout)
@@ -418,6 +426,9 @@ class TerminalInput(NullInput):
     async def ask(
         self, prompt: str, options: list[str] | None = None, **details: Any
     ) -> str | None:
+        if self.headless:
+            await self._cannot_ask(prompt, details)
+            return None
         if self.output is not None:
             self.output.pause()
         if self.typeahead is not None:  # the question reads the terminal, not the steers
@@ -450,6 +461,24 @@ class TerminalInput(NullInput):
         elif self.output is not None:
             self.output.resume()
         return answer
+
+    async def _cannot_ask(self, prompt: str, details: dict[str, Any]) -> None:
+        """Headless: the question on stderr with how to answer it ahead, and the turn
+        stops there (`elelem ask` then exits 3)."""
+        self.unanswered.append(prompt)
+        print(f"elelem: needs approval, and there is no terminal to ask on: {visible(prompt)}",
+              file=sys.stderr, flush=True)  # fmt: skip
+        tool = details.get("tool") or {}
+        if details.get("kind") == "permission" and isinstance(tool.get("name"), str):
+            args = tool.get("arguments") or {}
+            subject = args.get("command") or args.get("path")
+            pattern = f"{tool['name']}:{subject}" if isinstance(subject, str) else tool["name"]
+            print(f"elelem: to allow it ahead: --allow {shlex.quote(visible(pattern))}",
+                  file=sys.stderr, flush=True)  # fmt: skip
+        if self.interrupts is not None:
+            self.interrupts.cancel_turn()
+            await asyncio.sleep(0)  # the cancel lands here, before the turn goes on
+        return None
 
     async def _read_line(self, prompt: str) -> str | None:
         typed = _isatty(self.stream)  # a terminal echoes what is typed; a pipe does not

@@ -255,6 +255,13 @@ def test_the_history_is_one_private_bounded_file_per_project(tmp_path, monkeypat
     assert path.stat().st_size <= 400  # cut down once it grew past twice the bound
 
 
+def test_a_commands_markdown_in_plain_lines_shows_no_bold_markers():
+    """Issue 33: piped, `/mcp` printed `- **files** (user, stdio): ready`."""
+    output, stream = plain()
+    output.say("- **files** (user, stdio): ready, 1 tools: files__read", "markdown")
+    assert stream.getvalue() == "- files (user, stdio): ready, 1 tools: files__read\n"
+
+
 def test_a_folded_diff_shows_its_changed_lines_first():
     text = "--- a.py\n+++ a.py\n@@ -1,5 +1,5 @@\n one\n two\n-three\n+THREE\n four\n---\n"
     diff = Result({"path": "a.py", "diff": text})
