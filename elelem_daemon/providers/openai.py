@@ -53,7 +53,7 @@ import httpx
 
 from ..base import keys
 from ..base.errors import ProviderError
-from .calls import CUT_OFF
+from .calls import CUT_OFF, clip
 from .chat import counts, doings, encode, gather, parts, timed
 from .http import RETRY_STATUS, Failure, HTTPProvider
 from .served import ForcedCall, Served, call_schema, read_models, read_props
@@ -239,8 +239,7 @@ class OpenAIProvider(HTTPProvider):
                         raise stream_error(chunk)
                     if finish and not finished:
                         finished = True
-                        for event in settle(forced, calls):
-                            yield event
+                        settle(forced, calls)
                         for event in doings(calls):
                             yield event
                         if finish == "length":
@@ -251,23 +250,27 @@ class OpenAIProvider(HTTPProvider):
         if not done and not finished:
             raise ProviderError("openai: the stream ended before finish_reason or [DONE]")
         if not finished:
-            for event in settle(forced, calls):
-                yield event
+            settle(forced, calls)
             for event in doings(calls):
                 yield event
         if usage or timing:
             yield {"type": "usage", **timing, **usage}
 
 
-def settle(forced: ForcedCall | None, calls: dict[int, dict[str, str]]) -> list[dict[str, Any]]:
-    """A forced answer becomes its call; one that is not a call (cut off) is shown."""
+def settle(forced: ForcedCall | None, calls: dict[int, dict[str, str]]) -> None:
+    """A forced answer becomes its call. One that is not a call (a string the model never
+    closed, cut off by the token cap) fails as retryable: nothing of it was shown, so it
+    is asked again (ELELEM_RETRIES), and then the turn ends with the error."""
     if forced is None:
-        return []
+        return
     if (call := forced.call()) is not None:
         calls[len(calls)] = call
-        return []
-    text = forced.leftover()
-    return [{"type": "saying", "text": text}] if text else []
+        return
+    raise Failure(
+        "openai: the answer forced into a tool call is not one (cut off by the token cap?): "
+        f"{clip(forced.leftover(), 80)!r}",
+        retryable=True,
+    )
 
 
 def switch(raw: str) -> bool:

@@ -13,7 +13,9 @@ What it changes, on a llama.cpp server only:
   is `required` also sends `response_format` with a JSON schema of one call:
   `{"name": <one of the tools>, "arguments": <that tool's parameters>}`. llama.cpp turns
   the schema into a grammar, so the whole answer is that object, which `ForcedCall`
-  reads back as the call (the server returns it as content, not as `tool_calls`).
+  reads back as the call (the server returns it as content, not as `tool_calls`). An
+  answer that is not a call (a string never closed, cut off by the cap) is asked again,
+  as a failed request is (`ELELEM_RETRIES`), then ends the turn with an error.
 - **`none` sends no tools.** llama.cpp's chat templates list the tools in the prompt,
   and a small model told of tools writes calls as text even when it may not call one;
   without them it answers in words.
@@ -109,7 +111,7 @@ class ForcedCall:
 
     def call(self) -> dict[str, str] | None:
         """The call (`id`, `name`, `arguments` as JSON text), or None when the answer is
-        not one (cut off by the token cap, say): then it is shown as text."""
+        not one (cut off by the token cap, say)."""
         raw = "".join(self.text)
         try:
             found = json.loads(raw)

@@ -99,28 +99,47 @@ async def test_a_server_that_is_not_llama_cpp_gets_neither(server, monkeypatch, 
     assert second.json["tool_choice"] == "none" and second.json["tools"]
 
 
-async def test_a_forced_answer_cut_short_is_shown_not_called(server, monkeypatch, project):
+async def test_a_forced_answer_cut_short_is_asked_again(server, monkeypatch, project):
+    """A string the model never closed, cut off by the cap: nothing of it was shown, so
+    the request is sent again, and the call that comes then is the call."""
     llama(server)
-    monkeypatch.setenv("OPENAI_TOOL_CHOICE", "required,none")
+    monkeypatch.setenv("OPENAI_TOOL_CHOICE", "required")
     session, out = session_for("openai", server, monkeypatch, project)
-    server.queue(content('{"name": "read", "argum', finish="length"))
-    result = await session.turn("show me the readme")
-    assert out.of("doing") == []
-    assert result.stop_reason == "max_tokens"
-    assert result.reply == '{"name": "read", "argum'
+    call = '{"name": "read", "arguments": {"path": "README.md"}}'
+    server.queue(content('{"name": "read", "argum', finish="length"), content(call), content("x"))
+    await session.turn("show me the readme")
+    first, second = server.requests[:2]
+    assert first.json == second.json  # the same request again
+    assert [c["name"] for c in out.of("doing")] == ["read"]
+    assert not any("argum" in text for text in out.of("saying"))
 
 
 @pytest.mark.parametrize(
     "answer",
-    ['{"name": 3, "arguments": {}}', '{"name": "read", "arguments": "x"}', "[1]", "plain"],
+    [
+        '{"name": 3, "arguments": {}}',
+        '{"name": "read", "arguments": "x"}',
+        "[1]",
+        "plain",
+        '{"name": "read", "arguments": {"path": "' + "4." * 5000,
+    ],
 )
-async def test_a_forced_answer_that_is_no_call_is_text(server, monkeypatch, project, answer):
+async def test_a_forced_answer_that_is_no_call_ends_in_a_clear_error(
+    server, monkeypatch, project, answer
+):
     llama(server)
     monkeypatch.setenv("OPENAI_TOOL_CHOICE", "required")
+    monkeypatch.setenv("ELELEM_RETRIES", "1")
     session, out = session_for("openai", server, monkeypatch, project)
-    server.queue(content(answer))
+    server.queue(content(answer), content(answer))
     result = await session.turn("show me the readme")
-    assert out.of("doing") == [] and result.reply == answer
+    assert len(server.requests) == 2  # asked once more, then no more
+    assert out.of("doing") == [] and out.of("saying") == []
+    assert result.stop_reason == "error"
+    assert result.reply.startswith(
+        "Error: openai: the answer forced into a tool call is not one (cut off by the token cap?): "
+    )
+    assert len(result.reply) < 300
 
 
 async def test_model_lists_what_the_server_serves_and_names_who_answers(
