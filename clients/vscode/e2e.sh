@@ -39,7 +39,7 @@ mkdir -p "$WORK"/{ext,ud/User,ws,home,xdg-config,xdg-data,xdg-state,xdg-cache}
 mkdir -p "$WORK/ws-review"
 for i in $(seq 1 20); do printf 'line_%02d = %d\n' "$i" "$i"; done > "$WORK/ws-review/review.py"
 mkdir -p "$WORK/ws-rewind" "$WORK/ws-context/.vscode"
-printf 'first version\n' > "$WORK/ws-rewind/notes.txt"
+printf 'first version\nalpha\nbeta\ngamma\ndelta\n' > "$WORK/ws-rewind/notes.txt"
 printf 'def main():\n    return 42\n' > "$WORK/ws-context/app.py"
 printf '{\n  "a": 1,\n}\n' > "$WORK/ws-context/bad.json"
 printf '{"elelem.model": "vision"}\n' > "$WORK/ws-context/.vscode/settings.json"

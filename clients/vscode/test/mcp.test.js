@@ -45,7 +45,7 @@ withChat("elelem.mcpServers starts a stdio server: its status reaches the chat, 
   const result = call.find((m) => m.type === "result");
   assert.equal(result.ok, true, JSON.stringify(result));
   assert.match(JSON.stringify(result.result), /5/);
-}, { "elelem.mcpServers": { demo: { command: PYTHON, args: [path.join(SERVERS, "demo.py")] }, broken: { command: 7 } } });
+}, { "elelem.mcpServers": { demo: { command: PYTHON, args: [path.join(SERVERS, "demo.py")] }, broken: { command: 7 } }, "elelem.askInChat": false });
 
 function freePort() {
   return new Promise((resolve) => {
