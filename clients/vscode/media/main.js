@@ -391,13 +391,10 @@ function showMcp(mcp) {
     const node = line ?? el("div", "notice mcp-notice");
     if (!line) {
       mcpSeen.set(server.name, node);
-      node.dataset.attempts = "0";
       log.append(node);
     }
-    if (server.state === "retrying" || server.state === "failed") node.dataset.attempts = String(Number(node.dataset.attempts) + 1);
-    if (server.error) node.dataset.error = String(server.error);
-    const attempts = Number(node.dataset.attempts);
-    const why = server.state === "needs-auth" ? "waits for your approval in the browser" : `${MCP_STATES[server.state] ?? server.state}${attempts > 1 ? ` (${attempts} attempts)` : ""}${node.dataset.error ? `: ${node.dataset.error}` : ""}`;
+    const attempts = Number(server.attempts) > 1 ? ` (${Number(server.attempts)} attempts)` : "";
+    const why = server.state === "needs-auth" ? "waits for your approval in the browser" : `${MCP_STATES[server.state] ?? server.state}${attempts}${server.error ? `: ${server.error}` : ""}`;
     node.className = `notice ${server.state === "ready" || server.state === "needs-auth" ? "info" : "error"} mcp-notice`;
     node.textContent = `MCP server ${server.name} ${why}`;
   }

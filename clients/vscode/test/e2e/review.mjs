@@ -139,12 +139,14 @@ await runCase("review", screenshot, async (page) => {
   step("issue 31, item 9: the user types into the file during a review, then accepts: the card says conflict, not Accepted");
   await send(frame, '!tool edit {"path":"review.py","old":"line_11 = 11\\n","new":"line_11 = 110\\n"}');
   await frame.waitForSelector(".review:not(.done) > .review-hunk");
-  await openFile(page, "review.py");
-  await page.click(".editor-instance .monaco-editor .view-lines");
+  // the file's own tab (Ctrl+P would reveal the diff editor, whose left side is the file)
+  await page.locator(".tabs-container .tab .label-name").filter({ hasText: /^review\.py$/ }).first().click();
+  await page.locator(".editor-instance .monaco-editor .view-lines").filter({ visible: true }).first().click();
   await page.keyboard.press("Control+End");
   await page.keyboard.type("# typed during the review\n");
+  check((await editorText(page)).includes("# typed during the review"), "the typed line is not in review.py");
   await frame.locator(".review:not(.done) button.review-acceptAll").click();
-  await frame.waitForSelector("#send:not([disabled])");
+  await frame.waitForSelector("body:not(.busy)");
   const decision = await frame.locator(".review.done .review-decision").last().textContent();
   check(/conflict/.test(decision) && !/^Accepted/.test(decision), `the card says: ${decision}`);
   check(!fs.readFileSync(FILE, "utf8").includes("line_11 = 110"), "the conflicted change reached the disk");

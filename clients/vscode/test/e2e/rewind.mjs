@@ -33,7 +33,8 @@ async function acceptInChat(frame) {
 
 /** Elelem: Undo Last Turn, then the modal's "Restore" (its text checked by `said`). */
 async function undoLastTurn(page, frame, said, shot) {
-  const before = await frame.locator(".notice.info").count();
+  const rewound = () => [...document.querySelectorAll(".notice.info")].filter((x) => /Rewound to before turn \d+/.test(x.textContent)).length;
+  const before = await frame.evaluate(rewound);
   await runCommand(page, "Elelem: Undo Last Turn");
   const dialog = page.locator(".monaco-dialog-box");
   await dialog.waitFor();
@@ -41,8 +42,7 @@ async function undoLastTurn(page, frame, said, shot) {
   said(text);
   if (shot) await page.screenshot({ path: shot });
   await dialog.locator(".monaco-button").filter({ hasText: /^Restore$/ }).first().click();
-  await frame.waitForFunction((n) => [...document.querySelectorAll(".notice.info")].length > n
-    && [...document.querySelectorAll(".notice.info")].some((x) => /Rewound to before turn \d+/.test(x.textContent)), before);
+  await frame.waitForFunction((n) => [...document.querySelectorAll(".notice.info")].filter((x) => /Rewound to before turn \d+/.test(x.textContent)).length > n, before);
   await page.waitForTimeout(500);
 }
 
