@@ -428,9 +428,11 @@ export class Chat implements vscode.Disposable {
 
   private edited(turnId: unknown, path: unknown, before: string, after: string): void {
     if (typeof turnId !== "number" || typeof path !== "string") return;
-    // Bounded: a huge text is not kept (a rewind then reloads that document from the disk alone).
-    if (before.length + after.length > 16_000_000 || this.appliedEdits.size > 200) return;
+    // Bounded: a huge text is not kept (a rewind then reloads that document from the disk
+    // alone), and only the last 50 turns' changes are.
+    if (before.length + after.length > 16_000_000) return;
     if (!this.appliedEdits.has(turnId)) this.appliedEdits.set(turnId, []);
+    while (this.appliedEdits.size > 50) this.appliedEdits.delete(Math.min(...this.appliedEdits.keys()));
     this.appliedEdits.get(turnId)!.push({ path, before, after });
   }
 
@@ -660,7 +662,8 @@ export class Chat implements vscode.Disposable {
    * questions, and all with the setting off, use VS Code's input box or quick pick.
    */
   private async ask(params: AskParams, token: CancellationToken): Promise<{ text: string } | null> {
-    const inChat = params.kind === "permission" && vscode.workspace.getConfiguration("elelem").get<boolean>("askInChat", true);
+    // With no chat view to show it in (never opened), the quick pick asks instead.
+    const inChat = params.kind === "permission" && this.view !== undefined && vscode.workspace.getConfiguration("elelem").get<boolean>("askInChat", true);
     const askId = this.nextAsk++;
     this.show({
       type: "ask",

@@ -140,7 +140,7 @@ await runCase("review", screenshot, async (page) => {
   await send(frame, '!tool edit {"path":"review.py","old":"line_11 = 11\\n","new":"line_11 = 110\\n"}');
   await frame.waitForSelector(".review:not(.done) > .review-hunk");
   // the file's own tab (Ctrl+P would reveal the diff editor, whose left side is the file)
-  await page.locator(".tabs-container .tab .label-name").filter({ hasText: /^review\.py$/ }).first().click();
+  await page.locator(".tabs-container .tab").filter({ hasText: "review.py" }).filter({ hasNotText: "Elelem" }).first().click();
   await page.locator(".editor-instance .monaco-editor .view-lines").filter({ visible: true }).first().click();
   await page.keyboard.press("Control+End");
   await page.keyboard.type("# typed during the review\n");

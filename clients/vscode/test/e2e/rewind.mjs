@@ -91,6 +91,7 @@ await runCase("rewind", screenshot, async (page) => {
   await editorShows(page, mine, "after Undo with the user's unsaved edit");
   check(fs.readFileSync(FILE, "utf8") === ORIGINAL, `the disk: ${JSON.stringify(fs.readFileSync(FILE, "utf8"))}`);
   check((await page.locator(".tab.active.dirty").count()) === 1, "the user's edit is no longer unsaved");
+  await page.screenshot({ path: path.join(path.dirname(screenshot), "undo.png") });
 
   step("issue 31, item 11: Open Session… with only this session stored says so");
   await runCommand(page, "Elelem: Open Session");
