@@ -6,7 +6,8 @@ import { CancellationToken } from "vscode-jsonrpc/node";
 import { Completion } from "./completion";
 import { mcpServers, readSettings } from "./config";
 import { Daemon, ExitInfo } from "./daemon";
-import { askUser, bridge, permissionChoices } from "./input";
+import { bridge } from "./input";
+import { Questions } from "./questions";
 import { Landed, propose, readFile, readTextFile, writeTextFile } from "./files";
 import { Reviews } from "./review";
 import { AppliedEdit, CheckpointTurn, checkpoints, rewindTurn } from "./rewind";
@@ -63,9 +64,10 @@ export class Chat implements vscode.Disposable {
   private readonly reviews: Reviews;
   private readonly editorState: EditorStateSender;
   private readonly contextEdits = new ContextEdits();
-  /** In-chat questions waiting for a button (`elelem.askInChat`), by id. */
-  private readonly asks = new Map<number, (answer: string | undefined) => void>();
-  private nextAsk = 1;
+  private readonly questions = new Questions(
+    (message) => this.show(message),
+    () => this.view !== undefined,
+  );
   /** The MCP servers' latest states (`event/mcp`), for a header redrawn after a rewind. */
   private mcp?: SessionInfo["mcp"];
   /** The changes each turn applied to documents (the text before and after): a rewind takes them out of the buffers. */
@@ -166,7 +168,7 @@ export class Chat implements vscode.Disposable {
       case "rewind":
         return this.rewind(Number(message.turnId)).catch((error) => this.failed(error));
       case "askAnswer":
-        return this.answered(Number(message.askId), String(message.answer ?? ""));
+        return this.questions.answered(Number(message.askId), String(message.answer ?? ""));
       case "review":
         return this.reviews.act(
           Number(message.reviewId),
@@ -656,42 +658,10 @@ export class Chat implements vscode.Disposable {
     this.show({ ...rest, type: name });
   }
 
-  /**
-   * `input/ask`. A permission question is asked in the chat (`elelem.askInChat`, the
-   * default): buttons in the waiting tool call's card, nothing takes the keyboard. Other
-   * questions, and all with the setting off, use VS Code's input box or quick pick.
-   */
+  /** `input/ask`: in the chat's card (a permission question) or a quick pick (questions.ts). */
   private async ask(params: AskParams, token: CancellationToken): Promise<{ text: string } | null> {
-    // With no chat view to show it in (never opened), the quick pick asks instead.
-    const inChat = params.kind === "permission" && this.view !== undefined && vscode.workspace.getConfiguration("elelem").get<boolean>("askInChat", true);
-    const askId = this.nextAsk++;
-    this.show({
-      type: "ask",
-      askId,
-      prompt: params.prompt,
-      kind: params.kind ?? "question",
-      tool: params.tool,
-      ...(inChat ? { choices: permissionChoices(params) } : {}),
-    });
-    let answer: string | undefined;
-    if (inChat) {
-      answer = await new Promise<string | undefined>((resolve) => {
-        const cancelled = token.onCancellationRequested(() => resolve(undefined));
-        this.asks.set(askId, (text) => {
-          cancelled.dispose();
-          resolve(text);
-        });
-        if (token.isCancellationRequested) resolve(undefined);
-      });
-      this.asks.delete(askId);
-    } else answer = await askUser(params, token);
-    this.show({ type: "answer", askId, text: answer ?? null });
+    const answer = await this.questions.ask(params, token);
     return answer === undefined ? null : { text: answer };
-  }
-
-  /** A button of an in-chat question: only one of the choices it offered, once. */
-  private answered(askId: number, answer: string): void {
-    this.asks.get(askId)?.(answer);
   }
 
   private exited(info: ExitInfo): void {

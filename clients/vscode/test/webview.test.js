@@ -616,7 +616,7 @@ test("a failing MCP server is one line in the chat, updated in place, never insi
   await page.waitForSelector(".notice.mcp-notice.error");
   const lines = await page.locator(".notice.mcp-notice").allTextContents();
   assert.deepEqual(lines, ["MCP server broken failed (6 attempts): exited with code 6"]);
-  assert.equal(await page.locator(".turn.assistant .markdown").last().textContent(), "streaming on.\n".trim());
+  await page.waitForFunction(() => [...document.querySelectorAll(".turn.assistant .markdown")].at(-1)?.textContent.trim() === "streaming on.");
   assert.deepEqual(errors, []);
 });
 
