@@ -144,7 +144,10 @@ await runCase("review", screenshot, async (page) => {
   await page.locator(".editor-instance .monaco-editor .view-lines").filter({ visible: true }).first().click();
   await page.keyboard.press("Control+End");
   await page.keyboard.type("# typed during the review\n");
-  check((await editorText(page)).includes("# typed during the review"), "the typed line is not in review.py");
+  for (let i = 0; !(await editorText(page)).includes("# typed during the review"); i++) {
+    check(i < 40, "the typed line is not in review.py");
+    await page.waitForTimeout(250);
+  }
   await frame.locator(".review:not(.done) button.review-acceptAll").click();
   await frame.waitForSelector("body:not(.busy)");
   const decision = await frame.locator(".review.done .review-decision").last().textContent();
