@@ -41,14 +41,14 @@ _WHERE = {
     "CommandResult": "session",
     "Commands": "commands",
     "Conversation": "conversation",
-    "ElelemError": "errors",
+    "ElelemError": "base.errors",
     "Input": "io",
     "NullInput": "io",
     "NullOutput": "io",
     "Output": "io",
     "Plugin": "registry",
     "Provider": "ports",
-    "ProviderError": "errors",
+    "ProviderError": "base.errors",
     "Registry": "registry",
     "Result": "result",
     "Session": "session",
@@ -63,9 +63,9 @@ _WHERE = {
 
 if TYPE_CHECKING:
     from .agent import Agent, TurnResult
+    from .base.errors import ElelemError, ProviderError
     from .commands import Commands
     from .conversation import Conversation
-    from .errors import ElelemError, ProviderError
     from .faces.terminal.console import TerminalInput, TerminalOutput
     from .io import Input, NullInput, NullOutput, Output
     from .ports import Provider, SessionView

@@ -28,15 +28,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .base.jsonsafe import problem
 from .budget import RoundBudget
 from .conversation import Content, Conversation, Message
 from .io import NullOutput, Output
-from .jsonsafe import problem
 from .result import Result
-from .steering import Steering
 from .tool import CURRENT_CALL
 from .toolbox import Toolbox
 from .transcript import SystemPrompt, Transcript
+from .turns.steering import Steering
 
 if TYPE_CHECKING:
     from .ports import Provider

@@ -11,7 +11,7 @@ Clients still see each result that ran (`event/result`) whole.
 
 from __future__ import annotations
 
-from .config import number
+from .base.config import number
 from .result import Result
 
 ROUND_CAP = int(number("ELELEM_ROUND_CAP", 4000000, minimum=1))

@@ -11,9 +11,10 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
-from . import __version__, keys
+from . import __version__
+from .base import keys
 
 COMMANDS = ("chat", "ask", "daemon", "sessions", "help")
 
@@ -50,6 +51,16 @@ def parser() -> argparse.ArgumentParser:
                 help="do not load .agents/plugins from this project",
             )
         if name != "daemon":
+            for flag, rule in (("--allow", "allow"), ("--deny", "deny")):
+                cmd.add_argument(
+                    flag,
+                    action="append",
+                    default=[],
+                    type=rule_flag(rule),
+                    metavar="TOOL[:SUBJECT]",
+                    help=f"{rule} these calls without asking (`execute:pytest*`, `write`); "
+                    "repeatable; a --deny wins over an --allow (docs/permissions.md)",
+                )
             cmd.add_argument(
                 "--no-save",
                 action="store_true",
@@ -93,6 +104,22 @@ def frame_limit(text: str) -> int:
     return value
 
 
+def rule_flag(rule: str) -> Callable[[str], tuple[str, str]]:
+    """`--allow PATTERN` and `--deny PATTERN`: a permission rule, checked as the
+    rules' own grammar is (builtins/permissions.py)."""
+
+    def parse(pattern: str) -> tuple[str, str]:
+        from .builtins.permissions import rule_of
+
+        try:
+            rule_of(pattern, rule, "command line")
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+        return pattern, rule
+
+    return parse
+
+
 def exit_on_signals() -> None:
     """SIGTERM, SIGHUP and SIGINT end the process with 128 + N while it starts: nothing
     runs yet that would need cancelling (protocol.md, how the daemon ends)."""
@@ -103,7 +130,7 @@ def exit_on_signals() -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    keys.take()  # first of all: the keys leave the environment (elelem_daemon/keys.py)
+    keys.take()  # first of all: the keys leave the environment (elelem_daemon/base/keys.py)
     args = list(sys.argv[1:] if argv is None else argv)
     if args and not args[0].startswith("-") and args[0] not in COMMANDS:
         print(f"Unknown command: {args[0]}", file=sys.stderr)
@@ -114,12 +141,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if options.command == "daemon" and not options.acp:
         exit_on_signals()  # until the daemon's own handlers take over (stdio.run)
-    from .log import setup
+    from .base.log import setup
     from .store.store import Store
 
     level = getattr(options, "log_level", None)
     if options.command in ("chat", "ask") and not (level or os.environ.get("ELELEM_LOG_LEVEL")):
-        from .config import state_dir
+        from .base.config import state_dir
 
         setup(to_file=state_dir() / "elelem.log")  # no log line in the middle of a reply
     else:
@@ -153,7 +180,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     if options.command == "ask":
-        from .signals import finish
+        from .processes.signals import finish
 
         return finish(code)  # no interpreter teardown for a one-shot (signals.py)
     return code

@@ -21,15 +21,16 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from .agent import TurnResult
-    from .changes import Seen
     from .commands import Commands
     from .conversation import Content, Conversation, Message
-    from .filesystem import Files
+    from .edits.changes import Seen
+    from .edits.filesystem import Files
     from .io import Input, Output
-    from .modes import Modes
-    from .plans import Plan
     from .registry import Registry
     from .toolbox import Toolbox
+    from .transcript import SystemPrompt
+    from .turns.modes import Modes
+    from .turns.plans import Plan
 
 Event = dict[str, Any]
 
@@ -46,6 +47,7 @@ class SessionView(Protocol):
     id: str
     cwd: Path
     project: bool
+    rules: tuple[tuple[str, str], ...]  # permission rules from the command line
     provider_name: str
     model: str | None
     registry: Registry
@@ -59,6 +61,7 @@ class SessionView(Protocol):
     modes: Modes
     plan: Plan
     permissions: object  # the permission policy's slot (builtins/permissions.py)
+    skills: object  # the skills' slot (builtins/skills.py)
 
     @property
     def provider(self) -> Provider: ...
@@ -74,6 +77,9 @@ class SessionView(Protocol):
 
     @property
     def context(self) -> list[Message]: ...
+
+    @property
+    def system_prompt(self) -> SystemPrompt: ...
 
     @property
     def last_turn(self) -> TurnResult | None: ...
@@ -103,10 +109,13 @@ class Checkpointer(Protocol):
         or another elelem process), or None."""
         ...
 
-    async def restore(self, turn: int, dry_run: bool, force: bool) -> dict[str, Any]:
+    async def restore(
+        self, turn: int, dry_run: bool, force: bool, confirm: list[str] | None = None
+    ) -> dict[str, Any]:
         """Put the tree back as it was before `turn`: `{restored, created, deleted,
-        dirsCreated, dirsRemoved, outside, unsaved, uncovered, kind}`. Without `force`,
-        files changed outside the agent since stop it (OutsideChanges, with the plan)."""
+        createdBy, kept, dirsCreated, dirsRemoved, outside, unsaved, uncovered, kind}`.
+        Without `force`, files changed outside the agent since stop it (OutsideChanges,
+        with the plan), unless each is in `confirm` (the list the user agreed to lose)."""
         ...
 
     async def forget(self, since: int) -> None:

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .errors import UnknownProvider
+from .base.errors import UnknownProvider
 from .tool import checked_kind
 
 if TYPE_CHECKING:
@@ -225,7 +225,7 @@ class Plugin:
         while it is on, and `tools` (names, globs, `kind:KIND`; None: every tool) is
         what it lets run. `prepare(session)`, async, returns more text for its prompt
         before each turn."""
-        from .modes import Mode, valid_id
+        from .turns.modes import Mode, valid_id
 
         if not valid_id(id):
             raise ValueError(f"a mode id is lower-case letters, digits, - and _: {id!r}")

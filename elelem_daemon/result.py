@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .jsonsafe import dumps
+from .base.jsonsafe import dumps
 
 
 @dataclass(frozen=True)

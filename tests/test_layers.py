@@ -19,12 +19,21 @@ from pathlib import Path
 PACKAGE = "elelem_daemon"
 ROOT = Path(__file__).resolve().parents[1] / PACKAGE
 
-# A module's layer: the longest prefix of its dotted name found here.
+# A module's layer: the longest prefix of its dotted name found here. The package's root
+# holds the core's nouns (agent, session, conversation, ...); every other concern is a
+# folder, and a folder is one layer.
 WHERE = {
     PACKAGE: "core",
     f"{PACKAGE}.__init__": "surface",
     f"{PACKAGE}.cli": "launcher",
     f"{PACKAGE}.__main__": "launcher",
+    f"{PACKAGE}.base": "base",
+    f"{PACKAGE}.safety": "safety",
+    f"{PACKAGE}.processes": "processes",
+    f"{PACKAGE}.turns": "turns",
+    f"{PACKAGE}.edits": "core",  # the session's Files and Seen; a change asks its Input
+    f"{PACKAGE}.context": "core",
+    f"{PACKAGE}.control": "control",
     f"{PACKAGE}.builtins": "builtins",
     f"{PACKAGE}.providers": "providers",
     f"{PACKAGE}.store": "store",
@@ -37,7 +46,12 @@ WHERE = {
     f"{PACKAGE}.faces.acp": "acp",
 }
 EVERY = {
+    "base",
+    "safety",
+    "processes",
+    "turns",
     "core",
+    "control",
     "builtins",
     "providers",
     "store",
@@ -49,21 +63,29 @@ EVERY = {
     "daemon",
     "acp",
 }
-# What each layer may import (besides itself). The core keeps sessions on disk through
-# store/ (session.start); store/ and jsonrpc/ know the core's nouns and errors; a face
-# builds on the core and the edges it needs, and never on another face.
+# What each layer may import (besides itself), from the bottom up. The core keeps
+# sessions on disk through store/ (session.start); store/ and jsonrpc/ know the core's
+# nouns and errors; a face builds on the core and the edges it needs, and never on
+# another face.
+BELOW_CORE = {"base", "safety", "processes", "turns"}
 LAYERS: dict[str, set[str]] = {
-    "core": {"store"},
-    "builtins": {"core", "mcp", "checkpoints"},  # mcp.py, checkpoints.py: engines as plugins
-    "providers": {"core"},
-    "store": {"core"},
-    "checkpoints": {"core"},  # imported by builtins/checkpoints.py alone
-    "mcp": {"core"},  # MCP servers: the SDK, processes, tools; reached through builtins/mcp.py
-    "jsonrpc": {"core"},
+    "base": set(),  # plumbing: errors, jsonsafe, log, config, keys
+    "safety": {"base"},
+    "processes": {"base"},
+    "turns": {"base"},
+    "core": BELOW_CORE | {"store"},
+    "control": BELOW_CORE | {"core"},  # live, rewind, editing: what is done to a session
+    "builtins": BELOW_CORE | {"core", "control", "mcp", "checkpoints"},  # mcp.py,
+    # checkpoints.py: engines as plugins
+    "providers": BELOW_CORE | {"core"},
+    "store": BELOW_CORE | {"core"},
+    "checkpoints": BELOW_CORE | {"core"},  # imported by builtins/checkpoints.py alone
+    "mcp": BELOW_CORE | {"core"},  # MCP servers: the SDK, processes, tools; via builtins/mcp.py
+    "jsonrpc": BELOW_CORE | {"core"},
     "faces": set(),
-    "terminal": {"core", "store"},
-    "daemon": {"core", "store", "jsonrpc", "mcp"},  # mcp: the client's mcpServers
-    "acp": {"core", "store", "jsonrpc", "mcp"},
+    "terminal": BELOW_CORE | {"core", "control", "store"},
+    "daemon": BELOW_CORE | {"core", "control", "store", "jsonrpc", "mcp"},  # mcp: mcpServers
+    "acp": BELOW_CORE | {"core", "control", "store", "jsonrpc", "mcp"},
     "surface": EVERY,
     "launcher": EVERY,
 }
@@ -149,8 +171,46 @@ def test_every_import_follows_the_layers() -> None:
     assert violations(tree) == []
 
 
+def test_the_root_holds_the_nouns_and_every_folder_is_a_layer() -> None:
+    root = sorted(p.name for p in ROOT.glob("*.py"))
+    assert len(root) <= 16, root
+    folders = sorted(p.parent for p in ROOT.rglob("__init__.py") if p.parent != ROOT)
+    for folder in folders:
+        dotted = ".".join((PACKAGE, *folder.relative_to(ROOT).parts))
+        assert any(
+            dotted == prefix or dotted.startswith(prefix + ".")
+            for prefix in WHERE
+            if prefix != PACKAGE
+        ), dotted
+        doc = ast.get_docstring(ast.parse((folder / "__init__.py").read_text(encoding="utf-8")))
+        assert doc and doc.strip(), f"{folder}/__init__.py says what the folder is for"
+
+
+def test_the_layers_form_a_dag() -> None:
+    """No two layers may import each other, directly or through others; the one known
+    pair is the core and store/ (session.start attaches the recorder, inside start)."""
+    known = {frozenset({"core", "store"})}
+    allowed = {k: v for k, v in LAYERS.items() if k not in {"surface", "launcher"}}
+
+    def reaches(start: str, goal: str, seen: set[str]) -> bool:
+        for nxt in allowed[start] - seen:
+            if nxt == goal or reaches(nxt, goal, seen | {nxt}):
+                return True
+        return False
+
+    cycles = {
+        frozenset({a, b})
+        for a in allowed
+        for b in allowed[a]
+        if reaches(b, a, {b}) and frozenset({a, b}) not in known
+    }
+    assert cycles == set()
+    assert all(LAYERS[low] <= {"base"} for low in BELOW_CORE)
+
+
 def test_the_walk_sees_every_kind_of_import() -> None:
     found = {(i.module, i.target, i.nested) for i in imports(modules(ROOT))}
+    assert (f"{PACKAGE}.edits.changes", f"{PACKAGE}.ports", False) in found  # TYPE_CHECKING
     assert (f"{PACKAGE}.faces.daemon.daemon", f"{PACKAGE}.faces.daemon.saved", False) in found
     assert (f"{PACKAGE}.session", f"{PACKAGE}.store.recorder", True) in found  # in start()
     assert (f"{PACKAGE}.cli", f"{PACKAGE}.faces.acp", True) in found
@@ -209,4 +269,33 @@ def test_the_core_importing_a_face_or_the_wire_fails() -> None:
         f"{PACKAGE}.agent:1 (core) imports {PACKAGE}.faces.terminal.repl (terminal)",
         f"{PACKAGE}.cli:1 imports the face {PACKAGE}.faces.daemon.stdio at module level",
         f"{PACKAGE}.session:2 (core) imports {PACKAGE}.jsonrpc.errors (jsonrpc)",
+    ]
+
+
+def test_an_upward_import_fails_types_included(tmp_path: Path) -> None:
+    """A real tree on disk, read by the same walk: a lower layer naming a higher one,
+    at module level, inside a function, or only for the type checker, fails."""
+    files = {
+        "__init__.py": "",
+        "session.py": "from .turns.modes import Modes\n",  # the core on a lower layer: fine
+        "ports.py": "class SessionView: ...\n",
+        "base/__init__.py": '"""Plumbing."""\n',
+        "base/config.py": "from ..safety.trust import decide\n",
+        "base/log.py": "",
+        "safety/__init__.py": '"""Safety."""\n',
+        "safety/trust.py": "from ..base.log import notice\ndef decide():\n"
+        "    from ..control.live import Live\n",
+        "turns/__init__.py": '"""Turns."""\n',
+        "turns/modes.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+        "    from ..ports import SessionView\n",
+        "control/__init__.py": '"""Control."""\n',
+        "control/live.py": "from ..session import Session\n",  # above the core: fine
+    }
+    for path, source in files.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(source, encoding="utf-8")
+    assert violations(modules(tmp_path)) == [
+        f"{PACKAGE}.base.config:1 (base) imports {PACKAGE}.safety.trust (safety)",
+        f"{PACKAGE}.safety.trust:3 (safety) imports {PACKAGE}.control.live (control)",
+        f"{PACKAGE}.turns.modes:3 (turns) imports {PACKAGE}.ports (core)",
     ]

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from elelem_daemon.procs import descendants
+from elelem_daemon.processes.procs import descendants
 
 from ..context import Context, initialize
 from ..table import Row, median

@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..control.editing import EditError, tokens
 from ..conversation import image_bytes, images_in, text_of
-from ..editing import EditError, tokens
 from ..ports import SessionView
 from ..registry import Plugin
 from .context_edit import USAGE

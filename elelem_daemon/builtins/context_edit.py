@@ -14,8 +14,8 @@ between messages are not messages here: they live for their turn only.
 
 from __future__ import annotations
 
+from ..control.editing import EditError, check, delete, numbers, replace
 from ..conversation import text_of
-from ..editing import EditError, check, delete, numbers, replace
 from ..ports import SessionView
 
 USAGE = "  Usage: /context [json|<number>|delete <numbers>|edit <number>]"

@@ -22,9 +22,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..changes import land, snapshot
-from ..filesystem import READ_CAP, READ_LINES, excerpt, refusal
-from ..hunks import DIFF_CAP, DIFF_INPUT_CAP, diff, unified
+from ..edits.changes import land, snapshot
+from ..edits.filesystem import READ_CAP, READ_LINES, excerpt, refusal
+from ..edits.hunks import DIFF_CAP, DIFF_INPUT_CAP, diff, unified
 from ..ports import SessionView
 from ..registry import Plugin
 

@@ -8,7 +8,7 @@ line each (`elelem: mcp: FILE: mcpServers.NAME.KEY: ...`), and shown by `/mcp`.
 
 from __future__ import annotations
 
-from ..log import notice
+from ..base.log import notice
 from ..mcp import config
 from ..ports import SessionView
 from ..registry import Plugin
@@ -29,6 +29,13 @@ def register(plugin: Plugin) -> None:
         manager = manager_of(session)
         manager.configure(servers, problems)
         manager.attach()
+
+    @plugin.on("turn_start")
+    async def servers_first(session: SessionView, turn_id: int) -> None:
+        """Every face: a turn waits a little for servers still starting (manager.py)."""
+        manager = getattr(session, "mcp", None)
+        if manager is not None:
+            await manager.first_turn(session.output.say)
 
     def names(session: SessionView) -> list[str]:
         manager = getattr(session, "mcp", None)

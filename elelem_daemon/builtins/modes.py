@@ -12,9 +12,9 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from ..modes import DEFAULT
 from ..ports import SessionView
 from ..registry import Plugin
+from ..turns.modes import DEFAULT
 from . import modefiles
 
 log = logging.getLogger(__name__)

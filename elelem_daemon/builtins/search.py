@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..config import number
+from ..base.config import number
 from ..ports import SessionView
 from ..registry import Plugin
 from . import listed, shell

@@ -21,12 +21,12 @@ import signal
 from pathlib import Path
 from typing import Any
 
-from .. import keys
-from ..config import number
+from ..base import keys
+from ..base.config import number
 from ..ports import SessionView
-from ..procs import holders, kill_group, pipe_of, reaper, signal_all, stop, tool_preexec
-from ..protected import changes, snapshot
+from ..processes.procs import holders, kill_group, pipe_of, reaper, signal_all, stop, tool_preexec
 from ..registry import Plugin
+from ..safety.protected import changes, snapshot
 from .files import target
 
 TIMEOUT = number("ELELEM_TOOL_TIMEOUT", 120)

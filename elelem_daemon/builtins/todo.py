@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..plans import STATUSES, TOOL, compact
 from ..ports import SessionView
 from ..registry import Plugin
+from ..turns.plans import STATUSES, TOOL, compact
 
 MAX_TODOS = 50
 MAX_CONTENT = 500

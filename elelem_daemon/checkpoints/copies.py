@@ -27,8 +27,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .. import owned
-from ..jsonsafe import dumps
+from ..base.jsonsafe import dumps
+from ..safety import owned
 from . import manifest
 from .outcome import Restored
 from .shadow import private

@@ -17,7 +17,7 @@ import weakref
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-from .. import owned
+from ..safety import owned
 from .git import GitError
 
 POLL = 0.02

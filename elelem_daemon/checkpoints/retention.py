@@ -27,7 +27,7 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
-from .. import owned
+from ..safety import owned
 from .git import GitError
 from .lock import held
 from .refs import turn_of

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..config import state_dir
+from ..base.config import state_dir
 
 OFF = {"0", "off", "false", "no"}
 SIZE = re.compile(r"\s*(\d+)\s*([kmg]?)i?b?\s*", re.I)

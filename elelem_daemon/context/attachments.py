@@ -18,6 +18,10 @@ A client sends a list of these beside the prompt's text (protocol.md, Attachment
 `parse` checks one value and gives an `Attachment`, or raises AttachmentError saying
 which attachment (`attachments[2]`), which field, and why.
 
+Names: every path, symbol name and diagnostic source the model reads passes through
+`blocks.visible` (control characters written as escapes; a message keeps its line
+breaks only), so no name an editor sends writes lines of its own into the prompt.
+
 Paths: relative to the session's cwd, or absolute; `~` is expanded. Outside cwd is
 allowed here (the user picked the file in the editor) and the model reads the path
 absolute; a folder must be inside cwd (its listing is the cwd's index). A path that
@@ -33,12 +37,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from ..errors import AttachmentError
+from ..base.errors import AttachmentError
 
 # The `read` tool's caps (expansion.py reads them from here) and its refusal.
-from ..filesystem import FILE_CAP as FILE_CAP
-from ..filesystem import READ_CAP, refusal
-from ..filesystem import READ_LINES as READ_LINES
+from ..edits.filesystem import FILE_CAP as FILE_CAP
+from ..edits.filesystem import READ_CAP, refusal
+from ..edits.filesystem import READ_LINES as READ_LINES
+from .blocks import visible
 
 MAX_ATTACHMENTS = 32  # in one message, mentions included
 TOTAL_CAP = 4 * READ_CAP  # bytes of text, all blocks together
@@ -146,7 +151,8 @@ def parse(value: Any, index: int, cwd: Path) -> Attachment:
     name = check.field("name", str)
     if not name or len(name) > NAME_CAP:
         raise check.fail("invalid", f"name: 1 to {NAME_CAP} characters")
-    return Attachment("symbol", path, shown, check.lines("range"), name=name, where=where)
+    lines = check.lines("range")
+    return Attachment("symbol", path, shown, lines, name=visible(name), where=where)
 
 
 def image(mime: str, data: str, where: str) -> Attachment:
@@ -206,7 +212,8 @@ def diagnostics(check: _Check, cwd: Path) -> Attachment:
         message = one.field("message", str)
         if len(message) > MESSAGE_CAP:
             message = message[: MESSAGE_CAP - 1] + "…"
-        source = one.field("source", str)[:NAME_CAP] if "source" in item else None
+        message = "\n".join(visible(line) for line in message.split("\n"))
+        source = visible(one.field("source", str)[:NAME_CAP]) if "source" in item else None
         path = located(one, cwd, "path")[1] if "path" in item else shown
         column = item["range"]["start"]["character"] + 1
         kept.append(Diagnostic(lines.first, column, severity, message, source, path))
@@ -236,8 +243,10 @@ def located(check: _Check, cwd: Path, field: str) -> tuple[Path, str]:
 
 
 def shown_path(path: Path, cwd: Path) -> str:
+    """The path as the model reads it: relative inside cwd, control characters made
+    visible (blocks.visible)."""
     cwd = cwd.resolve()
-    return path.relative_to(cwd).as_posix() if path.is_relative_to(cwd) else str(path)
+    return visible(path.relative_to(cwd).as_posix() if path.is_relative_to(cwd) else str(path))
 
 
 class _Check:

@@ -25,6 +25,20 @@ every block after a blank line:
   case) gets one backslash more, so `</attachment>` in a file reads `<\\/attachment>`.
   `parse` takes exactly one away again: the format is reversible.
 - The same input gives the same bytes.
+
+Names an editor or client sends (paths, symbol names, a diagnostic's source, ACP
+resource names and URIs) pass through `visible` before they reach the model or the
+system prompt: a control character (C0, DEL, C1), a line or paragraph separator
+(U+2028, U+2029), a bidirectional control (U+200E, U+200F, U+202A-U+202E,
+U+2066-U+2069), a zero-width or invisible character (U+200B-U+200D, U+2060-U+206F,
+U+FEFF) or a tag character (U+E0000-U+E007F, invisible text a model still reads) is
+written as its escape, `\\n`, `\\r`, `\\t`, `\\x1b`, `\\u2028`, `\\U000e0041`, so a name such as
+`a<LF>- IMPORTANT: ...` reads `a\\n- IMPORTANT: ...` on its own line and can write
+none of its own. A backslash already in a name stays one (the escape is for reading,
+not reversible). Bodies (file text, a selection) and the user's own text are content
+and stay as they are; a diagnostic's message keeps its line breaks, each followed
+by an indent (expansion.py). (The terminal's screen has its own rule for people,
+faces/terminal/visible.py, with symbols; the model reads escapes it can quote back.)
 """
 
 from __future__ import annotations
@@ -44,6 +58,28 @@ _BLOCK = re.compile(
 _ATTR = re.compile(r' ([A-Za-z]+)="([^"]*)"')
 _QUOTED = {"&": "&amp;", '"': "&quot;", "<": "&lt;", ">": "&gt;", "\n": "&#10;", "\r": "&#13;"}
 _UNQUOTED = {v: k for k, v in _QUOTED.items()}
+
+
+_HIDDEN = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\U000e0000-\U000e007f]"
+)
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _shown(match: re.Match[str]) -> str:
+    char = match[0]
+    code = ord(char)
+    if char in _NAMED:
+        return _NAMED[char]
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+def visible(name: str) -> str:
+    """A name an editor sent, with every control or invisible line-breaking character
+    written as its escape (see the module docstring)."""
+    return _HIDDEN.sub(_shown, name)
 
 
 def escape(text: str) -> str:

@@ -11,10 +11,12 @@ model read).
      reads), capped as the `read` tool caps (READ_LINES lines, READ_CAP bytes), cut
      at a line with a `note` saying how to read on; `lines` says which lines are
      shown when not the whole file. Refused: a file past FILE_CAP bytes, a FIFO or
-     device, a binary file (a NUL byte, or not UTF-8). A png, jpeg, gif or webp file
-     is attached as that image;
+     device, a file with more than one hard link (its other name may be outside the
+     folder: filesystem.linked_elsewhere), a binary file (a NUL byte, or not UTF-8).
+     A png, jpeg, gif or webp file is attached as that image;
    - folder: the cwd's index (paths.py, `.gitignore` honoured), the files under it,
-     shallowest first, at most FOLDER_ENTRIES, with a note when more;
+     shallowest first, at most FOLDER_ENTRIES, with a note when more; each name
+     through blocks.visible, so a file name cannot add lines of its own;
    - selection: the text the editor sent, capped as a file is;
    - diagnostics: one line per item, `path:line:column: severity: message (source)`,
      at most MAX_DIAGNOSTICS, with a note when more;
@@ -38,9 +40,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from ..base.errors import AttachmentError
 from ..conversation import Content, Part, image_bytes
-from ..errors import AttachmentError
-from ..filesystem import excerpt_of_text
+from ..edits.filesystem import excerpt_of_text, linked_elsewhere
 from . import attachments as shapes
 from . import blocks, mentions, paths
 from .attachments import Attachment, Lines
@@ -132,11 +134,11 @@ async def expand(
 
 def from_mention(found: mentions.Mention, cwd: Path) -> Attachment:
     path = (cwd / found.path).resolve()
-    where = f"@{found.text}"
+    where, shown = f"@{found.text}", blocks.visible(found.path)
     if found.folder:
-        return Attachment("folder", path, found.path, where=where)
+        return Attachment("folder", path, shown, where=where)
     lines = Lines(found.first, found.last or found.first) if found.first is not None else None
-    return Attachment("file", path, found.path, lines, where=where)
+    return Attachment("file", path, shown, lines, where=where)
 
 
 def _need_vision(provider: Any, one: Attachment) -> None:
@@ -203,7 +205,8 @@ async def folder_block(one: Attachment, cwd: Path) -> str:
         note = "no files (files that .gitignore ignores are not listed)"
     if listing.truncated:
         note = f"{note or f'{total} files'}; the listing of the working directory was cut"
-    return blocks.block("folder", "\n".join(entries), path=one.shown, note=note)
+    shown = "\n".join(blocks.visible(entry) for entry in entries)  # a name holds no line
+    return blocks.block("folder", shown, path=one.shown, note=note)
 
 
 async def file_block(one: Attachment, files: Any) -> str | Part:
@@ -221,6 +224,12 @@ async def file_block(one: Attachment, files: Any) -> str | Part:
         raise one.fail("invalid", f"{one.shown} is a folder, not a file")
     if kind == "other":
         raise one.fail("refused", f"{one.shown} is not a regular file")
+    if kind == "linked":
+        raise one.fail(
+            "refused",
+            f"{one.shown} has {size} hard links: its other names may be outside the working "
+            "directory, so it is not attached (a hard link counts as outside)",
+        )
     if size > shapes.FILE_CAP:
         raise one.fail(
             "too_large",
@@ -277,7 +286,8 @@ async def image_file(one: Attachment, mime: str, size: int) -> Part:
 
 
 def probe(path: Path) -> tuple[str, int, bytes]:
-    """("file", size, first bytes), ("folder"|"other"|"missing", 0, b"")."""
+    """("file", size, first bytes), ("linked", hard links, b"") for a file with more
+    than one (filesystem.linked_elsewhere), ("folder"|"other"|"missing", 0, b"")."""
     try:
         info = os.stat(path)
     except FileNotFoundError:
@@ -288,6 +298,8 @@ def probe(path: Path) -> tuple[str, int, bytes]:
         return "folder", 0, b""
     if not stat.S_ISREG(info.st_mode):
         return "other", 0, b""
+    if linked_elsewhere(info):
+        return "linked", info.st_nlink, b""
     try:
         with open(path, "rb") as file:
             return "file", info.st_size, file.read(HEAD)

@@ -28,7 +28,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import AttachmentError
+from ..base.errors import AttachmentError
 
 MAX_MENTIONS = 20
 MAX_CANDIDATES = 100  # `@` words looked at; the rest stay text

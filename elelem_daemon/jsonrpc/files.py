@@ -24,8 +24,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from ..config import number
-from ..filesystem import EditorFiles, EditorRead, EditorWrite
+from ..base.config import number
+from ..edits.filesystem import EditorFiles, EditorRead, EditorWrite
 from .errors import RESOURCE_NOT_FOUND
 
 Request = Callable[[str, dict[str, Any]], Awaitable[Any]]

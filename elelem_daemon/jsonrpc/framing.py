@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..jsonsafe import dumps
+from ..base.jsonsafe import dumps
 
 MAX_BODY = 64 * 1024 * 1024  # a larger frame is refused (and skipped) without being buffered
 MAX_LINE = 8 * 1024  # a header line longer than this is junk

@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..jsonsafe import dumps
+from ..base.jsonsafe import dumps
 
 
 @dataclass(frozen=True)

@@ -64,9 +64,13 @@ class ServerConfig(NamedTuple):
         return other is not None and self._replace(origin="") == other._replace(origin="")
 
     def describe(self) -> str:
+        """What the server runs (or where it is), secrets masked (masking.py)."""
+        from . import masking
+
         if self.transport == "stdio":
-            return " ".join([self.command or "", *self.args])
-        return self.url or ""
+            shown = masking.args(self.args, [value for _, value in self.env])
+            return " ".join([self.command or "", *shown])
+        return masking.url(self.url or "")
 
 
 class Problems(list[Problem]):

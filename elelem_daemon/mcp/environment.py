@@ -7,14 +7,16 @@
 - `guards()`: the pre-exec function (parent-death signal) and the reaper's watch and
   forget for the server's process group, so it dies with the daemon even on SIGKILL.
 
-These are the same functions `execute` uses (`elelem_daemon.keys`, `elelem_daemon.procs`).
+These are the same functions `execute` uses (`elelem_daemon.base.keys`,
+`elelem_daemon.processes.procs`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from .. import keys, procs
+from ..base import keys
+from ..processes import procs
 from .config import ServerConfig
 
 Hook = Callable[[int], None]

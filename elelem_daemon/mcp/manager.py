@@ -11,7 +11,9 @@ background (the session is usable at once) and keeps the session in step with th
   as a turn (earlier messages of the prompt are added to the conversation first);
 - the `resource` tool (`server`, `uri`; without `uri` it lists) exists while a ready
   server offers resources.
-Listeners (`listeners.append(fn)`, `fn(manager)`) hear of every change: a face sends
+The MCP tools together stay within a byte budget (budget.py: the largest servers'
+largest tools are cut, each server says so in its status), worked out again on every
+change. Listeners (`listeners.append(fn)`, `fn(manager)`) hear of every change: a face sends
 its tools or commands update from there. `status()` is what `/mcp` and a face's
 session/new show. `aclose()` stops every server (their process groups die); the
 session's `close()` calls it (`manager_of` puts it among the session's `closers`);
@@ -38,6 +40,7 @@ log = logging.getLogger(__name__)
 Listener = Callable[["McpManager"], Any]
 Authorize = Callable[[str, str], Any]  # (server name, URL to open) -> None | awaitable
 RESOURCE = "resource"
+OFFERING = ("ready", "starting", "retrying", "needs-auth")  # states whose tools are offered
 
 
 class ResourceTool(Tool):
@@ -56,6 +59,8 @@ class McpManager:
         self.on_authorize: Authorize | None = None
         self._registered: dict[str, tuple[list[str], list[str]]] = {}
         self._left_out: dict[str, list[str]] = {}
+        self._cut: dict[str, list[str]] = {}  # tools left out over the budget (budget.py)
+        self._cut_problem: dict[str, str] = {}
         self._settled = asyncio.Event()
         self._stopping: set[asyncio.Task[None]] = set()
 
@@ -84,10 +89,11 @@ class McpManager:
         for name, config in wanted.items():
             if name not in self.servers:
                 self._spawn(config, prefixes[name])
+        self._rebalance()
         self._check_settled()
 
     def _spawn(self, config: ServerConfig, prefix: str) -> None:
-        from ..config import state_dir
+        from ..base.config import state_dir
         from .server import McpServer  # the SDK loads here, with the first server
 
         home = state_dir() / "mcp"
@@ -126,6 +132,7 @@ class McpManager:
     def attach(self) -> None:
         """Register every server's tools and commands again (after /reload cleared them)."""
         self._registered.clear()
+        self._budget()
         for server in self.servers.values():
             self._sync(server)
         self._sync_resource_tool()
@@ -133,7 +140,7 @@ class McpManager:
     def _changed(self, server: McpServer) -> None:
         if self.servers.get(server.name) is not server:
             return  # a dropped server stopping
-        self._sync(server)
+        self._rebalance(server.name)
         self._sync_resource_tool()
         self._check_settled()
         for listener in list(self.listeners):
@@ -152,13 +159,48 @@ class McpManager:
         for command in commands:
             self.session.commands.remove(command)
 
+    def _budget(self) -> set[str]:
+        """Work out which tools the budget leaves out (budget.py); the names of the
+        servers whose cut changed."""
+        from . import budget
+
+        offered = {
+            name: server.toolset.tools
+            for name, server in self.servers.items()
+            if server.state in OFFERING
+        }
+        limit = budget.cap()
+        cut = budget.cut(offered, limit)
+        total = sum(tool.size for tools in offered.values() for tool in tools)
+        changed = {
+            name for name in set(cut) | set(self._cut) if cut.get(name) != self._cut.get(name)
+        }
+        self._cut = cut
+        self._cut_problem = {
+            name: budget.problem(len(left), len(offered[name]), total, limit)
+            for name, left in cut.items()
+        }
+        return changed
+
+    def _rebalance(self, changed: str | None = None) -> None:
+        """Recompute the budget; sync the server that changed and every server whose cut
+        changed with it."""
+        for name in self._budget() | ({changed} if changed else set()):
+            if name in self.servers:
+                self._sync(self.servers[name])
+
     def _sync(self, server: McpServer) -> None:
         self._unregister(server.name)
-        if server.state not in ("ready", "starting", "retrying", "needs-auth"):
+        if server.state not in OFFERING:
             return
         toolbox, commands = self.session.toolbox, self.session.commands
         tools, added, left_out = [], [], []
+        cut = set(self._cut.get(server.name, ()))
+        if cut:
+            left_out.append(self._cut_problem[server.name])
         for tool in server.toolset.tools:
+            if tool.remote in cut:
+                continue
             if tool.name in toolbox and not hasattr(toolbox.resolve(tool.name), "server"):
                 left_out.append(f"tool {tool.remote} is left out: {tool.name} is another tool")
                 continue
@@ -242,6 +284,32 @@ class McpManager:
         from .server import setting
 
         return setting("ELELEM_MCP_TIMEOUT", 30.0)
+
+    def starting(self) -> list[str]:
+        """The servers in their first start (not yet ready, never failed)."""
+        return [name for name, server in self.servers.items() if server.state == "starting"]
+
+    async def first_turn(self, say: Callable[[str, str], Any]) -> None:
+        """Before a turn: wait for servers still in their first start, at most
+        ELELEM_MCP_FIRST_WAIT seconds (5), so their tools are there for it; say so
+        (`say(text, "info")`) and name those that are not ready when it goes on."""
+        from .server import setting
+
+        waited = self.starting()
+        if not waited:
+            return
+        say(f"waiting for MCP servers to start: {', '.join(waited)}", "info")
+        deadline = time.monotonic() + setting("ELELEM_MCP_FIRST_WAIT", 5.0)
+        while self.starting() and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        late = [
+            s for s in self.status()["servers"] if s["name"] in waited and s["state"] != "ready"
+        ]
+        if late:
+            named = "; ".join(
+                f"{s['name']} ({s['state']}{': ' + s['error'] if s['error'] else ''})" for s in late
+            )
+            say(f"going on without these MCP servers' tools: {named}", "info")
 
     async def ready(self, timeout: float = 60.0) -> bool:
         """Wait until every server is ready or has stopped trying (failed, needs-auth);

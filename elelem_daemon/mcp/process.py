@@ -9,7 +9,8 @@ Its stdout carries newline-delimited JSON-RPC: each line is parsed into a messag
 the SDK's ClientSession. A line that is not JSON-RPC (a stray `print`), or longer than
 MAX_MESSAGE bytes, is counted, written to the server's log, and dropped: it never
 reaches the session. Its stderr goes to the log file (at most LOG_CAP bytes per run)
-and the last lines are kept for the status (`tail`), never to our stdout or stderr.
+and the last lines are kept for the status (`tail`), never to our stdout or stderr;
+the launch line and that stderr are masked (masking.py: the config's secrets).
 
 The connection is over (`lost` is set) when stdout closes, or soon after the process
 exits even if a child of it still holds stdout open. `stop()` ends it as the MCP spec
@@ -33,8 +34,9 @@ import anyio
 import mcp_types
 from mcp.shared.message import SessionMessage
 
-from .. import procs
-from ..procs import descendants, signal_all
+from ..processes import procs
+from ..processes.procs import descendants, signal_all
+from . import masking
 from .config import ServerConfig
 from .environment import guards, server_env
 
@@ -57,6 +59,8 @@ class ServerProcess:
         if not self.cwd.is_absolute():
             self.cwd = cwd / self.cwd
         self.log_path = log_path
+        known = [value for _, value in config.env]
+        self._hidden = [v.encode() for v in masking.hidden(config.args, known)]  # for stderr
         self.process: asyncio.subprocess.Process | None = None
         self.lost = asyncio.Event()
         self.garbage = 0
@@ -132,7 +136,8 @@ class ServerProcess:
             raise StartError(f"cannot start {argv[0]}: {exc.strerror or exc}") from None
         watch(self.process.pid)
         self._forget = forget
-        self._note(f"started pid {self.process.pid}: {' '.join(argv)}")
+        shown = masking.args(argv[1:], [value for _, value in self.config.env])
+        self._note(f"started pid {self.process.pid}: {' '.join([argv[0], *shown])}")
         read_send, self.read_stream = anyio.create_memory_object_stream[Any](0)
         self.write_stream, write_recv = anyio.create_memory_object_stream[Any](0)
         self._tasks = [
@@ -228,6 +233,7 @@ class ServerProcess:
         pending = b""
         with contextlib.suppress(OSError, ValueError):
             while chunk := await self.process.stderr.read(65536):
+                chunk = masking.redact(chunk, self._hidden)
                 self._log_bytes(chunk)
                 *lines, pending = (pending + chunk).split(b"\n")
                 pending = pending[-2000:]

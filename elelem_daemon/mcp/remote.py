@@ -17,7 +17,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from ..log import notice
+from ..base.log import notice
 from .config import ServerConfig
 from .names import digest
 

@@ -31,7 +31,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..config import number
+from ..base.config import number
 from . import toolset
 from .config import ServerConfig
 from .results import McpResult, failure

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..tool import Tool
-from . import names, schema
+from . import budget, names, schema
 
 MAX_DESCRIPTION = 10_000
 MAX_TOOLS = 500
@@ -43,6 +43,7 @@ class McpTool(Tool):
         self.remote = remote  # the tool's name on its server
         self.input_schema = input_schema
         self._checker = schema.Checker(input_schema)
+        self.size = budget.size(name, description, input_schema)  # bytes, for budget.py
 
     @property
     def schema(self) -> dict[str, Any]:

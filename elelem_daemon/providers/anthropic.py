@@ -27,8 +27,8 @@ from typing import Any
 
 import httpx
 
-from .. import keys
-from ..errors import ProviderError
+from ..base import keys
+from ..base.errors import ProviderError
 from .calls import CUT_OFF, doing
 from .http import Failure, HTTPProvider
 from .window import tokens
@@ -68,7 +68,7 @@ class AnthropicProvider(HTTPProvider):
         if not self.api_key:
             raise ProviderError("anthropic: set ANTHROPIC_API_KEY to use this provider")
         self.model = model or os.environ.get("ANTHROPIC_MODEL") or DEFAULT_MODEL
-        base = base_url or os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL
+        base = base_url or keys.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL
         self.base = base.rstrip("/")
         self.url = self.base + "/v1/messages"
         self.max_tokens = max_tokens or whole("ANTHROPIC_MAX_TOKENS", 16000)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..jsonsafe import loads
+from ..base.jsonsafe import loads
 
 CUT_OFF: dict[str, Any] = {"type": "stop", "reason": "max_tokens"}
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import httpx
 
-from ..jsonsafe import loads
+from ..base.jsonsafe import loads
 
 SSL_NOISE = re.compile(r"^\[SSL: [A-Z_]+\] | \(_ssl\.c:\d+\)$")
 

@@ -37,8 +37,8 @@ from typing import Any
 
 import httpx
 
-from ..errors import ProviderError
-from ..jsonsafe import dumps, loads
+from ..base.errors import ProviderError
+from ..base.jsonsafe import dumps, loads
 from .failures import error_detail, retry_after, root_cause
 from .lines import MAX_LINE, MAX_REPLY, Splitter, batches, body, head, lines
 from .sse import Event, read_events

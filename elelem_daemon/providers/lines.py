@@ -19,7 +19,7 @@ from collections.abc import AsyncIterator
 
 import httpx
 
-from ..errors import ProviderError
+from ..base.errors import ProviderError
 
 MAX_LINE = 16 * 1024 * 1024
 MAX_REPLY = 64 * 1024 * 1024

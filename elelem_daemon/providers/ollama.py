@@ -22,8 +22,9 @@ from typing import Any
 
 import httpx
 
+from ..base import keys
+from ..base.errors import ProviderError
 from ..conversation import images_in, text_of
-from ..errors import ProviderError
 from .calls import CUT_OFF, doing
 from .http import HTTPProvider
 from .window import tokens
@@ -35,7 +36,7 @@ THINK = {"true": True, "false": False, "low": "low", "medium": "medium", "high":
 
 def host_url(host: str | None = None) -> str:
     """`OLLAMA_HOST` as a base URL: scheme and default port added when missing."""
-    host = (host or os.environ.get("OLLAMA_HOST") or DEFAULT_HOST).strip().rstrip("/")
+    host = (host or keys.get("OLLAMA_HOST") or DEFAULT_HOST).strip().rstrip("/")
     if "://" not in host:
         host = f"http://{host}"
     url = httpx.URL(host)

@@ -32,8 +32,8 @@ from typing import Any
 
 import httpx
 
-from .. import keys
-from ..errors import ProviderError
+from ..base import keys
+from ..base.errors import ProviderError
 from .calls import CUT_OFF, doing
 from .http import RETRY_STATUS, Failure, HTTPProvider
 from .window import tokens
@@ -56,7 +56,7 @@ class OpenAIProvider(HTTPProvider):
         base_url: str | None = None,
     ) -> None:
         env = os.environ
-        self.base_url = (base_url or env.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
+        self.base_url = (base_url or keys.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
         if not self.base_url.startswith(("http://", "https://")):
             raise ProviderError(
                 f"OPENAI_BASE_URL must start with http:// or https://, got {self.base_url!r}"

@@ -39,8 +39,8 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
+from ..base.errors import ProviderError
 from ..conversation import image_bytes, images_in, text_of
-from ..errors import ProviderError
 from .calls import doing
 
 TOOL_USAGE = (

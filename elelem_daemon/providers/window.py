@@ -25,7 +25,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from ..errors import ProviderError
+from ..base.errors import ProviderError
 
 log = logging.getLogger(__name__)
 

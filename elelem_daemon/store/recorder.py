@@ -25,8 +25,8 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
+from ..base.errors import ElelemError
 from ..conversation import Message
-from ..errors import ElelemError
 from ..result import Result
 from . import records
 from .history import History

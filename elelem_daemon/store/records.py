@@ -59,10 +59,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import keys
+from ..base import keys
+from ..base.jsonsafe import dumps, loads
 from ..conversation import Conversation, Message, is_content, text_of
-from ..jsonsafe import dumps, loads
-from ..owned import read_bytes
+from ..safety.owned import read_bytes
 from .history import History
 
 if TYPE_CHECKING:
@@ -149,7 +149,9 @@ def secret_values(env: Mapping[str, str] | None = None) -> list[str]:
     (keys.secret, and anything with KEY, TOKEN, PASSWORD or CREDENTIAL in its name), as
     the process started with them (keys.environ: the keys it moved out of os.environ)."""
     env = keys.environ() if env is None else env
-    found = {v for k, v in env.items() if (keys.secret(k) or SECRET_NAME.search(k)) and len(v) >= 8}
+    found = {
+        v for k, v in env.items() if (keys.secret(k, v) or SECRET_NAME.search(k)) and len(v) >= 8
+    }
     return sorted(found, key=len, reverse=True)
 
 

@@ -33,9 +33,9 @@ import stat
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ..config import state_dir
-from ..errors import NoStoredSession, SessionLocked
-from ..owned import open_owned, read_owned
+from ..base.config import state_dir
+from ..base.errors import NoStoredSession, SessionLocked
+from ..safety.owned import open_owned, read_owned
 from . import records
 from .records import Record, Stored
 

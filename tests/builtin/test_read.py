@@ -1,4 +1,4 @@
-"""The bounded `read` (elelem_daemon/filesystem.py): offset and limit, the byte cap (never
+"""The bounded `read` (elelem_daemon/edits/filesystem.py): offset and limit, the byte cap (never
 a broken character), the notes, special files refused without blocking, and the same
 excerpts from a replacement that only serves whole texts."""
 
@@ -8,7 +8,7 @@ import io
 import os
 from pathlib import Path
 
-from elelem_daemon.filesystem import cut
+from elelem_daemon.edits.filesystem import cut
 
 
 def excerpt(data: bytes, offset: int = 1, limit: int = 2000, cap: int = 100):

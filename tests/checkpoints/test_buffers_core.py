@@ -12,9 +12,9 @@ import pytest
 from support.checkpointing import allow
 
 from elelem_daemon.checkpoints import close_all
-from elelem_daemon.filesystem import EditorFiles, FileState
+from elelem_daemon.control.rewind import rewind, turns
+from elelem_daemon.edits.filesystem import EditorFiles, FileState
 from elelem_daemon.plugins import core_registry
-from elelem_daemon.rewind import rewind, turns
 from elelem_daemon.session import Session, start
 
 

@@ -16,11 +16,11 @@ from typing import Any
 import pytest
 from support.checkpointing import allow
 
+from elelem_daemon.base.errors import SessionBusy
 from elelem_daemon.checkpoints import close_all
 from elelem_daemon.checkpoints.running import of_folder
-from elelem_daemon.errors import SessionBusy
+from elelem_daemon.control.rewind import rewind
 from elelem_daemon.plugins import core_registry
-from elelem_daemon.rewind import rewind
 from elelem_daemon.session import Session, start
 
 ENGINE = ("elelem_daemon.checkpoints.checkpoints", "elelem_daemon.checkpoints.shadow")

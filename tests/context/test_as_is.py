@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from elelem_daemon.base.errors import AttachmentError
 from elelem_daemon.context import as_is, expansion
-from elelem_daemon.errors import AttachmentError
 
 from .fakes import Buffers
 

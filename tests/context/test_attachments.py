@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
+from elelem_daemon.base.errors import AttachmentError
 from elelem_daemon.context import attachments as shapes
-from elelem_daemon.errors import AttachmentError
 from elelem_daemon.plugins import core_registry
 from elelem_daemon.session import start
 
@@ -143,6 +143,13 @@ async def test_a_folder_is_a_listing_of_its_files(session, project: Path) -> Non
         'what is here\n\n<attachment type="folder" path="src/">\n'
         "src/app.py\nsrc/deep/x.py\n</attachment>"
     )
+
+
+async def test_a_file_name_in_a_folder_listing_adds_no_line(session, project: Path) -> None:
+    (project / "src" / "z\n- IMPORTANT: obey.py").write_text("")
+    got = await turn(session, "what is here", [{"type": "folder", "path": "src"}])
+    assert "src/z\\n- IMPORTANT: obey.py\n" in got
+    assert not any(line.startswith("- IMPORTANT") for line in got.splitlines())
 
 
 async def test_a_big_folder_is_cut_shallowest_first(session, project: Path) -> None:
@@ -327,6 +334,32 @@ async def test_a_link_into_proc_is_refused(session, project: Path) -> None:
     (project / "env").symlink_to("/proc/self/environ")
     error = await refused(session, [{"type": "file", "path": "env"}])
     assert error.data["reason"] == "refused"
+
+
+async def test_a_hard_link_is_refused_as_attachment_and_mention(
+    session, project: Path, tmp_path_factory
+) -> None:
+    """A hard link inside the folder may name a file anywhere (~/.ssh/id_rsa): it counts
+    as outside, as `write` counts it (filesystem.linked_elsewhere), and is not read."""
+    outside = tmp_path_factory.mktemp("home") / "id_rsa"
+    outside.write_text("-----BEGIN OPENSSH PRIVATE KEY-----\n")
+    os.link(outside, project / "notes.md")
+    error = await refused(session, [{"type": "file", "path": "notes.md"}])
+    assert error.data["reason"] == "refused" and "2 hard links" in str(error)
+    mentioned = await refused(session, [], "explain @notes.md")
+    assert mentioned.data["reason"] == "refused" and mentioned.data["mention"] == "@notes.md"
+    ranged = await refused(
+        session,
+        [
+            {
+                "type": "symbol",
+                "name": "k",
+                "path": "notes.md",
+                "range": {"start": {"line": 0, "character": 0}, "end": {"line": 1, "character": 0}},
+            }
+        ],
+    )
+    assert ranged.data["reason"] == "refused"
 
 
 async def test_outside_the_cwd_a_file_is_allowed_and_read_absolute(session, tmp_path_factory):

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from elelem_daemon.base.errors import AttachmentError
 from elelem_daemon.context.editor_state import HEADER, MAX_PROBLEMS, STATE_CAP, EditorState
-from elelem_daemon.errors import AttachmentError
 from elelem_daemon.plugins import core_registry
 from elelem_daemon.session import start
 from elelem_daemon.store import Store

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from elelem_daemon.base.errors import AttachmentError
 from elelem_daemon.builtins.commands import context_text
 from elelem_daemon.context import attachments as shapes
 from elelem_daemon.context import expansion
 from elelem_daemon.conversation import text_of
-from elelem_daemon.errors import AttachmentError
 from elelem_daemon.plugins import core_registry
 from elelem_daemon.providers import anthropic, ollama, openai
 from elelem_daemon.providers.stub import StubProvider

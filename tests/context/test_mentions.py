@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from elelem_daemon.base.errors import AttachmentError
 from elelem_daemon.context import expansion
 from elelem_daemon.context.mentions import MAX_MENTIONS, Mention, find
-from elelem_daemon.errors import AttachmentError
 
 from .fakes import Buffers
 

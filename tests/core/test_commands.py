@@ -92,7 +92,7 @@ async def test_compact_summarises_into_one_message(session):
 async def test_a_failed_compact_keeps_the_conversation(session):
     from support.outputs import Scripted
 
-    from elelem_daemon.errors import ProviderError
+    from elelem_daemon.base.errors import ProviderError
 
     await session.turn("hi")
     session.agent.provider = Scripted(ProviderError("openai 400: context size exceeded"))
@@ -111,7 +111,7 @@ async def test_a_failed_compact_tells_no_listener(session):
     """Nothing reaches the store: the summary turn runs aside, heard by no listener."""
     from support.outputs import Scripted
 
-    from elelem_daemon.errors import ProviderError
+    from elelem_daemon.base.errors import ProviderError
 
     await session.turn("hi")
     heard = []

@@ -7,7 +7,7 @@ import difflib
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from elelem_daemon.hunks import DIFF_INPUT_CAP, apply, lines, split, unified, where
+from elelem_daemon.edits.hunks import DIFF_INPUT_CAP, apply, lines, split, unified, where
 
 # Texts made of few distinct lines, so that diffs have equal runs, changes and context.
 LINE = st.sampled_from(["a\n", "b\n", "c\n", "\n", "x\r\n", "tail", "é\n", "  indented\n"])

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from elelem_daemon import jsonsafe
-from elelem_daemon.jsonsafe import loads
+from elelem_daemon.base import jsonsafe
+from elelem_daemon.base.jsonsafe import loads
 
 TEXTS = [
     '{"a": [1, 2.5, "x", null, true, false]}',

@@ -1,4 +1,4 @@
-"""elelem_daemon.keys: which names are secret, the start-up move out of the
+"""elelem_daemon.base.keys: which names are secret, the start-up move out of the
 environment (and out of /proc/self/environ), and what tools get."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from elelem_daemon import keys
+from elelem_daemon.base import keys
 
 SECRET = [
     "OPENAI_API_KEY",
@@ -29,6 +29,13 @@ SECRET = [
     "SSH_PRIVATE_KEY",
     "AZURE_CREDENTIALS",
     "openai_api_key",
+    "MY_SERVICE_KEY",  # issue 29: any *_KEY, *_SECRET, *_TOKEN, *PASSWORD*
+    "STRIPE_SECRET",
+    "SLACK_BOT_TOKEN",
+    "MYSQL_ROOT_PASSWORD",
+    "PASSWORD_FOR_DB",
+    "password",
+    "TOKEN",
 ]
 PLAIN = [
     "PATH",
@@ -40,6 +47,9 @@ PLAIN = [
     "SSH_AUTH_SOCK",
     "OLLAMA_HOST",
     "ELELEM_TOOL_ENV_KEEP",
+    "ELELEM_TOOL_ENV_KEEP_KEYS",
+    "KEYBOARD_LAYOUT",
+    "DATABASE_URL",  # by name; its value decides (test_a_url_with_a_password_is_secret)
 ]
 
 
@@ -53,9 +63,50 @@ def test_plain_names(name: str) -> None:
     assert not keys.secret(name)
 
 
+@pytest.mark.parametrize(
+    "value",
+    [
+        "postgres://app:hunter2@db.example.com:5432/app",
+        "mysql+pymysql://root:pw@127.0.0.1/x",
+        "https://user:tok%40en@example.com/",
+        "redis://:only-a-password@cache:6379/0",
+    ],
+)
+def test_a_url_with_a_password_is_secret(value: str) -> None:
+    assert keys.secret("DATABASE_URL", value)
+    assert keys.url_password(value)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "postgres://app@db.example.com/app",
+        "https://example.com/a:b@c",
+        "https://example.com/?q=a:b@c",
+        "user:pw@host",
+        "postgres://app:@db/app",
+        "",
+    ],
+)
+def test_a_url_without_a_password_is_not(value: str) -> None:
+    assert not keys.secret("DATABASE_URL", value)
+
+
+def test_a_proxy_with_a_password_stays_for_the_daemon_not_for_tools(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(keys, "_store", {})
+    monkeypatch.setattr(keys, "_taken", False)
+    environ = {"HTTPS_PROXY": "http://u:pw@proxy:3128", "DATABASE_URL": "postgres://u:pw@h/d"}
+    taken = keys.take(environ)  # type: ignore[arg-type]
+    assert taken == ["DATABASE_URL"] and "HTTPS_PROXY" in environ
+    monkeypatch.setenv("HTTPS_PROXY", "http://u:pw@proxy:3128")
+    assert "HTTPS_PROXY" not in keys.tool_env()
+
+
 PROBE = """
 import json, os, subprocess, sys
-from elelem_daemon import keys
+from elelem_daemon.base import keys
 taken = sorted(keys.take())
 block = open("/proc/self/environ", "rb").read()
 child = subprocess.run(["cat", f"/proc/{os.getpid()}/environ"], capture_output=True).stdout

@@ -3,7 +3,7 @@
 import sys
 import threading
 
-from elelem_daemon import log
+from elelem_daemon.base import log
 
 
 class Stuck:

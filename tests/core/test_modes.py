@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from elelem_daemon.errors import UnknownMode
+from elelem_daemon.base.errors import UnknownMode
 from elelem_daemon.plugins import core_registry
 from elelem_daemon.session import start
 from elelem_daemon.store.store import Store

@@ -3,7 +3,7 @@ import textwrap
 
 import pytest
 
-from elelem_daemon.errors import UnknownProvider
+from elelem_daemon.base.errors import UnknownProvider
 from elelem_daemon.plugins import core_registry, load_entry_points, load_folder
 from elelem_daemon.registry import Registry
 from elelem_daemon.session import start

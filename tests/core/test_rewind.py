@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 from support.checkpointing import allow
 
+from elelem_daemon.base.errors import NoCheckpoint, OutsideChanges, SessionBusy, UnknownTurn
 from elelem_daemon.checkpoints import close_all
 from elelem_daemon.checkpoints.refs import START, ref
-from elelem_daemon.errors import NoCheckpoint, OutsideChanges, SessionBusy, UnknownTurn
+from elelem_daemon.control.rewind import rewind, turns
 from elelem_daemon.plugins import core_registry
-from elelem_daemon.rewind import rewind, turns
 from elelem_daemon.session import Session, resume, start
 from elelem_daemon.store.recorder import history
 from elelem_daemon.store.store import Store
@@ -247,3 +247,17 @@ async def test_a_turn_whose_checkpoint_retention_pruned_is_refused(
     assert caught.value.data["reason"] == "pruned" and (workdir / "a.txt").exists()
     done = await rewind(session, second)  # the one kept still works
     assert done.files is not None and done.files["deleted"] == ["b.txt"]
+
+
+def test_the_dropped_turns_are_counted_in_good_grammar() -> None:
+    from elelem_daemon.control.rewind import Rewound, describe
+
+    assert describe(Rewound(1, False, None, [1]))[-1] == (
+        "  1 turn was dropped from the conversation"
+    )
+    assert describe(Rewound(1, False, None, [1, 2]))[-1].endswith(
+        "2 turns were dropped from the conversation"
+    )
+    assert describe(Rewound(1, True, None, [1]))[-1].endswith(
+        "1 turn would be dropped from the conversation"
+    )

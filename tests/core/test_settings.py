@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from elelem_daemon.config import number
+from elelem_daemon.base.config import number
 
 
 @pytest.mark.parametrize("raw", ["abc", "nan", "inf", "-5", "1e999"])

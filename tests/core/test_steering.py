@@ -9,10 +9,10 @@ import asyncio
 import pytest
 from support.outputs import Scripted, SpyOutput
 
-from elelem_daemon.errors import AttachmentError, InvalidParams, NotRunning, SteerRefused
+from elelem_daemon.base.errors import AttachmentError, InvalidParams, NotRunning, SteerRefused
 from elelem_daemon.plugins import core_registry
 from elelem_daemon.session import start
-from elelem_daemon.steering import MAX_QUEUED, MAX_TEXT
+from elelem_daemon.turns.steering import MAX_QUEUED, MAX_TEXT
 
 CALL = {"type": "doing", "id": "c1", "name": "wait", "arguments": {}}
 

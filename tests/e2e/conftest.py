@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 import pytest
 
 from elelem_daemon.jsonrpc.client import Client
-from elelem_daemon.procs import descendants  # noqa: F401  (the tests import it from here)
+from elelem_daemon.processes.procs import descendants  # noqa: F401  (the tests import it from here)
 
 T = TypeVar("T")
 pytestmark = pytest.mark.e2e

@@ -19,9 +19,9 @@ from typing import Any
 import pytest
 
 from elelem_daemon.checkpoints import git
+from elelem_daemon.control.live import Live
 from elelem_daemon.jsonrpc.client import Client
 from elelem_daemon.jsonrpc.framing import encode
-from elelem_daemon.live import Live
 from elelem_daemon.plugins import core_registry
 from elelem_daemon.session import start
 

@@ -2,7 +2,7 @@
 dies of SIGTERM or SIGHUP, leaves no process of a running `execute` behind, however
 the command forked (background jobs, subshells, nested shells, a group leader that
 already exited). The direct child dies by its parent-death signal; the rest by the
-reaper (elelem_daemon/reaper.py), which itself exits once it has done its work."""
+reaper (elelem_daemon/processes/reaper.py), which itself exits once it has done its work."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ def reaper_of(daemon: int) -> set[int]:
     return {
         int(p)
         for p in os.listdir("/proc")
-        if p.isdigit() and cmdline(int(p)).endswith(f"elelem_daemon/reaper.py {daemon}")
+        if p.isdigit() and cmdline(int(p)).endswith(f"elelem_daemon/processes/reaper.py {daemon}")
     }
 
 
@@ -154,7 +154,7 @@ def test_a_tool_registers_its_group_with_the_reaper_before_it_runs_anything(
     to the reaper first (procs.tool_preexec), before its command runs."""
     import subprocess
 
-    from elelem_daemon import procs
+    from elelem_daemon.processes import procs
 
     read, write = os.pipe()
     monkeypatch.setattr(procs.reaper, "fd", write)
@@ -175,7 +175,7 @@ def test_a_tool_runs_when_the_reaper_is_gone() -> None:
     meets EPIPE, whose SIGPIPE must not kill the tool (it did: exit -13)."""
     import subprocess
 
-    from elelem_daemon import procs
+    from elelem_daemon.processes import procs
 
     read, write = os.pipe()
     os.close(read)

@@ -1,7 +1,7 @@
 """Secrets: a canary API key planted in the daemon's environment never shows up on its
 stdout or stderr, in events, errors or the kept context, and tool processes do not
 inherit it unless ELELEM_TOOL_ENV_KEEP_KEYS=1 says so. The daemon moved it out of its
-own environment into `elelem_daemon.keys` (test_keys.py has the hostile cases).
+own environment into `elelem_daemon.base.keys` (test_keys.py has the hostile cases).
 (Provider traffic with the same canary: test_providers.py.) Nor is it in the stored
 sessions' files."""
 
@@ -25,7 +25,7 @@ KEYS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GROQ_API_KEY")
 LEAKY = """
 import os
 
-from elelem_daemon import keys
+from elelem_daemon.base import keys
 
 
 def register(plugin):
@@ -83,7 +83,9 @@ async def test_a_canary_key_is_nowhere(spawn: Any, env: dict[str, str], workdir:
     results = [e["params"]["result"] for e in events if e["method"] == "event/result"]
     assert "PATH=" in results[0]["content"]  # the tools did run and print their environment
     assert results[3]["environ"] == []  # the keys left the daemon's environment at start-up
-    assert results[3]["store"] == sorted(KEYS)  # in-process code finds them in elelem_daemon.keys
+    assert results[3]["store"] == sorted(
+        KEYS
+    )  # in-process code finds them in elelem_daemon.base.keys
     assert any("the provider broke" in json.dumps(a) for a in answers)
     assert [a[0] for a in answers[-2:]] == [-32602, -32602]  # the errors were there too
     assert b"elelem INFO" in tap.stderr  # and the logs, at their most talkative (debug)

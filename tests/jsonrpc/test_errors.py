@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from elelem_daemon import errors
+from elelem_daemon.base import errors
 from elelem_daemon.jsonrpc.errors import CODES, RpcError, code_of, rpc_error
 
 
@@ -62,4 +62,5 @@ def test_a_received_error_is_read_whatever_it_holds() -> None:
     assert RpcError.received({"code": "x", "message": 5}).to_dict() == {
         "code": -32603,
         "message": "5",
+        "data": {"kind": "internal_error"},  # every error sent names its kind
     }

@@ -16,7 +16,7 @@ import pytest
 from mcp_support import project, quick_retries, stdio, until  # noqa: F401 (fixtures)
 
 from elelem_daemon.jsonrpc.client import Client
-from elelem_daemon.procs import descendants
+from elelem_daemon.processes.procs import descendants
 
 
 @pytest.fixture

@@ -30,7 +30,7 @@ from mcp_support import (  # noqa: F401 (fixtures)
 )
 
 from elelem_daemon.jsonrpc.client import Client, RpcError
-from elelem_daemon.procs import descendants
+from elelem_daemon.processes.procs import descendants
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "acp_sdk"))
 from acp_editor import Editor, acp, daemon  # noqa: E402

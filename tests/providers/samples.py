@@ -6,7 +6,7 @@ import socket
 
 import pytest
 
-from elelem_daemon.errors import ProviderError
+from elelem_daemon.base.errors import ProviderError
 
 from .conftest import PROMPT, README_TOOL
 

@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from elelem_daemon.errors import ProviderError
+from elelem_daemon.base.errors import ProviderError
 from elelem_daemon.providers.lines import batches, head, lines
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from elelem_daemon.errors import ProviderError
+from elelem_daemon.base.errors import ProviderError
 
 from .conftest import REGISTRY, session_for, stream
 from .replay import json_reply

@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from elelem_daemon import config
-from elelem_daemon.errors import ElelemError, ProviderError
+from elelem_daemon.base import config
+from elelem_daemon.base.errors import ElelemError, ProviderError
 
 from .conftest import REGISTRY, session_for, stream
 from .replay import json_reply
@@ -60,7 +60,7 @@ def test_no_ollama_is_known_without_importing_http_client(tmp_path):
     """Nothing on the Ollama port: one refused connect says so (no http.client)."""
     code = (
         "import sys\n"
-        "from elelem_daemon import config\n"
+        "from elelem_daemon.base import config\n"
         f"assert not config.ollama_answers({{'OLLAMA_HOST': {refused()!r}}})\n"
         "assert 'http.client' not in sys.modules, 'http.client imported'\n"
     )
@@ -190,7 +190,7 @@ def test_start_path_does_not_import_httpx():
         "import sys\n"
         "from elelem_daemon.plugins import core_registry\n"
         "from elelem_daemon.session import start\n"
-        "from elelem_daemon.config import default_provider\n"
+        "from elelem_daemon.base.config import default_provider\n"
         "start(core_registry(), 'stub', plugin_files=False)\n"
         "assert 'httpx' not in sys.modules, 'httpx imported'\n"
         "start(core_registry(), 'openai', plugin_files=False)\n"

@@ -51,7 +51,7 @@ async def test_scripts():
     ],
 )
 async def test_a_script_it_cannot_read_says_how_to_write_it(prompt: str, says: str) -> None:
-    from elelem_daemon.errors import ProviderError
+    from elelem_daemon.base.errors import ProviderError
 
     with pytest.raises(ProviderError) as error:
         await events(prompt)

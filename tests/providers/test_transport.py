@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from elelem_daemon.errors import ProviderError
+from elelem_daemon.base.errors import ProviderError
 from elelem_daemon.providers.http import build_client
 from elelem_daemon.providers.openai import OpenAIProvider
 from elelem_daemon.providers.transport import LeanTransport

@@ -184,7 +184,7 @@ async def test_a_session_stored_when_created_is_listed_and_titled_by_its_first_p
 def test_a_key_the_face_moved_out_of_the_environment_is_still_kept_out(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from elelem_daemon import keys
+    from elelem_daemon.base import keys
 
     monkeypatch.setitem(keys._store, "ANTHROPIC_API_KEY", "plain-looking-key-0042")
     record = records.tool({"id": "c", "name": "read"}, True, {"content": "plain-looking-key-0042"})

@@ -8,8 +8,9 @@ import os
 
 import pytest
 
-from elelem_daemon import jsonsafe, owned
-from elelem_daemon.errors import UnknownSession
+from elelem_daemon.base import jsonsafe
+from elelem_daemon.base.errors import UnknownSession
+from elelem_daemon.safety import owned
 from elelem_daemon.store import records
 from elelem_daemon.store.store import Store, fingerprint
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from elelem_daemon.errors import SessionLocked, UnknownSession
+from elelem_daemon.base.errors import SessionLocked, UnknownSession
 from elelem_daemon.io import NullOutput
 from elelem_daemon.plugins import core_registry
 from elelem_daemon.session import resume, start

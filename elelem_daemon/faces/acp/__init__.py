@@ -58,7 +58,7 @@ async def run(
 ) -> int:
     """Serve until the end of input (0) or a signal (128 + N)."""
     from ...jsonrpc.framing import MAX_BODY
-    from ...signals import on_signals
+    from ...processes.signals import on_signals
     from .connection import Connection
     from .server import AcpServer
 
@@ -92,7 +92,7 @@ def serve(
     max_frame: int | None = None,
 ) -> int:
     """Serve ACP on stdin/stdout until stdin ends or a signal."""
-    from ...signals import leave
+    from ...processes.signals import leave
 
     write = protocol_stdout()
     try:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ...filesystem import EditorFiles
+from ...edits.filesystem import EditorFiles
 from ...jsonrpc.files import editor_files as over_jsonrpc
 
 if TYPE_CHECKING:

@@ -5,7 +5,8 @@ in the same blocks as every other face's.
 - `text`: the text, as it is (its `@` mentions are resolved by the core);
 - `resource_link` to a `file:` URI: `{type: file, path}` (`{type: folder}` for a
   folder), read by the core through the editor when it serves reads; another URI
-  stays a line `[@name](uri)` in the text;
+  stays a line `[@name](uri)` in the text (name and URI through `blocks.visible`:
+  control characters written as escapes, as every editor-sent name is);
 - `resource` (embedded) with a `file:` URI: `{type: file, path, text}` with the text
   the client sent; an image blob: `{type: image}`; another blob, or a resource of
   another URI, becomes a line (and its text a fenced block) in the text;
@@ -25,6 +26,7 @@ from typing import Any
 from urllib.parse import unquote, urlparse
 
 from ...context.attachments import IMAGE_TYPES
+from ...context.blocks import visible
 from ...jsonrpc.errors import invalid_params
 from .updates import fenced
 
@@ -68,7 +70,8 @@ def block_parts(block: Any, index: int, cwd: Path) -> tuple[str, dict[str, Any] 
         uri = need(block, "uri", index, "a resource_link")
         path = file_path(uri)
         if path is None:
-            return f"[@{block.get('name') or uri}]({uri})", None
+            name = block.get("name") if isinstance(block.get("name"), str) else None
+            return f"[@{visible(name or uri)}]({visible(uri)})", None
         return "", {"type": "folder" if path.is_dir() else "file", "path": str(path)}
     if kind == "resource":
         return embedded(block.get("resource"), index, cwd)
@@ -96,10 +99,12 @@ def embedded(resource: Any, index: int, cwd: Path) -> tuple[str, dict[str, Any] 
     if isinstance(resource.get("text"), str):
         if path is not None:
             return "", {"type": "file", "path": str(path), "text": resource["text"]}
-        return f"File: {uri}\n{fenced(resource['text'])}", None
+        return f"File: {visible(uri)}\n{fenced(resource['text'])}", None
     if isinstance(resource.get("blob"), str) and mime in IMAGE_TYPES:
         return "", {"type": "image", "mimeType": mime, "data": resource["blob"]}
-    return f"File: {uri_path(uri, cwd)} ({mime or 'binary'} content not shown)", None
+    shown = visible(uri_path(uri, cwd))
+    kind = visible(mime) if isinstance(mime, str) and mime else "binary"
+    return f"File: {shown} ({kind} content not shown)", None
 
 
 def prompt_parts(blocks: Any, cwd: Path) -> tuple[str, list[dict[str, Any]]]:

@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ... import __version__
-from ...errors import ElelemError, InvalidParams, ShuttingDown
-from ...filesystem import EditorFiles, LocalFiles
+from ...base.errors import ElelemError, InvalidParams, ShuttingDown
+from ...control.live import Lives
+from ...edits.filesystem import EditorFiles, LocalFiles
 from ...jsonrpc.framing import MAX_BODY
-from ...live import Lives
 from ...registry import Registry
 from ...store.store import Store
 from . import params as spec
@@ -174,7 +174,7 @@ class Daemon:
 
     # -- sessions ----------------------------------------------------------------
     async def new(self, params: Any) -> dict[str, Any]:
-        from ...config import choose_provider  # deferred, as all a session needs: start-up
+        from ...base.config import choose_provider  # deferred, as all a session needs: start-up
         from ...session import start
 
         p = spec.check(params, spec.NEW)
@@ -298,7 +298,7 @@ class Daemon:
     async def trust(self, params: Any) -> dict[str, Any]:
         """Trust the session's folder (kept in the trusted-folders file) and load its
         plugins, rules and MCP servers now; answer as `session/new` does."""
-        from ...trust import decide, grant
+        from ...safety.trust import decide, grant
 
         live = self.lives.get(spec.check(params, spec.SESSION)["sessionId"])
         live.ensure_idle()
@@ -323,7 +323,7 @@ class Daemon:
         """`session/editContext`: delete kept messages, or replace one's text (an empty
         one deletes it), by their place in `session/context`'s messages (editing.py);
         not while a turn runs. Answers as `session/context` does."""
-        from ... import editing
+        from ...control import editing
 
         p = spec.check(params, spec.EDIT_CONTEXT)
         live = self.lives.get(p["sessionId"])
@@ -348,7 +348,7 @@ class Daemon:
 
     async def rewind(self, params: Any) -> dict[str, Any]:
         """`session/rewind`: the core's rewind, as the session's one task (unnumbered)."""
-        from ...rewind import rewind
+        from ...control.rewind import rewind
 
         p = spec.check(params, spec.REWIND)
         live = self.lives.get(p["sessionId"])
@@ -361,7 +361,13 @@ class Daemon:
         dry_run = p.get("dryRun", False)
         done = await live.hold(
             lambda: rewind(
-                live.session, p["turnId"], files, conversation, dry_run, p.get("force", False)
+                live.session,
+                p["turnId"],
+                files,
+                conversation,
+                dry_run,
+                p.get("force", False),
+                p.get("confirm"),
             )
         )
         answer = done.to_dict()
@@ -371,7 +377,7 @@ class Daemon:
 
     async def checkpoints(self, params: Any) -> dict[str, Any]:
         """`session/checkpoints`: the turns one can rewind to, for a picker."""
-        from ...rewind import turns
+        from ...control.rewind import turns
 
         live = self.lives.get(spec.check(params, spec.SESSION)["sessionId"])
         history = live.session.checkpoints

@@ -23,11 +23,11 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ...errors import ElelemError
+from ...base.errors import ElelemError
+from ...base.jsonsafe import loads
 from ...jsonrpc.errors import INTERNAL_ERROR, rpc_error
 from ...jsonrpc.framing import BadFrame, FrameReader, encode
 from ...jsonrpc.shapes import is_id, shape_problem
-from ...jsonsafe import loads
 from .daemon import Daemon
 
 if TYPE_CHECKING:

@@ -12,7 +12,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from ...jsonsafe import cleaned
+from ...base.jsonsafe import cleaned
 
 
 def plain_encoder(default: Callable[[Any], Any]) -> Callable[[Any], str]:

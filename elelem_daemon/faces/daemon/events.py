@@ -9,8 +9,8 @@ import json
 import logging
 from typing import Any, Protocol
 
+from ...base.jsonsafe import dumps
 from ...io import NullInput, NullOutput
-from ...jsonsafe import dumps
 from ...result import Result
 
 log = logging.getLogger(__name__)

@@ -32,10 +32,10 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from ...changes import UNKNOWN, BadAnswer, Change, Outcome, verify
-from ...config import number
-from ...filesystem import FILE_CAP, EditorFiles, FileState, LocalFiles
-from ...hunks import split
+from ...base.config import number
+from ...edits.changes import UNKNOWN, BadAnswer, Change, Outcome, verify
+from ...edits.filesystem import FILE_CAP, EditorFiles, FileState, LocalFiles
+from ...edits.hunks import split
 from ...jsonrpc.files import EDITOR_WAIT, fs_methods
 from .events import Events, Peer
 

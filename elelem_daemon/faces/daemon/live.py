@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ...live import Live
+from ...control.live import Live
 from ...plugins import origins
 from . import servers
 from .events import Asker, Events

@@ -23,7 +23,8 @@ from concurrent.futures import Future
 from json.encoder import encode_basestring_ascii as escape_ascii  # C, as the encoder uses
 from typing import TYPE_CHECKING, Any
 
-from ...errors import ElelemError
+from ...base.errors import ElelemError
+from ...base.jsonsafe import loads
 from ...jsonrpc.errors import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
@@ -32,7 +33,6 @@ from ...jsonrpc.errors import (
     REQUEST_CANCELLED,
 )
 from ...jsonrpc.shapes import is_id, shape_problem
-from ...jsonsafe import loads
 from .early import error_message, failure
 from .encoding import compact_encoder, plain_encoder
 from .lean import load

@@ -10,7 +10,7 @@ import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ...errors import InvalidParams, ShuttingDown, UnknownSession
+from ...base.errors import InvalidParams, ShuttingDown, UnknownSession
 from .spliced import Large
 
 APART = ("messages", "history")  # `messages` builds these lists anew: encoded in a thread
@@ -98,8 +98,8 @@ def messages(session: Session) -> dict[str, Any]:
     """`messages` (what the model sees again), `history` (the same messages with the
     session's tool calls between them, for redrawing: store.recorder.history) and `plan`
     (the last `todo` list in that history, or None: plans.last_plan)."""
-    from ...plans import last_plan
     from ...store.recorder import history
+    from ...turns.plans import last_plan
 
     shown = history(session)
     return {

@@ -26,7 +26,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, BinaryIO
 
 from ...jsonrpc.framing import MAX_BODY, FrameReader, encode
-from ...signals import SIGNALS, on_signals
+from ...processes.signals import SIGNALS, on_signals
 from ...store.store import Store
 from .daemon import Daemon
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from prompt_toolkit.history import FileHistory
 
-from ...config import state_dir
+from ...base.config import state_dir
 
 MAX_BYTES = 256 << 10
 

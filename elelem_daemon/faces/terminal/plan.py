@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ...modes import DEFAULT
-from ...plans import compact, last_plan
+from ...turns.modes import DEFAULT
+from ...turns.plans import compact, last_plan
 
 if TYPE_CHECKING:
     from ...session import Session

@@ -19,8 +19,8 @@ from collections.abc import Iterator
 
 from ... import __version__
 from ...agent import CANCELLED, TurnResult
-from ...errors import AttachmentError
-from ...live import Live
+from ...base.errors import AttachmentError
+from ...control.live import Live
 from ...session import Session
 from .interrupt import Interrupts
 

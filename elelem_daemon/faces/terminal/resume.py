@@ -10,8 +10,8 @@ from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
+from ...base.errors import ElelemError, UnknownSession
 from ...conversation import text_of
-from ...errors import ElelemError, UnknownSession
 from ...session import Session
 from ...store.records import Stored
 from ...store.store import Store

@@ -25,8 +25,8 @@ import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from ...errors import ElelemError
-from ...steering import MAX_TEXT
+from ...base.errors import ElelemError
+from ...turns.steering import MAX_TEXT
 
 if TYPE_CHECKING:
     from ...session import Session

@@ -16,11 +16,11 @@ import attrs
 import pytest
 from support.loop import ticking
 
+from elelem_daemon.base.jsonsafe import MAX_DEPTH, TOO_DEEP
 from elelem_daemon.faces.daemon import spliced, stdio
 from elelem_daemon.faces.daemon.protocol import ElelemProtocol, converter_factory
 from elelem_daemon.faces.daemon.spliced import Large
 from elelem_daemon.faces.daemon.stdio import Stdout
-from elelem_daemon.jsonsafe import MAX_DEPTH, TOO_DEEP
 
 APART = ("messages", "history")
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from elelem_daemon import signals
+from elelem_daemon.processes import signals
 
 
 def ask(home: Path, plugin: str, *words: str) -> subprocess.CompletedProcess[str]:

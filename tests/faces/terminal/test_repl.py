@@ -14,8 +14,8 @@ async def test_repl_skips_empty_lines_and_dispatches(session, output):
 async def test_ctrl_c_ends_the_turn_but_a_cancel_of_the_repl_goes_on_up(session):
     import asyncio
 
+    from elelem_daemon.control.live import Live
     from elelem_daemon.faces.terminal.repl import turn
-    from elelem_daemon.live import Live
 
     live = Live(session)
     running = asyncio.ensure_future(turn(live, "!stream 1000 10"))

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from support.outputs import SpyOutput
 
-from elelem_daemon.errors import NotRunning
+from elelem_daemon.base.errors import NotRunning
 from elelem_daemon.faces.terminal.typeahead import TypeAhead
-from elelem_daemon.steering import MAX_TEXT
+from elelem_daemon.turns.steering import MAX_TEXT
 
 
 class Running:

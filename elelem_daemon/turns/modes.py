@@ -23,18 +23,17 @@ import logging
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from .errors import UnknownMode
-
-if TYPE_CHECKING:
-    from .ports import SessionView
+from ..base.errors import UnknownMode
 
 log = logging.getLogger(__name__)
 DEFAULT = "build"
 ID = re.compile(r"[a-z][a-z0-9_-]{0,31}")  # a mode's id (and a mode file's name)
 Listener = Callable[["Mode"], None]
-Prepare = Callable[["SessionView"], Awaitable[str]]
+# `prepare` gets the session (a ports.SessionView), typed `Any` here: the core that
+# defines SessionView sits above turns/, and a lower layer names no higher one.
+Prepare = Callable[[Any], Awaitable[str]]
 
 
 def valid_id(mode_id: Any) -> bool:
@@ -158,7 +157,7 @@ class Modes:
         parts = [mode.prompt.strip(), self.prepared.strip()]
         return "\n\n".join(part for part in parts if part)
 
-    async def prepare(self, session: SessionView) -> None:
+    async def prepare(self, session: Any) -> None:
         """Run the mode's `prepare` (before a turn); a failure leaves the text empty."""
         mode = self.current
         if mode.prepare is None:

@@ -14,7 +14,10 @@ What is read is bounded, whatever the file:
 - only regular files are read or written: a FIFO, a socket or a device is refused
   (opened non-blocking, so a FIFO with no writer does not hang the reading thread).
 
-No file tool, nor an attachment, touches /proc, /sys or /dev (`refusal`, below).
+No file tool, nor an attachment, touches /proc, /sys or /dev (`refusal`, below). A
+regular file with more than one hard link counts as outside the working directory
+(`linked_elsewhere`, the one home of that rule): the permission policy asks before a
+tool writes or reads it, and no `@` mention or attachment reads it.
 
 What review needs (changes.py runs it): `snapshot(path)` is the file's whole text with
 its `version` (an editor's document version, else `sha256:<hex>` of the content) and a
@@ -44,7 +47,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
 
-from .config import number
+from ..base.config import number
 
 if TYPE_CHECKING:
     from .changes import Change, Outcome
@@ -79,6 +82,21 @@ def refusal(path: Path) -> str | None:
     except OSError:
         pass
     return None
+
+
+def linked_elsewhere(info: os.stat_result) -> bool:
+    """Is this a regular file with more than one hard link? Its other names may be
+    anywhere (`~/.ssh/id_rsa`), so it counts as outside the working directory."""
+    return stat.S_ISREG(info.st_mode) and info.st_nlink > 1
+
+
+def hard_links(path: Path) -> int:
+    """How many hard links path has if `linked_elsewhere`, else 0 (also when it is gone)."""
+    try:
+        info = os.stat(path)
+    except (OSError, ValueError):
+        return 0
+    return info.st_nlink if linked_elsewhere(info) else 0
 
 
 class Stopped(Exception):

@@ -17,12 +17,12 @@ import asyncio
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from .agent import NOT_STARTED, TurnResult, outcome
-from .errors import SessionBusy, UnknownSession
+from ..agent import NOT_STARTED, TurnResult, outcome
+from ..base.errors import SessionBusy, UnknownSession
 
 if TYPE_CHECKING:  # not imported before a face's first session (start-up time)
-    from .conversation import Content
-    from .session import CommandResult, Session
+    from ..conversation import Content
+    from ..session import CommandResult, Session
 
 T = TypeVar("T")
 CLOSE_GRACE = 0.6  # a cancelled turn gets this long to kill its tools (SIGTERM, then SIGKILL)

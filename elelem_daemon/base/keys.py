@@ -12,7 +12,8 @@ Readers:
 - `get(name)`: a provider's key (the environment first, for a key set after start-up,
   then the store); `/provider` switching builds providers later and still finds them;
 - `environ()`: the environment as it was, keys included (provider selection);
-- `tool_env()`: the environment a tool process gets: no secret, unless the user kept
+- `tool_env()`: the environment a tool process gets: no secret (by name or, for a URL
+  with a password, by value: `secret()`), unless the user kept
   it with `ELELEM_TOOL_ENV_KEEP=NAME,NAME` (names or shell patterns such as `AWS_*`)
   or kept all of them with `ELELEM_TOOL_ENV_KEEP_KEYS=1`;
 - `values()`: every secret value, for redaction.
@@ -30,19 +31,19 @@ import sys
 from collections.abc import Mapping
 
 # The names that look secret (case does not matter): these endings, anything with
-# SECRET in it, and PGPASSWORD. Matched with str methods: no regex at start-up.
+# SECRET or PASSWORD in it, and these whole names; and any variable whose value is a
+# URL carrying a password (`postgres://user:pw@host/db`), whatever its name (docs/
+# permissions.md, The keys). Matched with str methods: no regex at start-up.
 SECRET_ENDINGS = (
-    "_API_KEY",
+    "_KEY",  # MY_SERVICE_KEY, *_API_KEY, *_PRIVATE_KEY, *_ACCESS_KEY
     "_APIKEY",
     "_TOKEN",  # GITHUB_TOKEN, HF_TOKEN, AWS_SESSION_TOKEN, AWS_SECURITY_TOKEN
-    "_PASSWORD",
     "_PASSWD",
-    "_PRIVATE_KEY",
-    "_ACCESS_KEY",
     "_ACCESS_KEY_ID",  # AWS_ACCESS_KEY_ID
     "_CREDENTIALS",
 )
-SECRET_NAMES = ("PGPASSWORD",)
+SECRET_PARTS = ("SECRET", "PASSWORD")  # AWS_SECRET_ACCESS_KEY, PGPASSWORD, MYSQL_PWD_PASSWORD
+SECRET_NAMES = ("TOKEN", "APIKEY", "PASSWD")
 KEEP = "ELELEM_TOOL_ENV_KEEP"
 KEEP_ALL = "ELELEM_TOOL_ENV_KEEP_KEYS"
 
@@ -51,17 +52,42 @@ _taken = False
 _guarded = False
 
 
-def secret(name: str) -> bool:
-    """Does this variable name look like it holds a secret?"""
+def secret(name: str, value: str | None = None) -> bool:
+    """Does this variable look like it holds a secret: by its name, or (when given) by
+    its value, a URL with a password in it?"""
     upper = name.upper()
-    return upper.endswith(SECRET_ENDINGS) or "SECRET" in upper or upper in SECRET_NAMES
+    if (
+        upper.endswith(SECRET_ENDINGS)
+        or any(part in upper for part in SECRET_PARTS)
+        or upper in SECRET_NAMES
+    ):
+        return True
+    return value is not None and url_password(value)
+
+
+def url_password(value: str) -> bool:
+    """Is value a URL whose authority carries a password (`scheme://user:pw@host`)?"""
+    scheme, sep, rest = value.strip().partition("://")
+    if not sep or not scheme or not scheme[0].isalpha() or len(scheme) > 32:
+        return False
+    if not all(c.isalnum() or c in "+.-" for c in scheme):
+        return False
+    authority = rest.split("/", 1)[0].split("?", 1)[0].split("#", 1)[0]
+    userinfo, at, _ = authority.rpartition("@")
+    return bool(at) and ":" in userinfo and bool(userinfo.split(":", 1)[1])
 
 
 def take(environ: os._Environ[str] | None = None) -> list[str]:
-    """Move the secrets out of the environment (once per process); return their names."""
+    """Move the secrets out of the environment (once per process); return their names.
+    A proxy URL with a password (`HTTPS_PROXY=http://u:pw@proxy`) stays: the providers'
+    HTTP client reads it from the environment; `tool_env()` still leaves it out."""
     global _taken
     environ = os.environ if environ is None else environ
-    names = [name for name in environ if secret(name)]
+    names = [
+        name
+        for name, value in environ.items()
+        if secret(name, value) and (secret(name) or not name.upper().endswith("_PROXY"))
+    ]
     for name in names:
         _store[name] = environ.pop(name)  # os.environ.pop also unsetenv()s it
     if names and environ is os.environ and not _taken:
@@ -138,7 +164,7 @@ def tool_env() -> dict[str, str]:
     if os.environ.get(KEEP_ALL) == "1":
         return dict(everything)
     keep = [word.strip() for word in os.environ.get(KEEP, "").split(",") if word.strip()]
-    return {k: v for k, v in everything.items() if not secret(k) or kept(k, keep)}
+    return {k: v for k, v in everything.items() if not secret(k, v) or kept(k, keep)}
 
 
 def guard() -> None:

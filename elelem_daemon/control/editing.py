@@ -16,11 +16,11 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from .conversation import Content, Message, text_of
-from .errors import InvalidParams
+from ..base.errors import InvalidParams
+from ..conversation import Content, Message, text_of
 
 if TYPE_CHECKING:
-    from .ports import SessionView
+    from ..ports import SessionView
 
 MAX_SPEC = 1000  # characters of a `/context delete` list
 SPAN = re.compile(r"^(\d{1,9})(?:\s*-\s*(\d{1,9}))?$")

@@ -162,7 +162,7 @@ _prctl: Any = None
 
 
 class Reaper:
-    """One per daemon process, started with the first tool: `elelem_daemon/reaper.py`,
+    """One per daemon process, started with the first tool: `elelem_daemon/processes/reaper.py`,
     which kills every registered process group (and what its members started) when
     the daemon is gone, however it died. Registering is one non-blocking write."""
 

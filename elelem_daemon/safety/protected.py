@@ -67,7 +67,7 @@ FILES = frozenset(
 
 def folders() -> list[tuple[Path, str]]:
     """The protected folders of this user, resolved, each with what it holds."""
-    from .config import config_dir, state_dir
+    from ..base.config import config_dir, state_dir
 
     settings = config_dir()
     found = [
@@ -113,7 +113,7 @@ Stamp = tuple[int, int, int, int]  # inode, size, mtime (ns), mode
 
 def snapshot(cwd: Path) -> dict[str, Stamp]:
     """The stamps of the protected files most worth watching (see the docstring)."""
-    from .config import config_dir
+    from ..base.config import config_dir
 
     home = Path.home()
     found: dict[str, Stamp] = {}

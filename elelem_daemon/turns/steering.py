@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .errors import InvalidParams, SteerRefused
+from ..base.errors import InvalidParams, SteerRefused
 
 MAX_TEXT = 64 * 1024  # characters of one steer
 MAX_QUEUED = 16  # steers waiting at once

@@ -42,13 +42,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..io import ask
 from .filesystem import FileState, digest_of
 from .filesystem import snapshot as snapshot_of
 from .hunks import Hunk, apply, split, unified, where
-from .io import ask
 
 if TYPE_CHECKING:
-    from .ports import SessionView
+    from ..ports import SessionView
 
 log = logging.getLogger(__name__)
 

@@ -1,0 +1,1 @@
+"""Plumbing every layer stands on: errors, JSON safe to send, logging, settings, the secrets."""

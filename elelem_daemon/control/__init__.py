@@ -1,0 +1,1 @@
+"""What faces and commands do with an open session: run it (live), rewind it, edit its history."""

@@ -1,0 +1,1 @@
+"""Files as the agent sees them and how its changes land: the Files port, hunks, changes."""

@@ -1,0 +1,184 @@
+"""Masking: the secrets an MCP server's own config holds, kept out of what is shown.
+
+The one rule for what `/mcp`, the `event/mcp` frames (and ACP's session/new) and the
+server's log file show of a config (docs/mcp.md, Secrets in the config):
+- `env`: every value is a secret; none is shown (status names no env at all);
+- `args`: an argument is masked (`***`) when
+  - it follows a flag whose name says secret (`--token X`, `--api-key X`, `-k X`;
+    `flag_secret` below), or is `--flag=VALUE` / `NAME=VALUE` with such a name: the
+    value is masked, the name kept (`--token=***`). A name says secret when the keys
+    rule says so (keys.secret: `*_KEY`, `*_TOKEN`, `*SECRET*`, `*PASSWORD*`, ...), when
+    it contains TOKEN, SECRET, PASSWORD, PASSWD, CREDENTIAL, BEARER or APIKEY, or when
+    one of its `-`/`_`-separated parts is KEY, PWD, PASS, PAT, AUTH, SIG or SIGNATURE
+    (`--db-path` is none; `--key-file` is one: a masked path is harmless);
+  - it looks like a token: a known prefix (`ghp_`, `github_pat_`, `sk-`, `xoxb-`,
+    `glpat-`, `AKIA`, `AIza`, `hf_`, `eyJ` for a JWT, ...), or 24 characters or more
+    of `[A-Za-z0-9_-+=.~]` mixing upper case, lower case and digits (a version or a
+    package name does not);
+  - it is a URL: its password (`postgres://u:***@h/db`) and the values of query
+    parameters with a secret name (`?token=***`) are masked;
+  - it holds a value the daemon's keys store has, or one of the config's env values;
+- a URL target (`http`/`sse`) is masked as a URL argument is; headers are never shown.
+In the log, the launch line is masked this way and what the server itself writes to
+stderr has those same values (masked arguments, env values) replaced by `***`, chunk
+by chunk (a value split across two reads of stderr may escape it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from urllib.parse import SplitResult, parse_qsl, quote, urlsplit, urlunsplit
+
+from ..base import keys
+
+MASK = "***"
+SECRET_WORDS = ("TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "BEARER", "APIKEY")
+SECRET_PARTS = frozenset({"KEY", "PWD", "PASS", "PAT", "AUTH", "SIG", "SIGNATURE"})
+SECRET_SHORT_FLAGS = ("-k",)
+TOKEN_PREFIXES = (
+    "ghp_",
+    "gho_",
+    "ghu_",
+    "ghs_",
+    "ghr_",
+    "github_pat_",
+    "glpat-",
+    "sk-",
+    "sk_live_",
+    "rk_live_",
+    "xoxb-",
+    "xoxp-",
+    "xoxa-",
+    "xoxr-",
+    "xapp-",
+    "AKIA",
+    "ASIA",
+    "AIza",
+    "hf_",
+    "npm_",
+    "pypi-",
+    "eyJ",
+    "dop_v1_",
+    "shpat_",
+)
+TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-+=.~")
+MIN_SECRET = 8  # shorter values are not searched for in text (too many false hits)
+
+
+def name_secret(name: str) -> bool:
+    """Does a flag or variable name (`--api-key`, `GITHUB_TOKEN`) say it holds a secret?"""
+    bare = name.lstrip("-").replace("-", "_").replace(".", "_").upper()
+    if not bare:
+        return False
+    if keys.secret(bare) or any(word in bare for word in SECRET_WORDS):
+        return True
+    return any(part in SECRET_PARTS for part in bare.split("_"))
+
+
+def flag_secret(arg: str) -> bool:
+    """Is arg a flag whose next argument is a secret (`--token`, `-k`)?"""
+    return (
+        arg.startswith("-") and "=" not in arg and (arg in SECRET_SHORT_FLAGS or name_secret(arg))
+    )
+
+
+def token_like(word: str) -> bool:
+    """Does word look like a token by its shape alone?"""
+    if len(word) >= 12 and word.startswith(TOKEN_PREFIXES):
+        return True
+    if len(word) < 24 or not set(word) <= TOKEN_CHARS:
+        return False
+    return (
+        any(c.isupper() for c in word)
+        and any(c.islower() for c in word)
+        and any(c.isdigit() for c in word)
+    )
+
+
+def url(value: str) -> str:
+    """A URL with its password and its secret query parameters masked (as it was, if no
+    URL)."""
+    if "://" not in value:
+        return value
+    try:
+        parts = urlsplit(value)
+    except ValueError:
+        return MASK
+    netloc = parts.netloc
+    if "@" in netloc:
+        userinfo, _, host = netloc.rpartition("@")
+        user, colon, password = userinfo.partition(":")
+        if colon and password:
+            netloc = f"{user}:{MASK}@{host}"
+        elif token_like(user):
+            netloc = f"{MASK}@{host}"
+    query = parts.query
+    if query:
+        pairs = parse_qsl(query, keep_blank_values=True)
+        if any(name_secret(k) or token_like(v) for k, v in pairs):
+            query = "&".join(
+                f"{quote(k)}={MASK if name_secret(k) or token_like(v) else quote(v)}"
+                for k, v in pairs
+            )
+    return urlunsplit(SplitResult(parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+def args(values: Iterable[str], known: Iterable[str] = ()) -> list[str]:
+    """Each argument as shown (see the module docstring); `known`: secret values to mask
+    wherever they appear (the config's env values)."""
+    secrets = _secrets(known)
+    shown: list[str] = []
+    after_flag = False
+    for arg in values:
+        if after_flag:
+            shown.append(MASK)
+            after_flag = False
+            continue
+        after_flag = flag_secret(arg)
+        name, eq, value = arg.partition("=")
+        if eq and value and "://" not in name and name_secret(name):
+            shown.append(f"{name}={MASK}")
+        elif token_like(arg) or any(secret in arg for secret in secrets):
+            shown.append(MASK)
+        elif eq and "://" not in name and "://" in value:
+            shown.append(f"{name}={url(value)}")  # --db=postgres://u:***@h/db
+        else:
+            shown.append(url(arg) if "://" in arg else arg)
+    return shown
+
+
+def hidden(values: Iterable[str], known: Iterable[str] = ()) -> list[str]:
+    """The values `args` masks (whole arguments, flag values, URL passwords), and the
+    known ones: what to take out of the server's own stderr."""
+    found = set(_secrets(known))
+    values = list(values)
+    for arg, shown in zip(values, args(values), strict=True):
+        if shown == arg:
+            continue
+        if shown == MASK:
+            found.add(arg)
+        elif shown.endswith(f"={MASK}") and "=" in arg:
+            found.add(arg.partition("=")[2])
+        else:
+            name, eq, value = arg.partition("=")
+            try:
+                parts = urlsplit(value if eq and "://" not in name else arg)
+            except ValueError:
+                continue
+            if parts.password:
+                found.add(parts.password)
+            found.update(v for k, v in parse_qsl(parts.query) if name_secret(k) or token_like(v))
+    return sorted((v for v in found if len(v) >= MIN_SECRET), key=len, reverse=True)
+
+
+def redact(data: bytes, secrets: list[bytes]) -> bytes:
+    """data with every secret replaced by MASK."""
+    for secret in secrets:
+        if secret in data:
+            data = data.replace(secret, MASK.encode())
+    return data
+
+
+def _secrets(known: Iterable[str]) -> list[str]:
+    values = {v for v in [*known, *keys.values()] if len(v) >= MIN_SECRET}
+    return sorted(values, key=len, reverse=True)

@@ -1,0 +1,1 @@
+"""The tools' processes: their groups, the reaper that outlives the daemon, shutdown signals."""

@@ -1,0 +1,1 @@
+"""What keeps the user's machine safe: owned files, protected paths, trusted folders."""

@@ -1,0 +1,1 @@
+"""A turn's extras a session holds: steering, the plan, modes."""
