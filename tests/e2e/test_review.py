@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from support.editor import ReviewingEditor
 
-from elelem_daemon.changes import NOT_ON_DISK
+from elelem_daemon.edits.changes import NOT_ON_DISK
 from elelem_daemon.jsonrpc.client import Client, RpcError
 
 from .conftest import within
