@@ -149,7 +149,7 @@ function markTurn(node, turnId) {
   const actions = el("div", "user-actions");
   const button = el("button", "restore", "↶ Restore checkpoint");
   button.type = "button";
-  button.title = `Undo turn ${turnId} and every later one: files and conversation go back to before it`;
+  button.title = "Undo this turn and every later one: files and conversation go back to before it";
   button.dataset.turnId = String(turnId);
   actions.append(button);
   node.after(actions);

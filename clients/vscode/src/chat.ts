@@ -397,7 +397,9 @@ export class Chat implements vscode.Disposable {
     }
     const undone = turns.filter((t) => t.turnId >= turnId!).flatMap((t) => t.files);
     const edits = [...this.appliedEdits].filter(([turn]) => turn >= turnId!).sort(([a], [b]) => a - b).flatMap(([, e]) => e);
-    const result = await rewindTurn(this.daemon!, session.sessionId, session.cwd, turnId, this.log, undone, edits);
+    const numberOf = (id: number) => turns.find((t) => t.turnId === id)?.number ?? id; // as the user counts turns
+    const shown = numberOf(turnId);
+    const result = await rewindTurn(this.daemon!, session.sessionId, session.cwd, turnId, this.log, undone, edits, numberOf);
     if (!result) return;
     for (const turn of [...this.appliedEdits.keys()]) if (turn >= turnId) this.appliedEdits.delete(turn);
     if (result.conversation && this.transcript.cutAtTurn(turnId)) {
@@ -423,7 +425,7 @@ export class Chat implements vscode.Disposable {
     this.show({
       type: "say",
       kind: "info",
-      text: `Rewound to before turn ${turnId}` + (files ? `: ${changed} file${changed === 1 ? "" : "s"} restored.` : " (the conversation only)."),
+      text: `Rewound to before turn ${shown}` + (files ? `: ${changed} file${changed === 1 ? "" : "s"} restored.` : " (the conversation only)."),
     });
     await this.markTurns(session);
   }

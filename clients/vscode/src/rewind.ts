@@ -13,6 +13,8 @@ import { ResponseError } from "vscode-jsonrpc/node";
 
 export interface CheckpointTurn {
   turnId: number;
+  /** the turn as the user counts them (1, 2, 3 among the kept turns); older daemons: absent */
+  number?: number;
   prompt: string;
   at: string;
   checkpoint: "git" | "copy" | "lost" | null;
@@ -66,16 +68,17 @@ export async function checkpoints(daemon: Daemon, sessionId: string): Promise<{ 
  * Rewind to before `turnId`, after the user confirmed. Resolves with the result (its
  * `messages` redraw the chat), or undefined when the user declined or it failed (said).
  */
-export async function rewindTurn(daemon: Daemon, sessionId: string, cwd: string, turnId: number, log: Log, turnFiles: string[] = [], edits: AppliedEdit[] = []): Promise<RewindResult | undefined> {
+export async function rewindTurn(daemon: Daemon, sessionId: string, cwd: string, turnId: number, log: Log, turnFiles: string[] = [], edits: AppliedEdit[] = [], numberOf: (turnId: number) => number = (id) => id): Promise<RewindResult | undefined> {
+  const shown = numberOf(turnId); // the turn as the user counts them
   let files = true;
   let plan: RewindResult;
   try {
     plan = await daemon.request<RewindResult>(Method.sessionRewind, { sessionId, turnId, dryRun: true });
   } catch (error) {
-    if (!isKind(error, "no_checkpoint")) return void (await explain(error, turnId));
+    if (!isKind(error, "no_checkpoint")) return void (await explain(error, shown));
     const reason = (error as ResponseError<{ reason?: string }>).data?.reason ?? "";
     const choice = await vscode.window.showWarningMessage(
-      `Elelem cannot restore the files of turn ${turnId}: ${NO_CHECKPOINT[reason] ?? reason ?? "no checkpoint"}.`,
+      `Elelem cannot restore the files of turn ${shown}: ${NO_CHECKPOINT[reason] ?? reason ?? "no checkpoint"}.`,
       { modal: true, detail: "You can still rewind the conversation alone: the files stay as they are." },
       "Rewind the Conversation Only",
     );
@@ -84,7 +87,7 @@ export async function rewindTurn(daemon: Daemon, sessionId: string, cwd: string,
     try {
       plan = await daemon.request<RewindResult>(Method.sessionRewind, { sessionId, turnId, files: false, dryRun: true });
     } catch (again) {
-      return void (await explain(again, turnId));
+      return void (await explain(again, shown));
     }
   }
   // Unsaved documents of the files the rewind touches or the undone turns changed (an
@@ -92,8 +95,8 @@ export async function rewindTurn(daemon: Daemon, sessionId: string, cwd: string,
   const dirty = dirtyDocuments([...touched(plan.files), ...turnFiles, ...edits.map((e) => e.path)], cwd);
   const DISCARD = "Restore and Discard Unsaved Changes";
   const choice = await vscode.window.showWarningMessage(
-    `Restore the checkpoint before turn ${turnId}?`,
-    { modal: true, detail: describe(plan, dirty.map((d) => vscode.workspace.asRelativePath(d.uri))) },
+    `Restore the checkpoint before turn ${shown}?`,
+    { modal: true, detail: describe(plan, dirty.map((d) => vscode.workspace.asRelativePath(d.uri)), numberOf) },
     ...(dirty.length ? ["Restore", DISCARD] : ["Restore"]),
   );
   if (choice !== "Restore" && choice !== DISCARD) return undefined;
@@ -102,7 +105,7 @@ export async function rewindTurn(daemon: Daemon, sessionId: string, cwd: string,
   try {
     result = await daemon.request<RewindResult>(Method.sessionRewind, { sessionId, turnId, files, force: true });
   } catch (error) {
-    return void (await explain(error, turnId));
+    return void (await explain(error, shown));
   }
   if (choice === DISCARD) await reloadDocuments(result.files, cwd, log, dirty);
   else if (files) await restoreDocuments(result.files, cwd, log, edits, before);
@@ -110,7 +113,7 @@ export async function rewindTurn(daemon: Daemon, sessionId: string, cwd: string,
 }
 
 /** The confirmation's details: what is restored, created, deleted, and what is at risk. */
-export function describe(plan: RewindResult, dirty: string[]): string {
+export function describe(plan: RewindResult, dirty: string[], numberOf: (turnId: number) => number = (id) => id): string {
   const lines: string[] = [];
   const list = (title: string, names: string[] | undefined) => {
     if (names?.length) lines.push(`${title}: ${names.slice(0, 20).join(", ")}${names.length > 20 ? ` and ${names.length - 20} more` : ""}`);
@@ -129,7 +132,7 @@ export function describe(plan: RewindResult, dirty: string[]): string {
     if (f.kind === "copy") lines.push("Without git, what commands changed is not restored.");
   }
   list("Unsaved in the editor (Restore takes the turn's changes out of them and keeps your own unsaved edits; Discard reverts them to the disk)", dirty);
-  if (plan.conversation) lines.push(`The conversation loses turn${plan.conversation.dropped.length === 1 ? "" : "s"} ${plan.conversation.dropped.join(", ")}.`);
+  if (plan.conversation) lines.push(`The conversation loses turn${plan.conversation.dropped.length === 1 ? "" : "s"} ${plan.conversation.dropped.map(numberOf).join(", ")}.`);
   return lines.join("\n");
 }
 

@@ -121,6 +121,25 @@ withChat("Undo Last Turn takes the agent's change out of a document and keeps th
   assert.equal(fs.readFileSync(file, "utf8"), original, "the disk is as before the turn");
 });
 
+withChat("turns are named as the user counts them, not by turnId (a command between them)", async ({ view }) => {
+  const file = path.join(fake.workspaceFolder, "n.txt");
+  fs.writeFileSync(file, "one\n");
+  await send(view, "!echo hello");
+  await send(view, "/help");
+  const { last } = await writeTurn(view, "n.txt", "two\n");
+  let asked;
+  fake.answers.push((kind, choices, options) => {
+    asked = { title: fake.messages.at(-1)[1], detail: options?.detail };
+    return "Restore";
+  });
+  await vscode.commands.executeCommand("elelem.undoLastTurn");
+  const info = await waitFor(view, (m) => m.type === "say" && /^Rewound to before turn/.test(m.text));
+  assert.notEqual(last.turnId, 2, "the daemon counts the command: this test needs turnId != number");
+  assert.equal(asked.title, "Restore the checkpoint before turn 2?");
+  assert.match(asked.detail, /The conversation loses turn 2\./);
+  assert.equal(info.text, "Rewound to before turn 2: 1 file restored.");
+});
+
 withChat("Restore Checkpoint… lists the turns, newest first, and rewinds the one picked", async ({ view }) => {
   const file = path.join(fake.workspaceFolder, "c.txt");
   fs.writeFileSync(file, "zero\n");
