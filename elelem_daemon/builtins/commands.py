@@ -1,5 +1,6 @@
 """Built-in slash commands: /help /context /clear /tools /provider /model /reload
-/compact /exit. /exit only asks: the command's result says `exit`, and the client
+/trust /compact /cost /exit. /exit only asks: the command's result says `exit`, and the
+client
 decides (session.py)."""
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from ..control.editing import EditError, tokens
 from ..conversation import image_bytes, images_in, text_of
 from ..ports import SessionView
 from ..registry import Plugin
+from ..turns.usage import summary
 from .context_edit import USAGE
 from .context_edit import run as edit_context
 
@@ -138,6 +140,22 @@ def register(plugin: Plugin) -> None:
         session.reload()
         session.output.say("  → reloaded")
 
+    @plugin.command("trust", "Trust this folder: load its own plugins, rules, modes, MCP servers")
+    def trust(session: SessionView, args: str | None) -> None:
+        """The user's own word, typed (docs/permissions.md, "Trusted folders"): what
+        no "approve every permission" setting of a client can answer. Kept in the
+        trusted-folders file, as `session/trust`; TrustNotKept if it cannot be."""
+        from ..safety.trust import grant, trusted_file
+
+        current = getattr(session, "trust", None)
+        if current is None or current.trusted:
+            session.output.say(f"  → {session.cwd} is trusted already")
+            return
+        listing = current.listing()
+        grant(session, current, keep=True)
+        loaded = f"; loaded:\n{listing}" if listing else ""
+        session.output.say(f"  → trusted {current.folder} (kept in {trusted_file()}){loaded}")
+
     @plugin.command("compact", "Compress context")
     async def compact(session: SessionView, args: str | None) -> None:
         """Atomic: the summary turn runs aside (nothing of it is kept or stored), and
@@ -151,6 +169,10 @@ def register(plugin: Plugin) -> None:
         session.conversation.add("user", f"Context: {summary.reply}")
         plural = "" if count == 1 else "s"
         session.output.say(f"  → compacted: {count} message{plural} became 1")
+
+    @plugin.command("cost", "Show the session's tokens, context and cost")
+    def cost(session: SessionView, args: str | None) -> None:
+        session.output.say(summary(session.usage, session.model))
 
     @plugin.command("exit", "Exit elelem")
     def exit_(session: SessionView, args: str | None) -> None:

@@ -177,6 +177,37 @@ async def test_avante_answering_without_an_option_id_is_no_answer(
     await client.close()
 
 
+async def test_avante_approving_every_permission_leaves_a_folders_plugin_unloaded(
+    home: Path, project: Path
+) -> None:
+    """Issue 29: avante approves every permission request by default (allow_once, at
+    once). Folder trust is not one: the folder's plugin stays unloaded, the chat says so
+    once, and `/trust` typed by the user loads it."""
+    plugins = project / ".agents" / "plugins"
+    plugins.mkdir(parents=True)
+    spy = plugins / "spy.py"
+    spy.write_text(
+        "from pathlib import Path\n\nPath(__file__).with_suffix('.ran').touch()\n\n\n"
+        "def register(plugin):\n    pass\n"
+    )
+    answers = {**buffers(project), "session/request_permission": by_kind("allow_once")}
+    client = await Client.start(home, project, answers)
+    await client.request("initialize", AVANTE)
+    sid = (await client.request("session/new", {"cwd": str(project), "mcpServers": []}))["result"][
+        "sessionId"
+    ]
+    run = text('!tool execute {"command": "echo asked"}')  # a question avante approves
+    answer = await client.request("session/prompt", {"sessionId": sid, "prompt": run})
+    assert answer["result"]["stopReason"] == "end_turn"
+    assert [m for m in client.asked if m["method"] == "session/request_permission"]
+    assert not spy.with_suffix(".ran").exists()
+    said = "".join(u["content"]["text"] for u in client.of("agent_message_chunk"))
+    assert "is not trusted" in said and ".agents/plugins/spy.py" in said
+    await client.request("session/prompt", {"sessionId": sid, "prompt": text("/trust")})
+    assert spy.with_suffix(".ran").exists()
+    await client.close()
+
+
 async def test_acpx_reuses_a_session_from_a_second_process(home: Path, project: Path) -> None:
     """`acpx sessions new` creates a session and exits; the next `acpx` prompt loads it
     in a new agent process. A session is stored when it is created, so that works, and
@@ -360,6 +391,58 @@ async def test_usage_update_when_the_provider_reports_tokens(home: Path, project
         await client.request("session/prompt", {"sessionId": sid, "prompt": text("again")})
         assert len(await client.expect("usage_update", 2)) == 2
         assert [r.path for r in server.requests if r.method == "GET"] == ["/props"]
+        await client.close()
+    finally:
+        server.stop()
+
+
+async def test_usage_update_carries_the_sessions_cost_and_the_cache(
+    home: Path, project: Path
+) -> None:
+    """A price in config.toml (turns/usage.py): `usage_update.cost` sums the session, and the
+    answer's usage says the cache's share; both as the ACP SDK's schema reads them."""
+    from acp.schema import PromptResponse, UsageUpdate
+    from providers.replay import ReplayServer, json_reply
+    from providers.test_prompt_cache import openai_reply
+
+    config = home / ".config" / "elelem"
+    config.mkdir(parents=True)
+    (config / "config.toml").write_text("[prices.smol]\ninput = 10\noutput = 20\ncache_read = 1\n")
+    counts = {
+        "prompt_tokens": 1000,
+        "completion_tokens": 50,
+        "prompt_tokens_details": {"cached_tokens": 800},
+    }
+    server = ReplayServer()
+    try:
+        server.routes["/props"] = json_reply(200, {"default_generation_settings": {"n_ctx": 4096}})
+        server.queue(openai_reply("one", counts), openai_reply("two", counts))
+        settings = {"ELELEM_PROVIDER": "openai", "OPENAI_BASE_URL": f"{server.url}/v1"}
+        client = await Client.start(home, project, **settings, OPENAI_MODEL="smol")
+        await client.request("initialize", CODECOMPANION)
+        sid = (await client.request("session/new", {"cwd": str(project), "mcpServers": []}))[
+            "result"
+        ]["sessionId"]
+        answer = await client.request("session/prompt", {"sessionId": sid, "prompt": text("hi")})
+        assert answer["result"]["usage"] == {
+            "inputTokens": 1000,
+            "outputTokens": 50,
+            "totalTokens": 1050,
+            "cachedReadTokens": 800,
+        }
+        PromptResponse.model_validate(answer["result"])
+        (first,) = await client.expect("usage_update")
+        one = (200 * 10 + 800 * 1 + 50 * 20) / 1e6
+        assert first == {
+            "sessionUpdate": "usage_update",
+            "used": 1050,
+            "size": 4096,
+            "cost": {"amount": pytest.approx(one), "currency": "USD"},
+        }
+        await client.request("session/prompt", {"sessionId": sid, "prompt": text("again")})
+        second = (await client.expect("usage_update", 2))[-1]
+        assert second["cost"]["amount"] == pytest.approx(2 * one)  # the session's, summed
+        UsageUpdate.model_validate(second)
         await client.close()
     finally:
         server.stop()

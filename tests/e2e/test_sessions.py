@@ -69,8 +69,14 @@ async def test_an_untrusted_session_does_not_load_project_plugins(
         "folder": str(workdir.resolve()),
         "trusted": False,
         "skipped": [str(workdir.resolve() / ".agents" / "plugins")],
+        "loads": ["plugin (Python code that runs in the session): .agents/plugins/hello.py"],
     }
-    assert trusted["trust"] == {"folder": str(workdir.resolve()), "trusted": True, "skipped": []}
+    assert trusted["trust"] == {
+        "folder": str(workdir.resolve()),
+        "trusted": True,
+        "skipped": [],
+        "loads": [],
+    }
     output = await within(client.command(trusted["sessionId"], "/hello there"))
     assert output == {"output": "hello there", "markdown": False, "turnId": 1}
 
@@ -153,7 +159,7 @@ async def test_compact_runs_a_turn_whose_events_carry_the_commands_turn_id(
 
 
 async def test_complete_command_names_and_arguments(client: Client, session: str) -> None:
-    assert await within(client.complete(session, "/co")) == ["/context", "/compact"]
+    assert await within(client.complete(session, "/co")) == ["/context", "/compact", "/cost"]
     assert await within(client.complete(session, "/context j")) == ["json"]
     assert await within(client.complete(session, "/provider ")) == [
         "anthropic",
