@@ -310,6 +310,14 @@ class Session:
         exit, self._exit = self._exit, False
         return CommandResult("\n".join(captured.lines), exit, captured.markdown)
 
+    @property
+    def answering(self) -> str | None:
+        """The model that answers: the one the server's last answer named (a local
+        server serves its own, whatever was asked for), else the provider's, else the
+        session's."""
+        named = getattr(self.provider, "answering", None) or getattr(self.provider, "model", None)
+        return str(named) if named else self.model
+
     def switch(self, provider_name: str | None = None, model: str | None = None) -> None:
         """Rebuild the provider (by name and/or model); keeps the conversation. The
         provider it replaces is closed."""

@@ -5,7 +5,9 @@ decides (session.py)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
 from typing import Any
 
 from ..control.editing import EditError, tokens
@@ -16,7 +18,10 @@ from ..turns.usage import summary
 from .context_edit import USAGE
 from .context_edit import run as edit_context
 
+log = logging.getLogger(__name__)
 CONTEXT_VERBS = ["json", "delete", "edit"]
+LIST_TIMEOUT = 10.0  # seconds for `/model` to hear what the server serves
+MAX_LISTED = 100  # models `/model` shows
 COMPACT_PROMPT = "Summarize: accomplishments, state, next steps. Brief."
 
 
@@ -90,6 +95,20 @@ def models_of(session: SessionView) -> list[str]:
     return [str(m) for m in models] if isinstance(models, list | tuple) else []
 
 
+async def served_models(session: SessionView) -> list[str]:
+    """What the provider's server serves (`list_models()`, optional: the openai
+    provider's `GET /models`, asked once), else `provider.models`."""
+    lister = getattr(session.provider, "list_models", None)
+    if callable(lister):
+        try:
+            async with asyncio.timeout(LIST_TIMEOUT):
+                listed = await lister()
+            return [str(m) for m in listed][:MAX_LISTED]
+        except Exception as exc:  # a listing is a nicety: never an error
+            log.info("/model: no listing: %s", exc)
+    return models_of(session)[:MAX_LISTED]
+
+
 def register(plugin: Plugin) -> None:
     @plugin.command("help", "Show available commands")
     def help_(session: SessionView, args: str | None) -> None:
@@ -128,12 +147,15 @@ def register(plugin: Plugin) -> None:
         session.output.say(f"  → switched to {args}")
 
     @plugin.command("model", "Show or switch the model", lambda s: lambda: models_of(s))
-    def model(session: SessionView, args: str | None) -> None:
+    async def model(session: SessionView, args: str | None) -> None:
         if args:
             session.switch(model=args)
-        session.output.say(f"  → model: {session.model}")
-        if models := models_of(session):
-            session.output.say(f"  → available: {marked(models, session.model)}")
+        answering = session.answering
+        chosen = getattr(session.provider, "model", session.model)  # a server's own, once known
+        asked = f" (asked for {chosen})" if chosen not in (None, answering) else ""
+        session.output.say(f"  → model: {answering}{asked}")
+        if models := await served_models(session):
+            session.output.say(f"  → available: {marked(models, answering)}")
 
     @plugin.command("reload", "Reload plugins")
     def reload(session: SessionView, args: str | None) -> None:
