@@ -16,6 +16,12 @@ result), after the Output: the store records it for redrawing.
 
 Steers (steering.py) the user sends while a turn runs go with its next provider
 request, after the tool round, and are kept between the prompt and the reply.
+
+The window (turns/compaction.py): `gauge` holds the provider's count for the last
+request. A kept turn's request the server refuses for size is not kept: the history
+before the prompt is compacted and the request sent again, once; when that cannot be
+done the prompt is dropped too (`kept` false) and the user told how to recover. One
+tool result takes at most a share of the window (ELELEM_TOOL_SHARE).
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ from .result import Result
 from .tool import CURRENT_CALL
 from .toolbox import Toolbox
 from .transcript import SystemPrompt, Transcript
+from .turns import compaction
 from .turns.steering import Steering
 
 if TYPE_CHECKING:
@@ -104,6 +111,7 @@ class _Round:
         self.kept: Message = {}
         self.stop: str | None = None  # a `stop` event's reason (`max_tokens`)
         self.usage: dict[str, int] = {}
+        self.overflow = False  # the server refused the request for size
 
     def context_tokens(self) -> int | None:
         """This request's input and output tokens, if the provider reported them."""
@@ -140,6 +148,7 @@ class Agent:
         self.steering = Steering()  # user messages for the running turn (steering.py)
         # which tools the model is offered, read at every request (the session's mode)
         self.tool_filter: Callable[[Any], bool] | None = None
+        self.gauge = compaction.Gauge()  # how full the last request was (compaction.py)
 
     @property
     def conversation(self) -> Conversation:
@@ -163,6 +172,7 @@ class Agent:
         transcript = self.transcript if keep else self.transcript.aside()
         conversation = transcript.conversation
         conversation.add("user", prompt)  # 2. record the prompt
+        retried = False  # a request refused for size was compacted and sent again
         scratch: list[Message] = []
         steered: list[str] = []  # steers sent (steering.py), kept before the reply
         usage: dict[str, int] = {}
@@ -174,6 +184,11 @@ class Agent:
                 self.output.waiting()
                 fetched = _Round()
                 content, failed = await self.fetch(scratch, fetched, usage, transcript)
+                if fetched.overflow and keep:  # refused for size: nothing of it is kept
+                    if not retried and await self.compact_refused(transcript):
+                        retried = True
+                        continue  # sent again on the compacted history
+                    return self.refused(content, usage, steered)
                 stop = "error" if failed else stop  # 3-4. call it (above)
                 self.output.reply(content)  # 5. print the reply so far
                 if not fetched.calls:  # 6. stop, or run the tools and go again
@@ -206,6 +221,28 @@ class Agent:
         self.last = TurnResult(content, stop, usage, context_tokens=fetched.context_tokens())
         return self.last
 
+    async def compact_refused(self, transcript: Transcript) -> bool:
+        """The request was refused for size: compact the history before the prompt
+        (the newest kept message), unless ELELEM_COMPACT_RETRY says not to."""
+        if not compaction.retry_on() or len(transcript.conversation) < 2:
+            return False
+        return await compaction.compact(
+            self, "the model refused the request as too long; sending it again", spare=1
+        )
+
+    def refused(self, content: str, usage: dict[str, int], steered: list[str]) -> TurnResult:
+        """A request refused for size that compaction could not save: the prompt (the
+        newest kept message) and the steers sent are dropped, and the user told."""
+        conversation = self.transcript.conversation
+        last = conversation.last
+        if last is not None and last.get("role") == "user":
+            conversation.edit(len(conversation) - 1, None)
+        steered.clear()
+        text = content.removeprefix("Error: ") + OVERFLOW_HINT
+        self.output.say(f"{text}; the prompt was not kept", "error")
+        self.last = TurnResult(f"Error: {text}", "error", usage, kept=False)
+        return self.last
+
     def steers(self, steered: list[str]) -> list[Message]:
         """The steers waiting (steering.py) as user messages for the next request."""
         taken = self.steering.take()
@@ -230,20 +267,29 @@ class Agent:
         """One provider call: stream the events into `fetched`; return the text, and
         whether the provider failed (the text is then `Error: ...`)."""
         messages = (transcript or self.transcript).messages(scratch)
+        tools = self.toolbox.definitions(self.tool_filter)
         try:
-            stream = self.provider.fetch(messages, self.toolbox.definitions(self.tool_filter))
+            stream = self.provider.fetch(messages, tools)
             async with aclosing(stream) as events:
                 async for event in events:
                     self._on(event, fetched, usage)
         except Exception as exc:
             text = str(exc)
-            if getattr(exc, "data", {}).get("context_overflow"):
-                text += OVERFLOW_HINT
-            log.warning("agent: %s", text)
-            self.output.say(text, "error")
             fetched.calls.clear()
+            log.warning("agent: %s", text)
+            if getattr(exc, "data", {}).get("context_overflow"):
+                fetched.overflow = True  # the turn says it, or compacts and goes on
+                window = compaction.window_now(self.provider)
+                self.gauge.refused(compaction.size(messages, tools), window)
+                if (transcript or self.transcript) is self.transcript:
+                    return f"Error: {text}", True
+                text += OVERFLOW_HINT
+            self.output.say(text, "error")
             return f"Error: {text}", True
-        return "".join(fetched.said), False
+        said = "".join(fetched.said)
+        measured = compaction.size(messages, tools) + len(said) + len(repr(fetched.calls))
+        self.gauge.measure(measured, fetched.context_tokens())
+        return said, False
 
     def _on(self, event: dict[str, Any], fetched: _Round, usage: dict[str, int]) -> None:
         kind = event.get("type")
@@ -275,7 +321,8 @@ class Agent:
         traffic: list[Message] = [
             {"role": "assistant", "content": content, "tool_calls": wire, **kept}
         ]
-        budget = RoundBudget()  # the round's results are bounded (budget.py)
+        # the round's results are bounded, each to a share of the window (budget.py)
+        budget = RoundBudget(each=compaction.tool_limit(self.provider))
         for call, event in zip(wire, calls, strict=True):
             shown = {**call, "name": self.toolbox.resolve(call["name"]).name}
             self.output.doing(shown)

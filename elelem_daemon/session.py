@@ -41,6 +41,7 @@ from .registry import EVENTS, Registry
 from .result import Result
 from .toolbox import Toolbox
 from .transcript import SystemPrompt, face_template
+from .turns import compaction
 from .turns.modes import Modes
 from .turns.plans import Plan
 
@@ -191,6 +192,8 @@ class Session:
         comes while they run cuts them short, but the turn's result stands). With `keep`
         false it leaves the conversation as it was (/compact): numbered, and its hooks
         run (its tools' changes are checkpointed), but not marked: no rewind names it.
+        A kept turn whose request would pass ELELEM_COMPACT_AT of the model's window
+        compacts the history first (turns/compaction.py), before its mark.
         What the agent read in the last turn no longer counts (changes.Seen)."""
         self.seen.new_turn()
         self._turning = keep  # a steer sent from now on goes with this turn
@@ -215,7 +218,8 @@ class Session:
             raise
         number = self._opened if self._opened is not None else self.open_number()
         self._opened = None
-        if keep:
+        if keep:  # past ELELEM_COMPACT_AT of the window: the history is summarised first
+            await compaction.before_turn(self.agent, prompt)
             self.conversation.begin_turn(number)
         self.turn_id = number
         ended: TurnResult | None = None  # once the agent's turn is over, what it kept

@@ -11,11 +11,21 @@ from ..control.editing import EditError, tokens
 from ..conversation import image_bytes, images_in, text_of
 from ..ports import SessionView
 from ..registry import Plugin
+from ..turns import compaction
+from ..turns.compaction import COMPACT_PROMPT
 from .context_edit import USAGE
 from .context_edit import run as edit_context
 
 CONTEXT_VERBS = ["json", "delete", "edit"]
-COMPACT_PROMPT = "Summarize: accomplishments, state, next steps. Brief."
+
+
+def overflows(session: SessionView, window: int | None) -> bool:
+    """Whether the summary turn's request would pass the model's window (when known)."""
+    agent = getattr(session, "agent", None)
+    if agent is None or not window:
+        return False
+    ask = [{"role": "user", "content": COMPACT_PROMPT}]
+    return bool(agent.gauge.estimate(compaction.request_chars(agent, ask)) > window)
 
 
 def preview(message: dict[str, Any]) -> str:
@@ -141,14 +151,26 @@ def register(plugin: Plugin) -> None:
     @plugin.command("compact", "Compress context")
     async def compact(session: SessionView, args: str | None) -> None:
         """Atomic: the summary turn runs aside (nothing of it is kept or stored), and
-        only a summary that ended normally replaces the history."""
-        summary = await session.turn(COMPACT_PROMPT, keep=False)
-        if summary.stop_reason != "end_turn":  # failed, cut off, or too long to read
+        only a summary that ended normally replaces the history. A history too long
+        for the model's window, or one the summary turn failed on, is summarised in
+        pieces instead (turns/compaction.py)."""
+        text, window = None, await compaction.window_of(session.provider)
+        if not overflows(session, window):
+            summary = await session.turn(COMPACT_PROMPT, keep=False)
+            text = summary.reply if summary.stop_reason == "end_turn" else None
+        if text is None:  # too long to send whole (or it failed): in pieces, oldest first
+            try:
+                text = await compaction.summarise(
+                    session.provider, list(session.conversation), window
+                )
+            except Exception as exc:
+                session.output.say(f"compact failed: {exc}", "error")
+        if text is None:  # failed, cut off, or too long to read
             session.output.say("compact failed: the conversation is kept (/clear starts over)")
             return
         count = len(session.conversation)
         session.conversation.clear()
-        session.conversation.add("user", f"Context: {summary.reply}")
+        session.conversation.add("user", f"Context: {text}")
         plural = "" if count == 1 else "s"
         session.output.say(f"  → compacted: {count} message{plural} became 1")
 

@@ -1,0 +1,210 @@
+"""The window is managed, not hit (turns/compaction.py): sessions against a fake
+llama.cpp with a 2,048-token window on 127.0.0.1 (tests/support/small_window.py)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from support.outputs import SpyOutput
+from support.small_window import SmallWindow
+
+from elelem_daemon.budget import RoundBudget, cut
+from elelem_daemon.conversation import text_of
+from elelem_daemon.plugins import core_registry
+from elelem_daemon.result import Result
+from elelem_daemon.session import start
+from elelem_daemon.turns import compaction
+
+N_CTX = 2048
+
+
+@pytest.fixture
+def small() -> SmallWindow:
+    with SmallWindow(N_CTX) as server:
+        yield server
+
+
+@pytest.fixture
+def openai(small: SmallWindow, monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
+    monkeypatch.setenv("OPENAI_BASE_URL", f"{small.url}/v1")
+    monkeypatch.setenv("OPENAI_MODEL", "local")
+    monkeypatch.setenv("OPENAI_API_KEY", "not-a-key")
+    (tmp_path / "big.txt").write_text("0123456789abcdef\n" * 4000)
+
+    def make(output: SpyOutput):
+        return start(
+            core_registry(entry_points=False), "openai", cwd=tmp_path, output=output, face="editor"
+        )
+
+    return make
+
+
+def prompt(i: int) -> str:
+    return f"question {i}: read big.txt" if i % 7 == 3 else f"question {i}: tell me about item {i}"
+
+
+def said(output: SpyOutput, kind: str) -> list[str]:
+    return [text for name, (text, k) in [c for c in output.calls if c[0] == "say"] if k == kind]
+
+
+def kept_text(session) -> str:
+    return "\n".join(text_of(m["content"]) for m in session.conversation)
+
+
+async def test_forty_turns_in_a_small_window_end_with_no_error(openai, small) -> None:
+    output = SpyOutput()
+    session = openai(output)
+    for i in range(40):
+        result = await session.turn(prompt(i))
+        assert (i, result.stop_reason) == (i, "end_turn"), result.reply
+        assert not result.reply.startswith("Error")
+    assert said(output, "error") == []
+    announced = [t for t in said(output, "info") if t.startswith("context compacted")]
+    assert len(announced) >= 3  # ahead of time (ELELEM_COMPACT_AT) ...
+    assert any("ELELEM_COMPACT_AT" in t for t in announced)
+    assert "Error" not in kept_text(session)
+    assert session.conversation[-1]["role"] == "assistant"
+
+
+async def test_a_refused_request_is_compacted_and_sent_again(openai, small, monkeypatch) -> None:
+    monkeypatch.setenv("ELELEM_COMPACT_AT", "0")  # only the server's refusal compacts
+    output = SpyOutput()
+    session = openai(output)
+    for i in range(12):
+        result = await session.turn(f"question {i}: tell me about item {i}")
+        assert result.stop_reason == "end_turn", result.reply
+    refused = [r for r in small.requests if r[1] == 400]
+    assert refused  # the window was hit ...
+    assert said(output, "error") == []  # ... and no face shows an error
+    assert any("refused the request as too long" in t for t in said(output, "info"))
+    assert "Error" not in kept_text(session)
+    assert "exceeds the available context size" not in kept_text(session)
+
+
+async def test_a_refused_prompt_is_not_kept_when_the_retry_is_off(
+    openai, small, monkeypatch
+) -> None:
+    monkeypatch.setenv("ELELEM_COMPACT_AT", "0")
+    monkeypatch.setenv("ELELEM_COMPACT_RETRY", "0")
+    output = SpyOutput()
+    session = openai(output)
+    for i in range(12):
+        result = await session.turn(f"question {i}: tell me about item {i}")
+        if result.stop_reason != "end_turn":
+            break
+    assert result.stop_reason == "error"
+    assert not result.kept
+    assert "/compact" in result.reply and "exceeds the available context size" in result.reply
+    (error,) = said(output, "error")
+    assert "the prompt was not kept" in error
+    kept = kept_text(session)
+    assert f"question {i}:" not in kept  # neither the prompt ...
+    assert "Error" not in kept  # ... nor its error reply grows every later request
+    roles = [m["role"] for m in session.conversation]
+    assert roles == ["user", "assistant"] * (len(roles) // 2)
+    before = len(small.requests)
+    await session.turn("again")  # the next request is no larger for the refused one
+    assert small.requests[before][2] == "again"
+
+
+async def test_compact_succeeds_on_a_history_that_already_overflows(
+    openai, small, monkeypatch
+) -> None:
+    monkeypatch.setenv("ELELEM_COMPACT_AT", "0")
+    output = SpyOutput()
+    session = openai(output)
+    await session.turn("hello")  # the window is known from here on
+    for i in range(30):  # about 4,000 tokens: twice the window
+        session.conversation.add("user", f"question {i}: " + "tell me more " * 40)
+        session.conversation.add("assistant", f"answer {i}: " + "here it is " * 10)
+    done = await session.command("/compact")
+    assert "compacted: 62 messages became 1" in done.output, done.output
+    assert "error" not in done.output
+    (summary,) = list(session.conversation)
+    assert summary["content"].startswith("Context: Summary:")
+    pieces = [r for r in small.requests if "Summarize" in r[2]]
+    assert len(pieces) >= 3  # in pieces, oldest first
+    assert all(r[1] == 200 for r in pieces)
+    result = await session.turn("and now?")
+    assert result.stop_reason == "end_turn"
+
+
+async def test_compact_on_an_unknown_window_halves_a_refused_piece(small, monkeypatch) -> None:
+    from elelem_daemon.plugins import core_registry
+
+    monkeypatch.setenv("OPENAI_BASE_URL", f"{small.url}/v1")
+    monkeypatch.setenv("OPENAI_API_KEY", "not-a-key")
+    provider = core_registry(entry_points=False).build_provider("openai", model="local")
+    messages = [{"role": "user", "content": "words " * 4000}]  # 6,000 tokens
+    summary = await compaction.summarise(provider, messages, None)
+    assert summary.startswith("Summary:")
+    statuses = [r[1] for r in small.requests]
+    assert statuses[0] == 400 and statuses[-1] == 200  # refused whole, then in halves
+    await provider.aclose()
+
+
+async def test_a_large_tool_result_is_cut_to_a_share_of_the_window(openai, small) -> None:
+    session = openai(SpyOutput())
+    await session.turn("hello")  # the window is known from here on
+    await session.turn("read big.txt")
+    sent = [r for r in small.requests if "ELELEM_TOOL_SHARE" in r[2]]
+    assert sent, small.requests
+    assert all(len(text) <= int(N_CTX * 0.25 * 4) for _, _, text in sent)
+
+
+async def test_the_tool_share_is_a_setting(openai, small, monkeypatch) -> None:
+    monkeypatch.setenv("ELELEM_TOOL_SHARE", "0")
+    monkeypatch.setenv("ELELEM_COMPACT_RETRY", "0")
+    output = SpyOutput()
+    session = openai(output)
+    await session.turn("hello")
+    result = await session.turn("read big.txt")
+    assert not [r for r in small.requests if "ELELEM_TOOL_SHARE" in r[2]]
+    assert result.stop_reason == "error" and not result.kept  # 68 KB is past the window
+
+
+async def test_compaction_ahead_of_time_is_a_setting(openai, small, monkeypatch) -> None:
+    monkeypatch.setenv("ELELEM_COMPACT_AT", "0")
+    output = SpyOutput()
+    session = openai(output)
+    for i in range(4):
+        await session.turn(f"question {i}")
+    assert not any("ELELEM_COMPACT_AT" in t for t in said(output, "info"))
+
+
+def test_the_gauge_counts_from_the_providers_last_count() -> None:
+    gauge = compaction.Gauge()
+    assert gauge.estimate(4000) == 1000  # nothing measured: four characters a token
+    gauge.measure(8000, 1000)  # the provider counted 1,000 tokens for 8,000 characters
+    assert gauge.estimate(8400) == 1100  # plus what was added since
+    assert gauge.estimate(4000) == 500  # a shorter history: the same ratio
+    gauge.refused(8000, 2048)
+    assert gauge.estimate(8000) > 2048
+
+
+def test_cut_keeps_the_start_and_says_so() -> None:
+    text = Result.wrap({"output": "x" * 10_000}).to_json()
+    short = cut(text, 1000)
+    assert len(short) <= 1000 and short.startswith(text[:100]) and "ELELEM_TOOL_SHARE" in short
+    assert cut(text, None) == text
+    budget = RoundBudget(each=500)
+    assert len(budget.admit(Result.wrap({"output": "y" * 5000}))) <= 500
+
+
+def test_size_counts_an_image_as_tokens_not_base64() -> None:
+    image = {"type": "image", "mimeType": "image/png", "data": "A" * 4_000_000}
+    small = compaction.size([{"role": "user", "content": [image]}])
+    assert small < 10 * compaction.IMAGE_TOKENS * compaction.CHARS_PER_TOKEN
+
+
+def test_json_of_the_llama_overflow_body_is_flagged(small) -> None:
+    """The fake says what llama.cpp says (providers.md), which providers/http.py flags."""
+    from elelem_daemon.providers.failures import error_detail
+    from elelem_daemon.providers.http import CONTEXT_CODES
+
+    from support.small_window import overflow_body
+
+    message, codes = error_detail(json.dumps(overflow_body(2100, 2048)).encode())
+    assert codes & CONTEXT_CODES and "exceeds the available context size" in message
