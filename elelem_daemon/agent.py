@@ -239,6 +239,7 @@ class Agent:
             conversation.edit(len(conversation) - 1, None)
         steered.clear()
         text = content.removeprefix("Error: ") + OVERFLOW_HINT
+        log.warning("agent: %s", text)
         self.output.say(f"{text}; the prompt was not kept", "error")
         self.last = TurnResult(f"Error: {text}", "error", usage, kept=False)
         return self.last
@@ -276,14 +277,15 @@ class Agent:
         except Exception as exc:
             text = str(exc)
             fetched.calls.clear()
-            log.warning("agent: %s", text)
             if getattr(exc, "data", {}).get("context_overflow"):
                 fetched.overflow = True  # the turn says it, or compacts and goes on
                 window = compaction.window_now(self.provider)
                 self.gauge.refused(compaction.size(messages, tools), window)
                 if (transcript or self.transcript) is self.transcript:
+                    log.info("agent: %s", text)
                     return f"Error: {text}", True
                 text += OVERFLOW_HINT
+            log.warning("agent: %s", text)
             self.output.say(text, "error")
             return f"Error: {text}", True
         said = "".join(fetched.said)
