@@ -17,7 +17,7 @@ result), after the Output: the store records it for redrawing.
 Steers (steering.py) the user sends while a turn runs go with its next provider
 request, after the tool round, and are kept between the prompt and the reply.
 
-The window (turns/compaction.py): `gauge` holds the provider's count for the last
+The window (context/compaction.py): `gauge` holds the provider's count for the last
 request. A kept turn's request the server refuses for size is not kept: the history
 before the prompt is compacted and the request sent again, once; when that cannot be
 done the prompt is dropped too (`kept` false) and the user told how to recover. One
@@ -36,13 +36,13 @@ from typing import TYPE_CHECKING, Any
 
 from .base.jsonsafe import problem
 from .budget import RoundBudget
+from .context import compaction
 from .conversation import Content, Conversation, Message
 from .io import NullOutput, Output
 from .result import Result
 from .tool import CURRENT_CALL
 from .toolbox import Toolbox
 from .transcript import SystemPrompt, Transcript
-from .turns import compaction
 from .turns.steering import Steering
 
 if TYPE_CHECKING:
@@ -64,7 +64,8 @@ OVERFLOW_HINT = (
 class TurnResult:
     """How a turn ended. `stop_reason`: `end_turn`, `error` (the provider failed: the
     reply is `Error: ...`), `cancelled`, `max_tokens` (the provider said the reply was
-    cut off by its token limit) or `max_turn_requests`. `usage`: the token counts the
+    cut off by its token limit) or `max_turn_requests`; `overflow`: the server refused
+    its last request as too long for the model's window. `usage`: the token counts the
     providers reported, summed. `context_tokens`: how full the model's context is after
     the turn: its last request's input and output tokens (None when unreported). For a
     cancelled turn `reply` is what was kept (`<text so far>[cancelled]`), and `kept` is
@@ -75,6 +76,7 @@ class TurnResult:
     usage: dict[str, int] = field(default_factory=dict)
     kept: bool = True
     context_tokens: int | None = None
+    overflow: bool = False  # the server refused its last request as too long
 
     def __str__(self) -> str:
         return self.reply
@@ -172,7 +174,7 @@ class Agent:
         transcript = self.transcript if keep else self.transcript.aside()
         conversation = transcript.conversation
         conversation.add("user", prompt)  # 2. record the prompt
-        retried = False  # a request refused for size was compacted and sent again
+        retried = refused = False  # a request refused for size (compacted, sent again)
         scratch: list[Message] = []
         steered: list[str] = []  # steers sent (steering.py), kept before the reply
         usage: dict[str, int] = {}
@@ -184,6 +186,7 @@ class Agent:
                 self.output.waiting()
                 fetched = _Round()
                 content, failed = await self.fetch(scratch, fetched, usage, transcript)
+                refused = fetched.overflow
                 if fetched.overflow and keep:  # refused for size: nothing of it is kept
                     if not retried and await self.compact_refused(transcript):
                         retried = True
@@ -218,7 +221,9 @@ class Agent:
             return self.last
         self.keep_steers(conversation, steered)
         conversation.add("assistant", content)  # 7. record the reply
-        self.last = TurnResult(content, stop, usage, context_tokens=fetched.context_tokens())
+        self.last = TurnResult(
+            content, stop, usage, context_tokens=fetched.context_tokens(), overflow=refused
+        )
         return self.last
 
     async def compact_refused(self, transcript: Transcript) -> bool:
@@ -241,7 +246,7 @@ class Agent:
         text = content.removeprefix("Error: ") + OVERFLOW_HINT
         log.warning("agent: %s", text)
         self.output.say(f"{text}; the prompt was not kept", "error")
-        self.last = TurnResult(f"Error: {text}", "error", usage, kept=False)
+        self.last = TurnResult(f"Error: {text}", "error", usage, kept=False, overflow=True)
         return self.last
 
     def steers(self, steered: list[str]) -> list[Message]:
@@ -279,7 +284,7 @@ class Agent:
             fetched.calls.clear()
             if getattr(exc, "data", {}).get("context_overflow"):
                 fetched.overflow = True  # the turn says it, or compacts and goes on
-                window = compaction.window_now(self.provider)
+                window = await compaction.window_of(self.provider)
                 self.gauge.refused(compaction.size(messages, tools), window)
                 if (transcript or self.transcript) is self.transcript:
                     log.info("agent: %s", text)
@@ -323,13 +328,14 @@ class Agent:
         traffic: list[Message] = [
             {"role": "assistant", "content": content, "tool_calls": wire, **kept}
         ]
-        # the round's results are bounded, each to a share of the window (budget.py)
-        budget = RoundBudget(each=compaction.tool_limit(self.provider))
+        budget = RoundBudget()  # the round's results are bounded (budget.py)
         for call, event in zip(wire, calls, strict=True):
             shown = {**call, "name": self.toolbox.resolve(call["name"]).name}
             self.output.doing(shown)
             result = budget.skipped() if budget.spent else await self.run(call, event.get("error"))
             self.output.result(shown, result)
+            if budget.each is None:  # a large one: cut to a share of the window
+                budget.each = await compaction.tool_limit(self.provider, len(result.to_json()))
             for listener in list(self.call_listeners) if self.keeping else []:
                 listener(shown, result)
             traffic.append(

@@ -9,7 +9,7 @@ A result that would pass the cap is replaced by a failure saying how large it wa
 Clients still see each result that ran (`event/result`) whole.
 
 Each result is also cut to `each` characters when given: the share of the model's
-context window one result may take (ELELEM_TOOL_SHARE, turns/compaction.py). The cut
+context window one result may take (ELELEM_TOOL_SHARE, context/compaction.py). The cut
 keeps the result's start and says how much was left out, so the model can ask for
 less at a time.
 """

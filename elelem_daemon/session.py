@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from .agent import Agent, TurnCancelled, TurnResult
 from .base.errors import AttachmentError, NotRunning, UnknownSession
 from .commands import Commands
-from .context import as_is
+from .context import as_is, compaction
 from .conversation import Content, Conversation, Message
 from .edits.changes import Seen
 from .edits.filesystem import Files, LocalFiles
@@ -41,7 +41,6 @@ from .registry import EVENTS, Registry
 from .result import Result
 from .toolbox import Toolbox
 from .transcript import SystemPrompt, face_template
-from .turns import compaction
 from .turns.modes import Modes
 from .turns.plans import Plan
 
@@ -193,7 +192,7 @@ class Session:
         false it leaves the conversation as it was (/compact): numbered, and its hooks
         run (its tools' changes are checkpointed), but not marked: no rewind names it.
         A kept turn whose request would pass ELELEM_COMPACT_AT of the model's window
-        compacts the history first (turns/compaction.py), before its mark.
+        compacts the history first (context/compaction.py), before its mark.
         What the agent read in the last turn no longer counts (changes.Seen)."""
         self.seen.new_turn()
         self._turning = keep  # a steer sent from now on goes with this turn

@@ -7,12 +7,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..context import compaction
+from ..context.compaction import COMPACT_PROMPT
 from ..control.editing import EditError, tokens
 from ..conversation import image_bytes, images_in, text_of
 from ..ports import SessionView
 from ..registry import Plugin
-from ..turns import compaction
-from ..turns.compaction import COMPACT_PROMPT
 from .context_edit import USAGE
 from .context_edit import run as edit_context
 
@@ -153,16 +153,17 @@ def register(plugin: Plugin) -> None:
         """Atomic: the summary turn runs aside (nothing of it is kept or stored), and
         only a summary that ended normally replaces the history. A history too long
         for the model's window, or one the summary turn failed on, is summarised in
-        pieces instead (turns/compaction.py)."""
-        text, window = None, await compaction.window_of(session.provider)
-        if not overflows(session, window):
+        pieces instead (context/compaction.py)."""
+        window = await compaction.window_of(session.provider)
+        whole, text = not overflows(session, window), None
+        if whole:
             summary = await session.turn(COMPACT_PROMPT, keep=False)
             text = summary.reply if summary.stop_reason == "end_turn" else None
-        if text is None:  # too long to send whole (or it failed): in pieces, oldest first
+            whole = not summary.overflow  # refused as too long: in pieces all the same
+        if not whole:  # too long to send whole: in pieces, oldest first
             try:
-                text = await compaction.summarise(
-                    session.provider, list(session.conversation), window
-                )
+                history = list(session.conversation)
+                text = await compaction.summarise(session.provider, history, window)
             except Exception as exc:
                 session.output.say(f"compact failed: {exc}", "error")
         if text is None:  # failed, cut off, or too long to read

@@ -14,8 +14,7 @@ A provider's `context_window()` answers, the first that knows:
 else None (a face then shows no window). The answer is looked up once per provider (a
 model change builds a new provider) within `LOOKUP_TIMEOUT`, and a failed lookup is
 logged and counts as unknown: it never fails a turn. Faces ask for it beside a turn,
-never on its path (the ACP face starts the lookup when a session opens); a turn
-asks `window_now()`, which never waits.
+never on its path (the ACP face starts the lookup when a session opens).
 """
 
 from __future__ import annotations
@@ -82,15 +81,6 @@ class Windowed:
         if self._window is None:
             self._window = asyncio.ensure_future(self._find())
         return await asyncio.shield(self._window)
-
-    def window_now(self) -> int | None:
-        """The window if its lookup has ended, without waiting: else the lookup starts
-        (when it has not) and None. What a turn's path asks (turns/compaction.py)."""
-        if self._window is None:
-            self._window = asyncio.ensure_future(self._find())
-        if self._window.done() and not self._window.cancelled():
-            return self._window.result()
-        return None
 
     async def _find(self) -> int | None:
         try:

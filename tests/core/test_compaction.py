@@ -1,4 +1,4 @@
-"""The window is managed, not hit (turns/compaction.py): sessions against a fake
+"""The window is managed, not hit (context/compaction.py): sessions against a fake
 llama.cpp with a 2,048-token window on 127.0.0.1 (tests/support/small_window.py)."""
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ from support.outputs import SpyOutput
 from support.small_window import SmallWindow
 
 from elelem_daemon.budget import RoundBudget, cut
+from elelem_daemon.context import compaction
 from elelem_daemon.conversation import text_of
 from elelem_daemon.plugins import core_registry
 from elelem_daemon.result import Result
 from elelem_daemon.session import start
-from elelem_daemon.turns import compaction
 
 N_CTX = 2048
 
@@ -201,10 +201,10 @@ def test_size_counts_an_image_as_tokens_not_base64() -> None:
 
 def test_json_of_the_llama_overflow_body_is_flagged(small) -> None:
     """The fake says what llama.cpp says (providers.md), which providers/http.py flags."""
+    from support.small_window import overflow_body
+
     from elelem_daemon.providers.failures import error_detail
     from elelem_daemon.providers.http import CONTEXT_CODES
-
-    from support.small_window import overflow_body
 
     message, codes = error_detail(json.dumps(overflow_body(2100, 2048)).encode())
     assert codes & CONTEXT_CODES and "exceeds the available context size" in message

@@ -7,7 +7,7 @@ of its messages and tools as JSON; one past `n_ctx` is refused with llama.cpp's 
 reply and its prompt past `n_ctx` are cut, with `finish_reason: length`.
 
 What it answers:
-- a request with no tools whose last message asks to summarise (turns/compaction.py's
+- a request whose last message asks to summarise (context/compaction.py's
   piece, or `/compact`'s turn): a short summary;
 - a prompt saying `read NAME` (and no tool result yet): a `read` call of NAME;
 - after a tool result: a short line saying how much it read;
@@ -119,7 +119,9 @@ class SmallWindow:
         messages = body.get("messages") or [{}]
         last = messages[-1]
         with self.lock:
-            self.requests.append((tokens, 400 if tokens > self.n_ctx else 200, text_of(last.get("content"))))
+            self.requests.append(
+                (tokens, 400 if tokens > self.n_ctx else 200, text_of(last.get("content")))
+            )
         if tokens > self.n_ctx:
             return 400, overflow_body(tokens, self.n_ctx)
         delta: dict[str, Any] = {"role": "assistant"}
@@ -138,7 +140,9 @@ class SmallWindow:
                 }
             ]
         else:
-            words = ("lorem ipsum dolor sit amet " * (self.reply_chars // 20 + 1))[: self.reply_chars]
+            words = ("lorem ipsum dolor sit amet " * (self.reply_chars // 20 + 1))[
+                : self.reply_chars
+            ]
             delta["content"] = words
         out = len(json.dumps(delta)) // 4
         finish = "tool_calls" if "tool_calls" in delta else "stop"

@@ -19,10 +19,11 @@
 
 Each compaction is announced on the session's Output as an `info` line starting with
 `context compacted`, which every face shows (the terminal's info line, the daemon's
-`event/say`, an ACP message chunk). The window is the provider's `window_now()`
-(providers/window.py): known once its lookup has ended, never awaited on a turn's
-path; while it is unknown nothing is compacted ahead of time, and a refused request
-still is.
+`event/say`, an ACP message chunk). The window is the provider's `context_window()`
+(providers/window.py), looked up once per provider and bounded: a turn waits for it
+only the first time its request (or a tool result) is estimated at LOOKUP_FROM tokens
+or more, so a small session sends no metadata request. With no window known, nothing
+is compacted ahead of time or cut, and a refused request is still compacted.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ PIECE_SHARE = 0.5  # of the window: the conversation text one summary request ca
 SUMMARY_SHARE = 0.2  # of the window: the most of the summary so far a piece carries
 MAX_PIECES = 64  # a longer history keeps its newest pieces; the oldest are said dropped
 MAX_SPLITS = 4  # a refused piece is halved at most this many times
+LOOKUP_FROM = 1500  # tokens: a request (or tool result) this large asks the window first
 
 
 def compact_at() -> float:
@@ -104,17 +106,6 @@ class Gauge:
         return chars * self.tokens // self.chars  # the history shrank: the same ratio
 
 
-def window_now(provider: Provider) -> int | None:
-    """The provider's context window if known now (providers/window.py), else None."""
-    now = getattr(provider, "window_now", None)
-    try:
-        value = now() if callable(now) else None
-    except Exception as exc:  # a plugin's provider: its window is a nicety
-        log.info("context window: %s", exc)
-        return None
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
 async def window_of(provider: Provider) -> int | None:
     """The provider's context window, waiting for its lookup (bounded: providers/
     window.py); for a command such as /compact, never on a turn's path."""
@@ -129,12 +120,14 @@ async def window_of(provider: Provider) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def tool_limit(provider: Provider) -> int | None:
-    """The characters one tool result may take (ELELEM_TOOL_SHARE), None when unbounded."""
-    window, share = window_now(provider), tool_share()
-    if not window or share <= 0:
+async def tool_limit(provider: Provider, chars: int) -> int | None:
+    """The characters one tool result may take (ELELEM_TOOL_SHARE), asked for a result
+    of `chars`; None when unbounded (or too small to need the window)."""
+    share = tool_share()
+    if share <= 0 or chars < LOOKUP_FROM * CHARS_PER_TOKEN:
         return None
-    return max(int(window * share * CHARS_PER_TOKEN), 256)
+    window = await window_of(provider)
+    return max(int(window * share * CHARS_PER_TOKEN), 256) if window else None
 
 
 def request_chars(agent: Agent, extra: Iterable[Message] = ()) -> int:
@@ -146,11 +139,14 @@ def request_chars(agent: Agent, extra: Iterable[Message] = ()) -> int:
 async def before_turn(agent: Agent, prompt: Content) -> None:
     """Compact first when the turn's request would pass ELELEM_COMPACT_AT of the window.
     Never fails the turn: a compaction that fails is said, and the turn goes on."""
-    at, window = compact_at(), window_now(agent.provider)
-    if at <= 0 or not window or len(agent.conversation) < 2:
+    at = compact_at()
+    if at <= 0 or len(agent.conversation) < 2:
         return
     estimate = agent.gauge.estimate(request_chars(agent, [{"role": "user", "content": prompt}]))
-    if estimate <= at * window:
+    if estimate < LOOKUP_FROM:
+        return
+    window = await window_of(agent.provider)
+    if not window or estimate <= at * window:
         return
     reason = f"~{estimate} of {window} tokens, past {at:.0%} (ELELEM_COMPACT_AT)"
     await compact(agent, reason)
@@ -166,7 +162,7 @@ async def compact(agent: Agent, reason: str, spare: int = 0) -> bool:
     old = list(conversation)
     head, tail = old[: len(old) - spare], old[len(old) - spare :]
     try:
-        summary = await summarise(agent.provider, head, window_now(agent.provider))
+        summary = await summarise(agent.provider, head, await window_of(agent.provider))
     except Exception as exc:
         log.warning("compaction failed: %s", exc)
         agent.output.say(f"compaction failed: {exc}", "error")
