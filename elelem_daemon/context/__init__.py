@@ -10,6 +10,8 @@ the live editor state) becomes what the model reads, the same from every face:
   calls it, so no face can skip it);
 - `paths`, `listing`: the files under a cwd, for `@` completion and folders;
 - `editor_state`: the live `editor/state`, rendered into the system prompt.
+- `compaction`: the model's window kept from filling: the history summarised ahead of
+  it and when the server refuses a request as too long, tool results cut to a share.
 
 Nothing is imported here: a session pays for these modules when it uses them.
 """

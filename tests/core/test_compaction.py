@@ -208,3 +208,25 @@ def test_json_of_the_llama_overflow_body_is_flagged(small) -> None:
 
     message, codes = error_detail(json.dumps(overflow_body(2100, 2048)).encode())
     assert codes & CONTEXT_CODES and "exceeds the available context size" in message
+
+
+async def test_a_server_that_refuses_everything_costs_a_bounded_number_of_requests(
+    openai, monkeypatch
+) -> None:
+    with SmallWindow(n_ctx=50) as tiny:  # not even the tools fit
+        monkeypatch.setenv("OPENAI_BASE_URL", f"{tiny.url}/v1")
+        output = SpyOutput()
+        session = openai(output)
+        session.conversation.add("user", "an old question " * 200)
+        session.conversation.add("assistant", "an old answer " * 200)
+        result = await session.turn("hello")
+        assert result.stop_reason == "error" and not result.kept
+        assert "the prompt was not kept" in said(output, "error")[-1]
+        assert [m["content"][:16] for m in session.conversation] == [
+            "an old question ",
+            "an old answer an",
+        ]  # the history is as it was: no summary came
+        done = await session.command("/compact")
+        assert "compact failed" in done.output
+        assert len(session.conversation) == 2
+    assert len(tiny.requests) < 2 * 2**compaction.MAX_SPLITS + 4
