@@ -206,6 +206,8 @@ class Session:
                     "attachments go with a text prompt, not one already in parts",
                     reason="invalid",
                 )
+            if keep:  # past ELELEM_COMPACT_AT of the window: the history is summarised first
+                await compaction.before_turn(self.agent, prompt)
         except AttachmentError:
             if self._opened is not None and self._opened == self.turns:
                 self.turns -= 1  # nothing was kept or sent: no turn took place
@@ -217,8 +219,7 @@ class Session:
             raise
         number = self._opened if self._opened is not None else self.open_number()
         self._opened = None
-        if keep:  # past ELELEM_COMPACT_AT of the window: the history is summarised first
-            await compaction.before_turn(self.agent, prompt)
+        if keep:
             self.conversation.begin_turn(number)
         self.turn_id = number
         ended: TurnResult | None = None  # once the agent's turn is over, what it kept

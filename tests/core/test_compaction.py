@@ -230,3 +230,34 @@ async def test_a_server_that_refuses_everything_costs_a_bounded_number_of_reques
         assert "compact failed" in done.output
         assert len(session.conversation) == 2
     assert len(tiny.requests) < 2 * 2**compaction.MAX_SPLITS + 4
+
+
+async def test_a_cancel_while_compacting_keeps_the_history_and_no_turn_runs(
+    openai, small, monkeypatch
+) -> None:
+    import asyncio
+
+    import elelem_daemon.context.compaction as module
+
+    output = SpyOutput()
+    session = openai(output)
+    await session.turn("hello")
+    for i in range(20):
+        session.conversation.add("user", f"question {i}: " + "tell me more " * 20)
+        session.conversation.add("assistant", f"answer {i}")
+    before = list(session.conversation)
+    started = asyncio.Event()
+
+    async def stuck(*args, **kwargs):
+        started.set()
+        await asyncio.Event().wait()
+
+    monkeypatch.setattr(module, "summarise", stuck)
+    task = asyncio.create_task(session.turn("next"))
+    await asyncio.wait_for(started.wait(), 10)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert list(session.conversation) == before
+    assert not session.steerable  # no turn is said to run
+    assert session.turn_id is None
