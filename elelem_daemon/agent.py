@@ -58,6 +58,8 @@ OVERFLOW_HINT = (
     " (the conversation is too long for the model's context: "
     "/compact to summarise it, or /clear to start over)"
 )
+NOT_KEPT = "; the prompt was not kept"
+TOO_LONG = " (the prompt alone is too long for the model's context: it was not kept)"
 
 
 @dataclass(frozen=True)
@@ -243,9 +245,10 @@ class Agent:
         if last is not None and last.get("role") == "user":
             conversation.edit(len(conversation) - 1, None)
         steered.clear()
-        text = content.removeprefix("Error: ") + OVERFLOW_HINT
+        hint = OVERFLOW_HINT + NOT_KEPT if len(conversation) else TOO_LONG
+        text = content.removeprefix("Error: ") + hint
         log.warning("agent: %s", text)
-        self.output.say(f"{text}; the prompt was not kept", "error")
+        self.output.say(text, "error")
         self.last = TurnResult(f"Error: {text}", "error", usage, kept=False, overflow=True)
         return self.last
 

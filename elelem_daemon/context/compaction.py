@@ -90,7 +90,7 @@ class Gauge:
         self.chars = 0  # what that request and its reply held, in characters
 
     def measure(self, chars: int, tokens: int | None) -> None:
-        if tokens and chars > 0:
+        if tokens is not None and tokens > 0 and chars > 0:
             self.tokens, self.chars = tokens, chars
 
     def refused(self, chars: int, window: int | None) -> None:
@@ -161,12 +161,15 @@ async def compact(agent: Agent, reason: str, spare: int = 0) -> bool:
         return False
     old = list(conversation)
     head, tail = old[: len(old) - spare], old[len(old) - spare :]
+    window = await window_of(agent.provider)
     try:
-        summary = await summarise(agent.provider, head, await window_of(agent.provider))
+        summary = await summarise(agent.provider, head, window)
     except Exception as exc:
         log.warning("compaction failed: %s", exc)
         agent.output.say(f"compaction failed: {exc}", "error")
         return False
+    if window and len(summary) > (most := int(window * SUMMARY_SHARE * CHARS_PER_TOKEN)):
+        summary = summary[:most] + " [summary cut]"  # a model that will not be brief
     replace(agent, conversation, summary, tail)
     plural = "" if len(head) == 1 else "s"
     agent.output.say(f"context compacted: {len(head)} message{plural} became 1 ({reason})", "info")

@@ -98,7 +98,8 @@ async def test_a_refused_prompt_is_not_kept_when_the_retry_is_off(
     assert not result.kept
     assert "/compact" in result.reply and "exceeds the available context size" in result.reply
     (error,) = said(output, "error")
-    assert "the prompt was not kept" in error
+    assert error == result.reply.removeprefix("Error: ")
+    assert error.endswith("; the prompt was not kept")
     kept = kept_text(session)
     assert f"question {i}:" not in kept  # neither the prompt ...
     assert "Error" not in kept  # ... nor its error reply grows every later request
@@ -221,7 +222,7 @@ async def test_a_server_that_refuses_everything_costs_a_bounded_number_of_reques
         session.conversation.add("assistant", "an old answer " * 200)
         result = await session.turn("hello")
         assert result.stop_reason == "error" and not result.kept
-        assert "the prompt was not kept" in said(output, "error")[-1]
+        assert said(output, "error")[-1].endswith("; the prompt was not kept")
         assert [m["content"][:16] for m in session.conversation] == [
             "an old question ",
             "an old answer an",
@@ -261,3 +262,55 @@ async def test_a_cancel_while_compacting_keeps_the_history_and_no_turn_runs(
     assert list(session.conversation) == before
     assert not session.steerable  # no turn is said to run
     assert session.turn_id is None
+
+
+async def test_a_prompt_too_long_on_its_own_is_not_kept(openai, small) -> None:
+    output = SpyOutput()
+    session = openai(output)
+    result = await session.turn("hello " * 3000)
+    assert result.stop_reason == "error" and not result.kept
+    assert result.reply.endswith(
+        "(the prompt alone is too long for the model's context: it was not kept)"
+    )
+    assert len(session.conversation) == 0
+    assert [r[1] for r in small.requests] == [400]  # nothing to compact: not sent again
+
+
+@pytest.mark.parametrize(
+    "words",
+    [
+        "anthropic 400: prompt is too long: 210033 tokens > 200000 maximum",
+        "ollama 400: input length exceeds the context length",
+        "openai 400: This model's maximum context length is 128000 tokens",
+    ],
+)
+async def test_each_providers_refusal_is_compacted_and_sent_again(words, tmp_path) -> None:
+    from support.outputs import Scripted
+
+    from elelem_daemon.base.errors import ProviderError
+
+    provider = Scripted(
+        ProviderError(words, context_overflow=True),  # the turn's request: refused
+        [{"type": "saying", "text": "Summary: they talked."}],  # the summary
+        [{"type": "saying", "text": "the answer"}],  # the request, sent again
+    )
+    output = SpyOutput()
+    session = start(core_registry(entry_points=False), "stub", cwd=tmp_path, output=output)
+    session.agent.provider = provider
+    session.conversation.add("user", "an old question")
+    session.conversation.add("assistant", "an old answer")
+    result = await session.turn("a new question")
+    assert (result.reply, result.stop_reason) == ("the answer", "end_turn")
+    assert said(output, "error") == []
+    assert [m["content"] for m in session.conversation] == [
+        "Context: Summary: they talked.",
+        "a new question",
+        "the answer",
+    ]
+    summary_request, resent = provider.requests[1], provider.requests[2]
+    assert summary_request[1] == []  # the summary goes with no tools
+    assert "an old question" in summary_request[0][-1]["content"]
+    assert [m["content"] for m in resent[0][1:]] == [
+        "Context: Summary: they talked.",
+        "a new question",
+    ]
