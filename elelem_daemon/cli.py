@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from . import __version__
 from .base import keys
@@ -51,6 +51,16 @@ def parser() -> argparse.ArgumentParser:
                 help="do not load .agents/plugins from this project",
             )
         if name != "daemon":
+            for flag, rule in (("--allow", "allow"), ("--deny", "deny")):
+                cmd.add_argument(
+                    flag,
+                    action="append",
+                    default=[],
+                    type=rule_flag(rule),
+                    metavar="TOOL[:SUBJECT]",
+                    help=f"{rule} these calls without asking (`execute:pytest*`, `write`); "
+                    "repeatable; a --deny wins over an --allow (docs/permissions.md)",
+                )
             cmd.add_argument(
                 "--no-save",
                 action="store_true",
@@ -92,6 +102,22 @@ def frame_limit(text: str) -> int:
     if value <= 0:
         raise argparse.ArgumentTypeError(f"expected a positive number of bytes, got {text!r}")
     return value
+
+
+def rule_flag(rule: str) -> Callable[[str], tuple[str, str]]:
+    """`--allow PATTERN` and `--deny PATTERN`: a permission rule, checked as the
+    rules' own grammar is (builtins/permissions.py)."""
+
+    def parse(pattern: str) -> tuple[str, str]:
+        from .builtins.permissions import rule_of
+
+        try:
+            rule_of(pattern, rule, "command line")
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+        return pattern, rule
+
+    return parse
 
 
 def exit_on_signals() -> None:

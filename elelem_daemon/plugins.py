@@ -33,6 +33,7 @@ BUILTINS = (
     "elelem_daemon.builtins.steer",
     "elelem_daemon.builtins.shell_session",
     "elelem_daemon.builtins.modes",  # before the permission policy: a refused call asks nothing
+    "elelem_daemon.builtins.skills",
     "elelem_daemon.builtins.init",
     "elelem_daemon.builtins.permissions",
     "elelem_daemon.builtins.checkpoints",  # after the permission policy: a denied call takes none

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from .io import Input, Output
     from .registry import Registry
     from .toolbox import Toolbox
+    from .transcript import SystemPrompt
     from .turns.modes import Modes
     from .turns.plans import Plan
 
@@ -46,6 +47,7 @@ class SessionView(Protocol):
     id: str
     cwd: Path
     project: bool
+    rules: tuple[tuple[str, str], ...]  # permission rules from the command line
     provider_name: str
     model: str | None
     registry: Registry
@@ -59,6 +61,7 @@ class SessionView(Protocol):
     modes: Modes
     plan: Plan
     permissions: object  # the permission policy's slot (builtins/permissions.py)
+    skills: object  # the skills' slot (builtins/skills.py)
 
     @property
     def provider(self) -> Provider: ...
@@ -74,6 +77,9 @@ class SessionView(Protocol):
 
     @property
     def context(self) -> list[Message]: ...
+
+    @property
+    def system_prompt(self) -> SystemPrompt: ...
 
     @property
     def last_turn(self) -> TurnResult | None: ...
@@ -103,10 +109,13 @@ class Checkpointer(Protocol):
         or another elelem process), or None."""
         ...
 
-    async def restore(self, turn: int, dry_run: bool, force: bool) -> dict[str, Any]:
+    async def restore(
+        self, turn: int, dry_run: bool, force: bool, confirm: list[str] | None = None
+    ) -> dict[str, Any]:
         """Put the tree back as it was before `turn`: `{restored, created, deleted,
-        dirsCreated, dirsRemoved, outside, unsaved, uncovered, kind}`. Without `force`,
-        files changed outside the agent since stop it (OutsideChanges, with the plan)."""
+        createdBy, kept, dirsCreated, dirsRemoved, outside, unsaved, uncovered, kind}`.
+        Without `force`, files changed outside the agent since stop it (OutsideChanges,
+        with the plan), unless each is in `confirm` (the list the user agreed to lose)."""
         ...
 
     async def forget(self, since: int) -> None:

@@ -126,11 +126,13 @@ class Session:
         self.provider_name = provider_name
         self.model = model if model is not None else getattr(agent.provider, "model", None)
         self.project = True  # the folder is trusted: its plugins, rules, MCP servers load
+        self.rules: tuple[tuple[str, str], ...] = ()  # (PATTERN, RULE) given on the command line
         self.trust: Trust | None = None  # how that was decided (trust.py), set by start
         self.files: Files = LocalFiles()  # a face may put the editor here
         self.seen = Seen()  # what the agent read this turn (changes.py: conflicts)
         self.recorder: Recorder | None = None  # set when the session is stored
         self.permissions: Any = None  # the permission policy's (builtins/permissions.py)
+        self.skills: Any = None  # the skills' (builtins/skills.py)
         self.checkpoints: Any = None  # ports.Checkpointer (builtins/checkpoints.py), or None
         self.modes = Modes()  # the modes plugins registered, and the one on (modes.py)
         self.plan = Plan()  # the model's task list, from the `todo` tool (plans.py)
@@ -171,6 +173,11 @@ class Session:
     @property
     def context(self) -> list[Message]:
         return self.agent.context
+
+    @property
+    def system_prompt(self) -> SystemPrompt:
+        """Where a plugin adds a section of its own (`sections`: builtins/skills.py)."""
+        return self.agent.transcript.system_prompt
 
     @property
     def last_turn(self) -> TurnResult | None:
@@ -410,6 +417,7 @@ def start(
     stored: Stored | None = None,
     store_now: bool = False,
     face: str = "terminal",
+    rules: Sequence[tuple[str, str]] = (),
 ) -> Session:
     """Build the provider, agent and session, then run every setup block against it.
 
@@ -424,7 +432,8 @@ def start(
     to the same file if `store` is given too. With `store_now`, a new session is stored
     at once rather than with its first message (a face whose clients keep the id).
     `face` says where the agent runs, for the system prompt's opening line
-    (`transcript.FACES`: `terminal`, `editor`).
+    (`transcript.FACES`: `terminal`, `editor`). `rules` are permission rules given on
+    the command line, `(PATTERN, RULE)` (`elelem ask --allow`; docs/permissions.md).
     """
     from .safety.trust import decide
 
@@ -447,6 +456,7 @@ def start(
         input = NullInput(commands=commands)
     session = Session(agent, input, commands, registry, cwd, provider, model)
     session.project, session.trust = trust.trusted, trust
+    session.rules = tuple(rules)
     if store is not None or stored is not None:
         from .store.recorder import record
 

@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..base.errors import CheckpointFailed, NoCheckpoint, OutsideChanges
 from ..checkpoints.settings import Settings
-from ..control.rewind import NOTHING, Rewound, describe, last_turn, rewind, turns
+from ..control.rewind import NOTHING, Rewound, describe, last_turn, numbered, rewind, turns
 from ..io import ask
 from ..ports import SessionView
 from ..registry import Plugin
@@ -71,6 +71,8 @@ def shape(done: Restored, turn: int | None) -> dict[str, Any]:
         "restored": done.restored,
         "created": done.created,
         "deleted": done.deleted,
+        "createdBy": done.created_by,
+        "kept": done.kept,
         "dirsCreated": done.dirs_created,
         "dirsRemoved": done.dirs_removed,
         "outside": done.outside,
@@ -165,7 +167,9 @@ class TurnCheckpoints:
     def running(self) -> str | None:
         return self.turns.running(besides=self.session.id)
 
-    async def restore(self, turn: int, dry_run: bool, force: bool) -> dict[str, Any]:
+    async def restore(
+        self, turn: int, dry_run: bool, force: bool, confirm: list[str] | None = None
+    ) -> dict[str, Any]:
         """Restore the first checkpoint from `turn` on: the turns before it that have
         none changed no file (a turn is checkpointed before its first change)."""
         sid = self.session.id
@@ -197,10 +201,10 @@ class TurnCheckpoints:
             )
         if not held:
             return dict(NOTHING, fromTurn=None)
-        done = await self.engine.restore(sid, held[0], dry_run=dry_run, force=force)
+        done = await self.engine.restore(sid, held[0], dry_run, force, confirm)
         if done.kind == "outside_changes":
             raise OutsideChanges(
-                f"{done.error}: resend with force to overwrite them",
+                f"{done.error}: resend with confirm (these files) or force to overwrite them",
                 turnId=turn,
                 files=shape(done, held[0]),
             )
@@ -288,9 +292,15 @@ async def confirm_and_rewind(session: SessionView, turn: int) -> None:
     """Show what a rewind to before `turn` would do, ask, then do it."""
     history = of(session)
     files = history.enabled
+    numbers = numbered(session)  # the turns as the user counts them, before any drop
+    label = numbers.get(turn, turn)
+
+    def name(number: int) -> int:
+        return numbers.get(number, number)
+
     plan = await rewind(session, turn, files=files, conversation=True, dry_run=True)
     prompt = "\n".join(
-        [f"Rewind to before turn {turn}?", *describe(plan)]
+        [f"Rewind to before turn {label}?", *describe(plan, number=name)]
         + ([] if files else ["  (checkpoints are off: the files stay as they are)"])
     )
     answer = await ask(
@@ -307,8 +317,17 @@ async def confirm_and_rewind(session: SessionView, turn: int) -> None:
     if answer != "yes":
         session.output.say("  → not rewound")
         return
-    done: Rewound = await rewind(session, turn, files=files, conversation=True, force=True)
-    session.output.say("\n".join([f"  → rewound to before turn {turn}", *describe(done)]))
+    lost = user_files(plan)  # the user agreed to lose these, and only these
+    done: Rewound = await rewind(session, turn, files=files, conversation=True, confirm=lost)
+    said = [f"  → rewound to before turn {label}", *describe(done, number=name)]
+    session.output.say("\n".join(said))
+
+
+def user_files(plan: Rewound) -> list[str]:
+    """What a rewind's plan says the user would lose: the files changed outside the
+    agent, and those no checkpoint holds the current content of."""
+    files = plan.files or {}
+    return sorted({*(files.get("outside") or []), *(files.get("unsaved") or [])})
 
 
 def turn_list(listed: list[dict[str, Any]]) -> str:
@@ -320,7 +339,7 @@ def turn_list(listed: list[dict[str, Any]]) -> str:
         count = entry["filesTotal"]
         files = f"  ({count} file{'s' if count != 1 else ''})" if count else ""
         when = datetime.fromisoformat(entry["at"]).astimezone().strftime("%H:%M")
-        lines.append(f"  {entry['turnId']:>4}  {when}  {entry['prompt']}{files}")
+        lines.append(f"  {entry['number']:>4}  {when}  {entry['prompt']}{files}")
     lines.append("  /rewind N goes back to before turn N (files and conversation)")
     return "\n".join(lines)
 
@@ -368,7 +387,7 @@ def register(plugin: Plugin) -> None:
         await confirm_and_rewind(session, turn)
 
     def numbers(session: SessionView) -> list[str]:
-        return [str(t) for t in sorted(session.conversation.marks, reverse=True)]
+        return [str(n) for n in sorted(numbered(session).values(), reverse=True)]
 
     @plugin.command(
         "rewind",
@@ -382,4 +401,10 @@ def register(plugin: Plugin) -> None:
         if not args.strip().isdigit() or len(args.strip()) > 10:
             session.output.say("usage: /rewind N, where N is a turn (/rewind lists them)", "error")
             return
-        await confirm_and_rewind(session, int(args.strip()))
+        wanted = int(args.strip())
+        by_number = {number: turn for turn, number in numbered(session).items()}
+        if wanted not in by_number:
+            held = f"1–{len(by_number)}" if by_number else "none"
+            session.output.say(f"no turn {wanted} (the turns: {held}; /rewind lists them)", "error")
+            return
+        await confirm_and_rewind(session, by_number[wanted])

@@ -30,6 +30,13 @@ def register(plugin: Plugin) -> None:
         manager.configure(servers, problems)
         manager.attach()
 
+    @plugin.on("turn_start")
+    async def servers_first(session: SessionView, turn_id: int) -> None:
+        """Every face: a turn waits a little for servers still starting (manager.py)."""
+        manager = getattr(session, "mcp", None)
+        if manager is not None:
+            await manager.first_turn(session.output.say)
+
     def names(session: SessionView) -> list[str]:
         manager = getattr(session, "mcp", None)
         return ["restart", *manager.servers] if manager is not None else []

@@ -62,15 +62,15 @@ def load(folder: Path, source: str) -> tuple[list[Mode], list[str]]:
     return modes, problems
 
 
-def read(path: Path) -> str:
-    """The file's text: a plain file of at most MAX_BYTES, UTF-8."""
+def read(path: Path, limit: int = MAX_BYTES) -> str:
+    """The file's text: a plain file of at most `limit` bytes, UTF-8."""
     fd = open_owned(path)
     try:
-        data = os.read(fd, MAX_BYTES + 1)
+        data = os.read(fd, limit + 1)
     finally:
         os.close(fd)
-    if len(data) > MAX_BYTES:
-        raise ValueError(f"larger than {MAX_BYTES} bytes")
+    if len(data) > limit:
+        raise ValueError(f"larger than {limit} bytes")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
@@ -94,8 +94,10 @@ def parse(stem: str, text: str, source: str) -> Mode:
     return Mode(stem, name, description, body.strip(), tools, source)
 
 
-def front_matter(text: str) -> tuple[dict[str, str], str]:
-    """The `key: value` lines between the opening and closing `---`, and the rest."""
+def front_matter(text: str, keys: tuple[str, ...] | None = KEYS) -> tuple[dict[str, str], str]:
+    """The `key: value` lines between the opening and closing `---`, and the rest. With
+    `keys` None any key is taken (a SKILL.md's `license`, `allowed-tools`, ...), and an
+    indented line continues the value before it (YAML's `description: >` and the like)."""
     lines = text.lstrip("\ufeff").splitlines()
     if not lines or lines[0].strip() != "---":
         raise ValueError("no front matter: the file must begin with a line `---`")
@@ -104,12 +106,19 @@ def front_matter(text: str) -> tuple[dict[str, str], str]:
     except StopIteration:
         raise ValueError("the front matter has no closing `---`") from None
     fields: dict[str, str] = {}
+    last = None
     for number, line in enumerate(lines[1:end], 2):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
+        if keys is None and last is not None and line[:1].isspace():
+            joined = f"{fields[last]} {line.strip()}" if fields[last] else line.strip()
+            fields[last] = joined.strip("\"'")
+            continue
         key, colon, value = line.partition(":")
         key = key.strip().lower()
-        if not colon or key not in KEYS:
-            raise ValueError(f"line {number}: expected `KEY: value` with KEY one of {KEYS}")
-        fields[key] = value.strip().strip("\"'")
+        if not colon or (keys is not None and key not in keys):
+            raise ValueError(f"line {number}: expected `KEY: value` with KEY one of {keys}")
+        value = value.strip()
+        fields[key] = "" if value in ("|", ">", "|-", ">-") else value.strip("\"'")
+        last = key
     return fields, "\n".join(lines[end + 1 :])

@@ -38,6 +38,8 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -86,10 +88,29 @@ def project_file(cwd: Path) -> Path:
 
 @dataclass(frozen=True)
 class Rule:
-    pattern: str
+    pattern: str  # a tool name, alias or glob
     rule: str
     where: str
     project: bool = False  # from the project's file: it may only tighten
+    subject: str | None = None  # a glob over the call's command or path (`TOOL:SUBJECT`)
+
+
+# What makes a command more than one simple command: a permissive rule with a subject
+# (`execute:echo* allow`) never covers it; a strict one checks each part.
+SHELL_CONTROL = re.compile(r"[;&|`<>\n\r]|\$[({]")
+PERMISSIVE = frozenset({"allow", "ask-outside", "review"})
+
+
+def rule_of(pattern: str, rule: str, where: str, project: bool = False) -> Rule:
+    """One rule from `TOOL` or `TOOL:SUBJECT` (the subject whole, spaces and all);
+    ValueError when a part is missing."""
+    tool, colon, subject = pattern.partition(":")
+    if not tool.strip() or (colon and not subject.strip()):
+        raise ValueError(
+            "expected a tool name or glob, then optionally `:` and a command or path "
+            f"glob (`execute:pytest*`); got {pattern!r}"
+        )
+    return Rule(tool.strip(), rule, where, project, subject.strip() if colon else None)
 
 
 def parse(text: str, source: str, project: bool = False) -> tuple[list[Rule], list[str]]:
@@ -100,15 +121,50 @@ def parse(text: str, source: str, project: bool = False) -> tuple[list[Rule], li
         if not words:
             continue
         where = f"{source}:{number}"
-        rule = words[1] if len(words) == 2 else None
+        spaced = len(words) > 2 and ":" in words[0]  # `execute:npm test allow`
+        rule: str | None = words[-1] if len(words) == 2 or spaced else None
+        try:
+            found = rule_of(" ".join(words[:-1]) if rule else words[0], "ask", where, project)
+        except ValueError:
+            found, rule = Rule(words[0].partition(":")[0], "ask", where, project), None
         if rule not in RULES:
             problems.append(
-                f"{where}: expected `TOOL RULE` with RULE one of {', '.join(RULES)}; "
-                f"got {raw.strip()!r}, so {words[0]} will ask"
+                f"{where}: expected `TOOL RULE` or `TOOL:SUBJECT RULE` with RULE one of "
+                f"{', '.join(RULES)}; got {raw.strip()!r}, so {found.pattern} will ask"
             )
             rule = "ask"
-        rules.append(Rule(words[0], rule, where, project))
+        rules.append(Rule(found.pattern, rule, where, project, found.subject))
     return rules, problems
+
+
+@dataclass(frozen=True)
+class Subject:
+    """What a `TOOL:SUBJECT` rule matches in a call (`subject_of`)."""
+
+    text: str  # the command as given, or the path resolved
+    command: bool  # a command (else a path)
+    outside: bool = False  # a path out of the folder (`text` is then absolute)
+
+
+def matches(rule: Rule, subject: Subject | None) -> bool:
+    """Whether a rule's subject glob covers the call (a rule with no subject covers
+    every call). A permissive rule never covers a compound command, nor a path out of
+    the folder unless its glob is absolute; a strict one covers a compound command
+    when it covers any of its parts."""
+    if rule.subject is None:
+        return True
+    if subject is None:
+        return False
+    glob, text = rule.subject, subject.text
+    permissive = rule.rule in PERMISSIVE
+    if subject.outside and permissive and not glob.startswith("/"):
+        return False
+    if not subject.command or not SHELL_CONTROL.search(text):
+        return fnmatch.fnmatchcase(text, glob)
+    if permissive:
+        return False
+    parts = [part.strip() for part in SHELL_CONTROL.split(text)]
+    return any(fnmatch.fnmatchcase(part, glob) for part in [text, *parts] if part)
 
 
 @dataclass
@@ -119,11 +175,16 @@ class Policy:
     problems: list[str] = field(default_factory=list)
 
     @classmethod
-    def load(cls, cwd: Path, project: bool = True) -> Policy:
+    def load(cls, cwd: Path, project: bool = True, given: Sequence[tuple[str, str]] = ()) -> Policy:
+        """The defaults, the user's file, the rules `given` on the command line
+        (`--allow`, `--deny`: the user's side, after the file), the project's file."""
         rules, problems = parse(DEFAULTS, "defaults")
         rules += parse(REVIEWING, REVIEWING_SOURCE)[0]  # the user's side, as the defaults
-        files = [(user_file(), False), *([(project_file(cwd), True)] if project else [])]
-        for path, of_project in files:
+        for path, of_project in [(user_file(), False), (project_file(cwd), True)]:
+            if of_project:
+                rules += [rule_of(pattern, rule, "command line") for pattern, rule in given]
+                if not project:
+                    break
             try:
                 text = path.read_text(encoding="utf-8")
             except FileNotFoundError:
@@ -142,6 +203,7 @@ class Policy:
         names: dict[str, str] | None = None,
         default: str = "allow",
         reviewing: bool = False,
+        subject: Subject | None = None,
     ) -> str:
         """The user's last matching rule (a pattern may be an alias), unless the
         project's last matching rule is stricter. The defaults' catch-all `* allow`
@@ -154,9 +216,10 @@ class Policy:
                 continue
             if not reviewing and rule.where.startswith(REVIEWING_SOURCE):
                 continue
-            if names.get(rule.pattern, rule.pattern) == tool or fnmatch.fnmatchcase(
-                tool, rule.pattern
-            ):
+            if (
+                names.get(rule.pattern, rule.pattern) == tool
+                or fnmatch.fnmatchcase(tool, rule.pattern)
+            ) and matches(rule, subject):
                 catch_all = rule.pattern == "*" and rule.where.startswith("defaults:")
                 found[rule.project] = default if catch_all else rule.rule
             if len(found) == 2:
@@ -170,7 +233,13 @@ class Policy:
         names = {p.pattern: session.toolbox.resolve(p.pattern).name for p in self.rules}
         default = getattr(session.toolbox.resolve(tool), "permission", None)
         by = reviewer(session)
-        rule = self.rule(tool, names, default if default in RULES else "allow", by == "editor")
+        rule = self.rule(
+            tool,
+            names,
+            default if default in RULES else "allow",
+            by == "editor",
+            subject_of(session, args),
+        )
         if rule == "deny":
             return "deny"
         if guarded(session, tool, args):
@@ -182,6 +251,23 @@ class Policy:
         if rule == "review" and tool in REVIEWED and not outside(session, args):
             return "review" if by is not None else "ask"
         return "ask"
+
+
+def subject_of(session: SessionView, args: dict[str, Any]) -> Subject | None:
+    """What a `TOOL:SUBJECT` rule matches: the call's command as given, or its path
+    resolved (relative to the folder inside it, absolute outside it)."""
+    command, path = args.get("command"), args.get("path")
+    if isinstance(command, str):
+        return Subject(command, command=True)
+    if not isinstance(path, str):
+        return None
+    try:
+        resolved = resolve(session, path)
+    except (OSError, RuntimeError, ValueError):
+        return None
+    if resolved.is_relative_to(session.cwd):
+        return Subject(resolved.relative_to(session.cwd).as_posix(), command=False)
+    return Subject(str(resolved), command=False, outside=True)
 
 
 def outside(session: SessionView, args: dict[str, Any]) -> bool:
@@ -217,7 +303,8 @@ def guarded(session: SessionView, tool: str, args: dict[str, Any]) -> str | None
 def policy_of(session: SessionView) -> Policy:
     policy = getattr(session, "permissions", None)
     if not isinstance(policy, Policy):
-        policy = session.permissions = Policy.load(session.cwd, session.project)
+        policy = Policy.load(session.cwd, session.project, session.rules)
+        session.permissions = policy
     return policy
 
 
@@ -236,7 +323,7 @@ def register(plugin: Plugin) -> None:
     def permissions(session: SessionView) -> None:
         """(Re)read the policy; an "always" or "never" answer outlives /reload."""
         old = getattr(session, "permissions", None)
-        policy = Policy.load(session.cwd, session.project)
+        policy = Policy.load(session.cwd, session.project, session.rules)
         if isinstance(old, Policy):
             policy.always, policy.never = old.always, old.never
         for problem in policy.problems:

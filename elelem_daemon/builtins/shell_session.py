@@ -66,6 +66,13 @@ def message(raw: str) -> str | None:
 
 
 def register(plugin: Plugin) -> None:
+    @plugin.setup
+    def listed_where_it_runs(session: SessionView) -> None:
+        """Not offered where there is no terminal to lend (the editor faces); typed
+        anyway, it says where to go."""
+        if not callable(getattr(session.input, "shell", None)):
+            session.commands.hide("shell")
+
     @plugin.command("shell", "Start interactive shell")
     async def shell(session: SessionView, args: str | None) -> None:
         run = getattr(session.input, "shell", None)

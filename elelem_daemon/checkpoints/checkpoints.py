@@ -20,6 +20,7 @@ import contextlib
 import logging
 import time
 import weakref
+from collections.abc import Sequence
 from pathlib import Path
 
 from . import restore, retention
@@ -264,13 +265,20 @@ class Checkpoints:
         return [found[t] for t in sorted(found)]
 
     async def restore(
-        self, session: str, turn: int, dry_run: bool = False, force: bool = True
+        self,
+        session: str,
+        turn: int,
+        dry_run: bool = False,
+        force: bool = True,
+        confirm: Sequence[str] | None = None,
     ) -> Restored:
         """Put the folder back as it was before `turn` (later turns' changes go too).
         With `dry_run`, only say what would change. Without `force`, files changed
         outside the agent since (`outside`, `unsaved`) stop it before anything is
-        written: the answer is the plan, `ok` false, kind `outside_changes`. The face
-        refuses while a turn runs (`running`)."""
+        written: the answer is the plan, `ok` false, kind `outside_changes`, unless
+        each of them is in `confirm` (the exact list the user agreed to lose). What no
+        checkpoint held is left as it is (`kept`, restore.py). The face refuses while
+        a turn runs (`running`)."""
         began = time.perf_counter()
         if not self.settings.enabled:
             return Restored(False, dry_run, "disabled", error=OFF)
@@ -278,7 +286,7 @@ class Checkpoints:
             return Restored(False, dry_run, "refused", error=problem)
         try:
             async with asyncio.timeout(self.settings.timeout):
-                done = await self._restore(session, turn, dry_run, force)
+                done = await self._restore(session, turn, dry_run, force, confirm)
         except Exception as exc:
             error_kind, error = failure(exc, self.settings.timeout)
             log.warning("restore of %s failed: %s", self.cwd, error)
@@ -288,13 +296,15 @@ class Checkpoints:
         done.ms = ms(began)
         return done
 
-    async def _restore(self, session: str, turn: int, dry_run: bool, force: bool) -> Restored:
+    async def _restore(
+        self, session: str, turn: int, dry_run: bool, force: bool, confirm: Sequence[str] | None
+    ) -> Restored:
         await self._stop_upkeep()  # no prune under a restore
         shadow = await self._existing()  # allowed even where snapshots stopped
         if shadow is not None:
             async with held(shadow.lock_file, self.settings.timeout):
                 await shadow.ensure()
-                done = await restore.from_git(shadow, session, turn, dry_run, force)
+                done = await restore.from_git(shadow, session, turn, dry_run, force, confirm)
             if done.kind != "unknown_checkpoint":
                 return done
         copies = self.copies
@@ -303,7 +313,7 @@ class Checkpoints:
                 plan = await asyncio.to_thread(copies.restore, session, turn, True)
                 if not plan.ok:
                     return plan
-                if plan.outside or plan.unsaved:
+                if not restore.agreed(plan, confirm):
                     return restore.refused(plan)
                 return await asyncio.to_thread(copies.restore, session, turn, False)
         return await asyncio.to_thread(copies.restore, session, turn, dry_run)

@@ -10,6 +10,10 @@ adds:
   when a snapshot sees its stat change (an edit, a `chmod`, a new file), and carried
   forward from snapshot to snapshot;
 - `skipped`: the files left out for their size;
+- `ignored` (a checkpoint, the start of a turn): what was there and left out for the
+  ignore rules, as git lists it (a folder ignored whole is one `name/` entry), and
+  `nested`: the nested repositories (`name/`). A rewind never deletes what these held
+  when the turn began (restore.py); `ignoredTruncated` says the list was cut;
 - `recheck`: the files that changed within a second or two of the snapshot, which the
   next snapshot looks at again (git notices a `chmod` alone by the file's ctime, to the
   second, so a `chmod` in that same second would otherwise go unseen).
@@ -43,6 +47,9 @@ class Manifest:
     skipped: list[str] = field(default_factory=list)
     truncated: bool = False
     recheck: list[str] = field(default_factory=list)  # changed just before the snapshot
+    ignored: list[str] | None = None  # left out for the ignore rules (None: not recorded)
+    nested: list[str] = field(default_factory=list)  # nested repositories, `name/`
+    ignored_truncated: bool = False
 
     def message(self, title: str, **meta: Any) -> bytes:
         """The commit message: a title line, a blank line, the JSON."""
@@ -56,6 +63,12 @@ class Manifest:
             or max(len(self.empty_dirs), len(self.modes), len(self.skipped)) > MAX_ENTRIES,
             "recheck": sorted(self.recheck)[:MAX_ENTRIES],
         }
+        if self.ignored is not None:
+            body["ignored"] = sorted(self.ignored)[:MAX_ENTRIES]
+            body["nested"] = sorted(self.nested)[:MAX_ENTRIES]
+            body["ignoredTruncated"] = self.ignored_truncated or (
+                max(len(self.ignored), len(self.nested)) > MAX_ENTRIES
+            )
         return f"{title}\n\n{json.dumps(body, ensure_ascii=False)}\n".encode()
 
     @classmethod
@@ -77,7 +90,12 @@ class Manifest:
                     modes[path] = int(mode, 8) & 0o7777
         skipped = [p for p in data.get("skipped") or [] if safe(p)]
         recheck = [p for p in data.get("recheck") or [] if safe(p)]
-        return cls(dirs, modes, skipped, bool(data.get("truncated")), recheck), data
+        found = cls(dirs, modes, skipped, bool(data.get("truncated")), recheck)
+        if isinstance(data.get("ignored"), list):
+            found.ignored = [p for p in data["ignored"] if safe(str(p).rstrip("/"))]
+            found.nested = [p for p in data.get("nested") or [] if safe(str(p).rstrip("/"))]
+            found.ignored_truncated = bool(data.get("ignoredTruncated"))
+        return found, data
 
 
 def safe(path: object) -> bool:

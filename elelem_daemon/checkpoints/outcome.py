@@ -57,6 +57,11 @@ class Restored:
     in an editor's buffer (buffers.py): the editor reloads them from the disk (they are
     in `restored`, even when the disk held the checkpoint's text). `undo` names the
     checkpoint of the tree just before this restore, so the restore itself can be undone.
+    `created_by` names, for a file in `deleted`, the undone turn whose end first held
+    it. `kept` are the paths a restore leaves exactly as they are though the turns may
+    have changed them, each `{"path", "reason", "turn"}`: what the checkpoint of the
+    undone turn `turn` could not keep; `reason` is `too_big` (over the size limit),
+    `ignored`, `nested` (inside a nested repository) or `unlisted` (its list was cut).
     """
 
     ok: bool
@@ -71,6 +76,8 @@ class Restored:
     unsaved: list[str] = field(default_factory=list)
     uncovered: list[str] = field(default_factory=list)  # copy fallback: not saved, left as is
     buffers: list[str] = field(default_factory=list)  # left by an undone turn in a buffer
+    kept: list[dict[str, object]] = field(default_factory=list)  # not touched, and why
+    created_by: dict[str, int] = field(default_factory=dict)  # deleted: the turn that made it
     undo: str | None = None
     ms: float = 0.0
     error: str | None = None

@@ -11,10 +11,18 @@
    and `restored` so the editor reloads them; then what changed outside the agent: the
    paths that differ between the end of one of the session's turns and the start of the
    next (or now), among those touched (an end laid over its disk's: from both);
-4. unless it is a dry run, `read-tree -u --reset` (git writes the files, never
-   through a symlink), then the empty folders and the permission bits. Without
-   `force`, files changed outside the agent (or unsaved) stop it before this step:
-   the answer is then the plan, with kind `outside_changes`.
+4. what no checkpoint of the undone turns held is left exactly as it is (kept.py):
+   a path added since that was there, left out, when one of them began (ignored, over
+   the size limit, in a nested repository) is not deleted, whatever the ignore rules
+   say now; the plan names it in `kept`, with why. A deletion names the undone turn
+   whose end first held the file (`created_by`). A file the restore would write over
+   though no snapshot holds what is there now is `unsaved`;
+5. unless it is a dry run, `read-tree -u --reset` (git writes the files, never
+   through a symlink; the kept paths are first taken out of the index, so git leaves
+   them), then the empty folders and the permission bits. Without `force`, files
+   changed outside the agent (or unsaved) stop it before this step, unless each of
+   them is in `confirm` (the list the user agreed to lose): the answer is then the
+   plan, with kind `outside_changes`.
 
 The lock is held by the caller.
 """
@@ -24,9 +32,11 @@ from __future__ import annotations
 import asyncio
 import stat
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
-from . import buffers, manifest
+from . import buffers, kept, manifest
+from .kept import LeftOut
 from .manifest import Manifest
 from .outcome import Restored
 from .refs import END, START, UNDO, ref, turn_of
@@ -34,7 +44,12 @@ from .shadow import Shadow
 
 
 async def from_git(
-    shadow: Shadow, session: str, turn: int, dry_run: bool, force: bool = True
+    shadow: Shadow,
+    session: str,
+    turn: int,
+    dry_run: bool,
+    force: bool = True,
+    confirm: Sequence[str] | None = None,
 ) -> Restored:
     target = await shadow.resolve(ref(START, session, turn))
     if target is None:
@@ -59,10 +74,29 @@ async def from_git(
     for path in done.unsaved:  # out of the index for its size, yet on disk
         done.created.remove(path)
         done.restored.append(path)
+    for path in await asyncio.to_thread(on_disk, shadow.cwd, done.created):
+        done.created.remove(path)  # there, though no snapshot held it: overwritten
+        done.restored.append(path)
+        done.unsaved.append(path)
+    done.unsaved.sort()
+    starts, ended = await turns(shadow, session, turn)
+    left = [LeftOut.of(t, (await shadow.manifest_of(starts[t]))[0]) for t in sorted(starts)]
+    leave: dict[str, dict[str, object]] = {}
+    for path in done.deleted:
+        if why := kept.reason(path, left):
+            leave[path] = why
+    done.deleted = [p for p in done.deleted if p not in leave]
+    untrack = sorted(leave)  # in the index now: out of it before git's checkout
     touched = {*done.restored, *done.created, *done.deleted}
+    for path, why in kept.big(left).items():
+        if path not in touched:
+            leave.setdefault(path, why)
+    done.kept = [{"path": p, **leave[p]} for p in sorted(leave)]
+    done.created_by = await creators(shadow, done.deleted, ended)
     if not (wanted.truncated or now.manifest.truncated):  # a chmod alone is undone too
         was, has = wanted.modes, now.manifest.modes
-        done.restored += [p for p in {*was, *has} - touched if was.get(p) != has.get(p)]
+        moved = {*was, *has} - touched - set(leave)
+        done.restored += [p for p in moved if was.get(p) != has.get(p)]
         touched |= set(done.restored)
     # an undone turn's change left unsaved in a buffer: the disk holds the checkpoint's
     # text already, yet the editor must reload it (buffers.py)
@@ -81,14 +115,47 @@ async def from_git(
     ]  # fmt: skip
     if dry_run:
         return done
-    if not force and (done.outside or done.unsaved):
+    if not force and not agreed(done, confirm):
         return refused(done)
     await shadow.set_refs({ref(UNDO, session, turn): now.commit})
     done.undo = now.commit
     before = await asyncio.to_thread(current_modes, shadow.cwd, done.restored)
+    await shadow.untrack(untrack)
     await shadow.checkout(target)
     await asyncio.to_thread(settle, shadow.cwd, done, wanted, before, shadow.mask)
     return done
+
+
+def agreed(plan: Restored, confirm: Sequence[str] | None) -> bool:
+    """Nothing of the user's would be lost, or every such file is in `confirm`."""
+    lost = {*plan.outside, *plan.unsaved}
+    return not lost or (confirm is not None and lost <= set(confirm))
+
+
+async def creators(shadow: Shadow, deleted: list[str], ended: dict[int, str]) -> dict[str, int]:
+    """For each file a restore deletes, the undone turn whose end first held it (a file
+    made outside the turns has none)."""
+    found: dict[str, int] = {}
+    left = list(deleted)
+    for number in sorted(ended):
+        if not left:
+            break
+        held: set[str] = set()
+        for at in range(0, len(left), 1000):  # `present` looks at 1,000 paths a call
+            held |= await shadow.present(ended[number], left[at : at + 1000])
+        found.update({path: number for path in held})
+        left = [path for path in left if path not in held]
+    return found
+
+
+def on_disk(cwd: Path, paths: list[str]) -> list[str]:
+    """Those of `paths` there as a file or a symlink."""
+    found = []
+    for path in paths:
+        info = manifest.lstat(cwd, path)
+        if info is not None and not stat.S_ISDIR(info.st_mode):
+            found.append(path)
+    return found
 
 
 def refused(plan: Restored) -> Restored:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from ..safety import owned
 from . import excludes, manifest
-from .git import Git, GitError, records
+from .git import Git, GitError, nul, records
 from .manifest import Manifest
 from .running import folder_of
 from .snapshot import Snapshot, take
@@ -227,6 +227,14 @@ class Shadow:
         paths = paths[:1000]
         out = await self.git("ls-tree", "-r", "-z", "--name-only", commit, "--", *paths)
         return set(records(out))
+
+    async def untrack(self, paths: list[str]) -> None:
+        """Out of the index (GIT_LITERAL_PATHSPECS: each path as it is), left on disk."""
+        if paths:
+            await self.git(
+                "rm", "--cached", "-q", "--ignore-unmatch", "--pathspec-from-file=-",
+                "--pathspec-file-nul", stdin=nul(paths),
+            )  # fmt: skip
 
     async def checkout(self, commit: str) -> None:
         """The index and the work tree become the commit's tree (files only): files the

@@ -17,6 +17,10 @@ The shadow's index mirrors the last snapshot, so a snapshot only looks at what c
    collapsed ones;
 5. `write-tree`, then `commit-tree` with the manifest as the message and no parent:
    each snapshot is a root commit, so pruning a ref frees it.
+
+The start of a turn (`phase="start"`) also records what it leaves out for the ignore
+rules (`git ls-files -o -i --directory`, run alongside step 1) and the nested
+repositories: a rewind never deletes those (restore.py).
 """
 
 from __future__ import annotations
@@ -52,8 +56,12 @@ class Snapshot:
 
 async def take(shadow: Shadow, title: str, **meta: object) -> Snapshot:
     await shadow.sync_excludes(shadow.nested())
-    head, dirty_out, listed = await asyncio.gather(
-        shadow.head(), shadow.git("diff-files", "-z", "--name-only"), others(shadow)
+    start = meta.get("phase") == "start"
+    head, dirty_out, listed, ignored = await asyncio.gather(
+        shadow.head(),
+        shadow.git("diff-files", "-z", "--name-only"),
+        others(shadow),
+        left_out(shadow) if start else asyncio.sleep(0, None),
     )
     dirty = records(dirty_out)
     modes = dict(head.manifest.modes) if head else {}
@@ -78,6 +86,10 @@ async def take(shadow: Shadow, title: str, **meta: object) -> Snapshot:
             stage(shadow, add, drop), asyncio.to_thread(manifest.empty_dirs, shadow.cwd, folders)
         )
     state = Manifest(dirs, modes, sorted(set(skipped)), truncated, sorted(set(recent)))
+    if ignored is not None:
+        nested = await asyncio.to_thread(shadow.nested)
+        state.nested = sorted({n.rstrip("/") + "/" for n in nested})
+        state.ignored = sorted(set(ignored) - set(state.nested))
     tree = (await shadow.git("write-tree")).strip().decode()
     message = state.message(title, **meta)
     commit = (await shadow.git("commit-tree", tree, "-F", "-", stdin=message)).strip().decode()
@@ -89,6 +101,13 @@ async def others(shadow: Shadow) -> tuple[list[str], list[str]]:
     out = await shadow.git("ls-files", "-z", "-o", "--directory", "--exclude-standard")
     listed = records(out)
     return [p for p in listed if not p.endswith("/")], [p for p in listed if p.endswith("/")]
+
+
+async def left_out(shadow: Shadow) -> list[str]:
+    """What is there and ignored (a folder ignored whole as one `name/`), any `.git`
+    aside."""
+    out = await shadow.git("ls-files", "-z", "-o", "-i", "--directory", "--exclude-standard")
+    return [p for p in records(out) if p.rstrip("/").rpartition("/")[2] != ".git"]
 
 
 async def untracked(

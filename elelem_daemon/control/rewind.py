@@ -11,29 +11,36 @@ everywhere):
   plugin `builtins/checkpoints.py`) puts the tree back as it was before the turn,
   undoing the later turns too. Without `force`, files changed outside the agent since
   (the user's own edits) stop it before anything is touched: OutsideChanges carries the
-  plan, so the face shows those files and asks; `dry_run` only answers the plan;
+  plan, so the face shows those files and asks, then goes on with `confirm`, the exact
+  list the user agreed to lose (a file changed since the plan was shown stops it
+  again); `dry_run` only answers the plan. What no checkpoint held (ignored, too big,
+  a nested repository's) is never deleted: the plan lists it in `kept`;
 - conversation: that turn and the later ones are dropped (`Conversation.rewind`; the
   store records the drop, so a reload agrees) and their checkpoints forgotten.
 
 The files part runs first: when it fails, the conversation is left as it was.
-`turns(session)` lists the turns a picker offers, oldest first.
+`turns(session)` lists the turns a picker offers, oldest first. A turn's id (`turnId`)
+counts the session's turns and commands together, for good; the user counts the turns
+the conversation holds, 1, 2, 3 (`numbered`): every listing shows that `number`, and
+`/rewind N` takes it.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..base.errors import NoCheckpoint, SessionBusy, UnknownTurn
+from ..base.errors import InvalidParams, NoCheckpoint, SessionBusy, UnknownTurn
 from ..conversation import text_of
 
 if TYPE_CHECKING:
     from ..ports import Checkpointer, SessionView
 
 PREVIEW = 80  # characters of a turn's prompt in a listing
+MAX_CONFIRM = 10_000  # paths in a rewind's `confirm`
 T = TypeVar("T")
 
 
@@ -62,6 +69,8 @@ NOTHING = {  # a restore where no turn since changed files: nothing to put back
     "restored": [],
     "created": [],
     "deleted": [],
+    "createdBy": {},
+    "kept": [],
     "dirsCreated": [],
     "dirsRemoved": [],
     "outside": [],
@@ -75,6 +84,13 @@ def last_turn(session: SessionView) -> int | None:
     """The newest turn still in the conversation (what `/undo` undoes)."""
     marks = session.conversation.marks
     return max(marks) if marks else None
+
+
+def numbered(session: SessionView) -> dict[int, int]:
+    """Each turn's number as the user counts them (turnId -> 1, 2, 3, ...): the turns
+    the conversation holds with their prompt, oldest first."""
+    held = [t for t in sorted(session.conversation.marks) if session.conversation.prompt_of(t)]
+    return {turn: number for number, turn in enumerate(held, 1)}
 
 
 def checkpointer(session: SessionView) -> Checkpointer | None:
@@ -104,11 +120,21 @@ async def rewind(
     conversation: bool = True,
     dry_run: bool = False,
     force: bool = False,
+    confirm: list[str] | None = None,
 ) -> Rewound:
     """Go back to before `turn` (see the module's docstring for the rules). Once begun
     it cannot be cancelled (a restore cut short would leave the tree half-way): a
     cancel waits for its end (bounded by ELELEM_CHECKPOINTS_TIMEOUT) and is ignored."""
-    return await finish(_rewind(session, turn, files, conversation, dry_run, force))
+    if confirm is not None and (
+        not isinstance(confirm, list)
+        or len(confirm) > MAX_CONFIRM
+        or not all(isinstance(p, str) for p in confirm)
+    ):
+        raise InvalidParams(
+            f"confirm must be a list of at most {MAX_CONFIRM} paths",
+            errors=["confirm: expected an array of strings"],
+        )
+    return await finish(_rewind(session, turn, files, conversation, dry_run, force, confirm))
 
 
 async def finish(work: Awaitable[T]) -> T:
@@ -131,7 +157,13 @@ async def finish(work: Awaitable[T]) -> T:
 
 
 async def _rewind(
-    session: SessionView, turn: int, files: bool, conversation: bool, dry_run: bool, force: bool
+    session: SessionView,
+    turn: int,
+    files: bool,
+    conversation: bool,
+    dry_run: bool,
+    force: bool,
+    confirm: list[str] | None = None,
 ) -> Rewound:
     if (
         isinstance(turn, bool)
@@ -153,7 +185,7 @@ async def _rewind(
                 turnId=turn,
                 reason="disabled",
             )
-        restored = await history.restore(turn, dry_run, force)
+        restored = await history.restore(turn, dry_run, force, confirm)
     dropped = None
     if conversation:
         if dry_run:
@@ -167,20 +199,23 @@ async def _rewind(
 
 
 async def turns(session: SessionView) -> list[dict[str, Any]]:
-    """The turns of the conversation, oldest first: `{turnId, prompt, at, checkpoint,
-    ended, files, filesTotal}`; `checkpoint` is `git`, `copy` or None (the turn changed
-    no file through a tool, or checkpoints are off)."""
+    """The turns of the conversation, oldest first: `{turnId, number, prompt, at,
+    checkpoint, ended, files, filesTotal}`; `number` counts them as the user does (1, 2,
+    3: `numbered`); `checkpoint` is `git`, `copy` or None (the turn changed no file
+    through a tool, or checkpoints are off)."""
     history = checkpointer(session)
     listed = await history.listed() if history is not None and history.enabled else {}
     found = []
+    numbers = numbered(session)
     for number, mark in sorted(session.conversation.marks.items()):
         prompt = session.conversation.prompt_of(number)
-        if prompt is None:  # cancelled before its prompt was kept
+        if prompt is None or number not in numbers:  # cancelled before its prompt was kept
             continue
         saved = listed.get(number) or {}
         found.append(
             {
                 "turnId": number,
+                "number": numbers[number],
                 "prompt": preview(prompt.get("content")),
                 "at": iso(mark.at),
                 "checkpoint": saved.get("kind"),
@@ -203,42 +238,78 @@ def iso(at: float) -> str:
     return stamp.replace("+00:00", "Z")
 
 
-def describe(done: Rewound, shown: int = 20) -> list[str]:
-    """Lines saying what a rewind did or would do (the slash commands, the confirmation)."""
+WHY = {  # a `kept` entry's reason (checkpoints/kept.py) in words
+    "too_big": "over the size limit (ELELEM_CHECKPOINTS_MAX_FILE) when turn {turn} began",
+    "nested": "inside a nested repository when turn {turn} began",
+    "ignored": "ignored when turn {turn} began",
+    "unlisted": "the checkpoint of turn {turn} could not list all it left out",
+}
+
+
+def said(reason: object, turn: object) -> str:
+    return WHY.get(str(reason), "not saved").format(turn=turn) + ": no checkpoint holds it"
+
+
+def listed(paths: list[str], shown: int) -> str:
+    return ", ".join(paths[:shown]) + (f" (+{len(paths) - shown})" if len(paths) > shown else "")
+
+
+def describe(
+    done: Rewound, shown: int = 20, number: Callable[[int], int | str] | None = None
+) -> list[str]:
+    """Lines saying what a rewind did or would do (the slash commands, the confirmation).
+    A deletion is named by the turn that created the file; what no checkpoint holds is
+    listed apart, with why it is left as it is. `number` names a turn as the user
+    counts them (`user_number`)."""
+    name = number or (lambda turn: turn)
     will = "would be" if done.dry_run else "were"
+    gone = "would be deleted" if done.dry_run else "deleted"
     lines = []
     files = done.files
     if files is not None:
-        for label, key in (("restored", "restored"), ("created again", "created"),
-                           ("deleted", "deleted")):  # fmt: skip
-            paths = files.get(key) or []
-            if paths:
-                listed = ", ".join(paths[:shown]) + (
-                    f" (+{len(paths) - shown})" if len(paths) > shown else ""
-                )
-                lines.append(f"  files {label}: {listed}")
+        for label, key in (("restored", "restored"), ("created again", "created")):
+            if paths := files.get(key) or []:
+                lines.append(f"  files {label}: {listed(paths, shown)}")
+        makers: dict[int | None, list[str]] = {}
+        made = files.get("createdBy") or {}
+        for path in files.get("deleted") or []:
+            makers.setdefault(made.get(path), []).append(path)
+        for turn in sorted(t for t in makers if t is not None):
+            lines.append(f"  created by turn {name(turn)} ({gone}): {listed(makers[turn], shown)}")
+        if None in makers:
+            lines.append(
+                f"  made since, not by the agent's turns ({gone}): {listed(makers[None], shown)}"
+            )
         if not any(files.get(k) for k in ("restored", "created", "deleted")):
             lines.append("  no file changed since that turn began")
         if files.get("outside"):
             lines.append(
                 "  changed outside the agent since (your edits would be lost): "
-                + ", ".join(files["outside"][:shown])
+                + listed(files["outside"], shown)
             )
         if files.get("unsaved"):
             lines.append(
-                "  no checkpoint holds their current content: "
-                + ", ".join(files["unsaved"][:shown])
+                "  no checkpoint holds their current content (it would be lost): "
+                + listed(files["unsaved"], shown)
             )
         if files.get("buffers"):
             lines.append(
                 "  left by the agent in an editor buffer (reloaded from the disk): "
-                + ", ".join(files["buffers"][:shown])
+                + listed(files["buffers"], shown)
             )
         if files.get("uncovered"):
-            lines.append("  left as they are (not saved): " + ", ".join(files["uncovered"][:shown]))
+            lines.append("  left as they are (not saved): " + listed(files["uncovered"], shown))
+        reasons: dict[str, list[str]] = {}
+        for entry in files.get("kept") or []:
+            turn = entry.get("turn")
+            why = said(entry.get("reason"), name(turn) if isinstance(turn, int) else turn)
+            reasons.setdefault(why, []).append(str(entry.get("path")))
+        for why, paths in reasons.items():
+            lines.append(f"  left as they are, {why}: {listed(paths, shown)}")
     if done.dropped is not None:
         count = len(done.dropped)
+        verb = will if done.dry_run else "were" if count != 1 else "was"
         lines.append(
-            f"  {count} turn{'s' if count != 1 else ''} {will} dropped from the conversation"
+            f"  {count} turn{'s' if count != 1 else ''} {verb} dropped from the conversation"
         )
     return lines

@@ -124,9 +124,14 @@ class RpcError(Exception):
         return kind if isinstance(kind, str) else None
 
     def to_dict(self) -> dict[str, Any]:
+        """The `error` member; a protocol code's `data.kind` is filled in when missing,
+        so every error a face sends names its kind."""
         error: dict[str, Any] = {"code": self.code, "message": self.message}
-        if self.data is not None:
-            error["data"] = self.data
+        data = self.data
+        if self.code in KINDS and (data is None or (isinstance(data, dict) and "kind" not in data)):
+            data = {"kind": KINDS[self.code], **(data or {})}
+        if data is not None:
+            error["data"] = data
         return error
 
     def __str__(self) -> str:
@@ -139,5 +144,6 @@ def rpc_error(error: ElelemError) -> RpcError:
 
 
 def invalid_params(message: str, **data: Any) -> RpcError:
-    """A face's own check of a request failed (ACP's field checks)."""
-    return RpcError(INVALID_PARAMS, message, data or None)
+    """A face's own check of a request failed (ACP's field checks): `data.kind` is
+    `invalid_params`, as on every error a face sends."""
+    return RpcError(INVALID_PARAMS, message, {"kind": KINDS[INVALID_PARAMS], **data})

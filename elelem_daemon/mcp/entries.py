@@ -10,6 +10,7 @@ string; MAX_NAME per server name. `expanded()` replaces `${NAME}` and
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -48,6 +49,9 @@ def entry(name: Any, entry: Any, source: str, at: str, problems: Problems) -> Se
         kind = "stdio" if "command" in entry else "http" if "url" in entry else None
     if kind == "streamable-http":
         kind = "http"
+    if kind is None and "type" not in entry:
+        problems.add(at, 'no "command" (a stdio server) or "url" (http, sse)' + _meant(entry))
+        return None
     if kind not in TRANSPORTS:
         problems.add(
             at,
@@ -60,7 +64,9 @@ def entry(name: Any, entry: Any, source: str, at: str, problems: Problems) -> Se
     for key in entry:
         if key not in known:
             where = f"{at}.{shown(key)}"
-            problems.add(where, f"unknown key for a {kind} server; ignored", warning=True)
+            near = _nearest(str(key), known)
+            hint = f'; did you mean "{near}"?' if near else ""
+            problems.add(where, f"unknown key for a {kind} server; ignored{hint}", warning=True)
     timeout = _seconds(entry, "timeout", at, problems)
     tool_timeout = _seconds(entry, "toolTimeout", at, problems)
     common = dict(name=name, transport=kind, timeout=timeout, tool_timeout=tool_timeout)
@@ -82,6 +88,25 @@ def entry(name: Any, entry: Any, source: str, at: str, problems: Problems) -> Se
         return None
     assert url is not None and headers is not None
     return ServerConfig(**common, url=url, headers=headers, oauth=oauth, source=source)
+
+
+def _meant(entry: dict[Any, Any]) -> str:
+    """`; "comand": did you mean "command"?` for keys close to a known one."""
+    hints = []
+    for key in entry:
+        near = _nearest(str(key), STDIO_KEYS | HTTP_KEYS)
+        if near is not None and near != key:
+            hints.append(f'"{shown(key)}": did you mean "{near}"?')
+    return "; " + "; ".join(hints) if hints else ""
+
+
+def _nearest(key: str, known: set[str]) -> str | None:
+    """The known key a misspelled one most likely meant (`comand`, `enviroment`)."""
+    close = difflib.get_close_matches(key, sorted(known), 1, 0.6)
+    if close:
+        return close[0]
+    longest = [k for k in sorted(known, key=len, reverse=True) if key.lower().startswith(k.lower())]
+    return longest[0] if longest and len(longest[0]) >= 3 else None
 
 
 def _text(value: Any, at: str, problems: Problems, required: bool = False) -> str | None:

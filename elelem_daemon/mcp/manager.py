@@ -285,6 +285,32 @@ class McpManager:
 
         return setting("ELELEM_MCP_TIMEOUT", 30.0)
 
+    def starting(self) -> list[str]:
+        """The servers in their first start (not yet ready, never failed)."""
+        return [name for name, server in self.servers.items() if server.state == "starting"]
+
+    async def first_turn(self, say: Callable[[str, str], Any]) -> None:
+        """Before a turn: wait for servers still in their first start, at most
+        ELELEM_MCP_FIRST_WAIT seconds (5), so their tools are there for it; say so
+        (`say(text, "info")`) and name those that are not ready when it goes on."""
+        from .server import setting
+
+        waited = self.starting()
+        if not waited:
+            return
+        say(f"waiting for MCP servers to start: {', '.join(waited)}", "info")
+        deadline = time.monotonic() + setting("ELELEM_MCP_FIRST_WAIT", 5.0)
+        while self.starting() and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        late = [
+            s for s in self.status()["servers"] if s["name"] in waited and s["state"] != "ready"
+        ]
+        if late:
+            named = "; ".join(
+                f"{s['name']} ({s['state']}{': ' + s['error'] if s['error'] else ''})" for s in late
+            )
+            say(f"going on without these MCP servers' tools: {named}", "info")
+
     async def ready(self, timeout: float = 60.0) -> bool:
         """Wait until every server is ready or has stopped trying (failed, needs-auth);
         True then, False after `timeout` seconds."""

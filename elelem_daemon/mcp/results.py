@@ -4,8 +4,10 @@ A `tools/call` result becomes a `Result`:
 - text blocks joined with newlines; an embedded text resource as its text under a
   `[resource URI]` line; a resource link as `[resource link: URI (NAME)]`;
 - `structuredContent` pretty-printed (2-space JSON) after the text blocks, a text block
-  that is its serialization replaced by it; not at all when a text block already says
-  the one value of a `{"result": VALUE}` (how SDK servers wrap a plain return value);
+  that is its serialization replaced by it; not at all when the text (a block, or the
+  blocks together) already says the one value of a one-key object (`{"result": VALUE}`,
+  how SDK servers wrap a plain return value; `{"content": TEXT}`, the filesystem
+  server's);
 - an image or audio block described (`[image: image/png, 1234 bytes]`); images are
   also kept, as data, in the result's `attachments` (never in its JSON), for a face or
   provider that can show them to a model (at most ATTACHMENT_CAP bytes each);
@@ -103,8 +105,13 @@ def _parsed(text: str) -> Any:
 
 
 def _wrapped(value: Any) -> bool:
-    """`{"result": VALUE}`: how SDK servers wrap a plain return value."""
-    return isinstance(value, dict) and list(value) == ["result"]
+    """`{"result": VALUE}`, how SDK servers wrap a plain return value, or any one-key
+    object (`{"content": TEXT}`: the official filesystem server's)."""
+    return isinstance(value, dict) and len(value) == 1
+
+
+def _the_one(value: dict[str, Any]) -> Any:
+    return next(iter(value.values()))
 
 
 def tool_result(result: Any) -> McpResult:
@@ -116,9 +123,11 @@ def tool_result(result: Any) -> McpResult:
         text = block_text(block, attachments)
         if structured is not None and _parsed(text) == structured:
             continue  # its serialization: the pretty form below replaces it
-        if _wrapped(structured) and structured["result"] in (text, _parsed(text)):
+        if _wrapped(structured) and _the_one(structured) in (text, _parsed(text)):
             said = True  # the text says it already
         parts.append(text)
+    if _wrapped(structured) and _the_one(structured) == "\n".join(parts):
+        said = True  # said by the text blocks together
     if structured is not None and not said:
         parts.append(json.dumps(structured, indent=2, ensure_ascii=False, default=str))
     text = capped("\n".join(parts))

@@ -38,12 +38,23 @@ def server_status(
     }
 
 
+NAMED = 8  # tool names on a server's line; `/mcp NAME` shows them all
+
+
+def _named(tools: list[str], server: str) -> str:
+    if not tools:
+        return ""
+    more = len(tools) - NAMED
+    listed = ", ".join(tools[:NAMED])
+    return f": {listed}, … (+{more}: /mcp {server})" if more > 0 else f": {listed}"
+
+
 def _line(status: dict[str, Any]) -> str:
     where = f"{status['source']}, {status['transport']}"
     head = f"- **{status['name']}** ({where}): {status['state']}"
     state = status["state"]
     if state == "ready":
-        parts = [f"{len(status['tools'])} tools"]
+        parts = [f"{len(status['tools'])} tools" + _named(status["tools"], status["name"])]
         if status["prompts"]:
             parts.append(f"{len(status['prompts'])} prompts")
         if status["resources"]:

@@ -4,7 +4,8 @@ every face (docs/permissions.md, "Trusted folders").
 A folder is untrusted until the user trusts it. What trust covers, in the session's
 folder (`TRUSTABLE`): `.agents/plugins` (Python files the session runs),
 `.agents/permissions` (rules, which may only tighten the user's anyway),
-`.agents/modes`, and `.mcp.json` (servers the session starts). Untrusted, none of them
+`.agents/modes`, `.agents/skills` (instructions the model follows) and `.mcp.json`
+(servers the session starts). Untrusted, none of them
 is loaded, and the face reports what it skipped (`Trust.skipped`). AGENTS.md is text,
 not code: it is read either way (transcript.py).
 
@@ -41,7 +42,13 @@ from .owned import open_owned
 
 log = logging.getLogger(__name__)
 
-TRUSTABLE = (".agents/plugins", ".agents/permissions", ".agents/modes", ".mcp.json")
+TRUSTABLE = (
+    ".agents/plugins",
+    ".agents/permissions",
+    ".agents/modes",
+    ".agents/skills",
+    ".mcp.json",
+)
 FILE_CAP = 1 << 20  # bytes of the trusted-folders file read, at most
 
 
@@ -65,7 +72,7 @@ def trustable(cwd: Path | str) -> list[Path]:
         try:
             if name == ".agents/plugins":
                 present = path.resolve() != user_plugins and any(path.glob("*.py"))
-            elif name == ".agents/modes":
+            elif name in (".agents/modes", ".agents/skills"):
                 present = path.is_dir() and any(path.iterdir())
             else:
                 present = path.is_file()

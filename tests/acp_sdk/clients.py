@@ -18,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from support.acp_schema import Checker
 from support.ndjson import TIMEOUT, Wire
 
 Answer = Callable[[dict[str, Any]], Any]
@@ -45,6 +46,18 @@ class Client(Wire):
         self.updates: list[dict[str, Any]] = []
         self.asked: list[dict[str, Any]] = []
         self.next_id = 0
+        self.checker: Checker | None = None  # set: every message checked against ACP 1.21
+
+    async def line(self, raw: bytes | str) -> None:
+        if self.checker is not None:
+            self.checker.check(json.loads(raw), "client")
+        await super().line(raw)
+
+    async def read(self) -> dict[str, Any]:
+        message = await super().read()
+        if self.checker is not None:
+            self.checker.check(message, "agent")
+        return message
 
     @classmethod
     async def start(

@@ -41,7 +41,7 @@ async def test_initialize_negotiates_version_1_and_reports_capabilities(tmp_path
     assert answer.protocol_version == 1  # not ours: we answer with the latest we speak
     caps = answer.agent_capabilities
     assert caps.prompt_capabilities.embedded_context is True
-    assert caps.prompt_capabilities.image is True  # to providers with vision (else refused)
+    assert caps.prompt_capabilities.image is False  # the stub model reads none (test_wire.py)
     assert caps.prompt_capabilities.audio is False
     assert (caps.mcp_capabilities.http, caps.mcp_capabilities.sse) == (True, True)
     assert answer.agent_info.name == "elelem"
@@ -176,7 +176,7 @@ async def test_question_with_choices_goes_to_request_permission(
     options = [(o.option_id, o.name, o.kind) for o in asked["options"]]
     assert options == [("choice-1", "red", "allow_once"), ("choice-2", "blue", "allow_always")]
     assert asked["toolCall"].tool_call_id == editor.of("tool_call")[0].tool_call_id
-    assert asked["toolCall"].title == "Which colour?"
+    assert asked["toolCall"].title == "Which colour? Accept = red, Always accept = blue"
     assert asked["toolCall"].content[0].content.text == "Which colour?\n\n1. red\n2. blue"
 
 

@@ -65,7 +65,10 @@ async def test_unknown_methods_and_bad_params(wire: Wire, tmp_path: Path) -> Non
     assert version["error"] == {
         "code": -32602,
         "message": "protocolVersion: not an integer",
-        "data": {"errors": [{"field": "protocolVersion", "expected": "int"}]},
+        "data": {
+            "kind": "invalid_params",
+            "errors": [{"field": "protocolVersion", "expected": "int"}],
+        },
     }
     no_cwd = await wire.call(4, "session/new", {"mcpServers": []})
     assert no_cwd["error"]["message"] == "cwd: missing"
@@ -268,3 +271,94 @@ async def test_an_unknown_default_provider_is_a_clear_error(tmp_path: Path) -> N
     assert process.stdin is not None
     process.stdin.close()
     assert await asyncio.wait_for(process.wait(), TIMEOUT) == 0
+
+
+async def test_every_error_names_its_kind_and_an_empty_prompt_is_answered(
+    wire: Wire, tmp_path: Path
+) -> None:
+    """Issue 33: `data.kind` on every error (audio included), one chunk for an empty
+    prompt (codecompanion waits for a reply before its next message), and no `/shell`
+    offered where there is no terminal to lend."""
+    await wire.line("not json\n")
+    assert (await wire.read())["error"]["data"]["kind"] == "parse_error"
+    assert (await wire.call(1, "session/dance"))["error"]["data"]["kind"] == "method_not_found"
+    sid = await session(wire, tmp_path)
+    while not (commands := [m for m in wire.seen if kind(m) == "available_commands_update"]):
+        await wire.read()  # sent just after session/new's answer
+    names = {c["name"] for c in commands[-1]["params"]["update"]["availableCommands"]}
+    assert "shell" not in names and "help" in names
+    audio = {"type": "audio", "mimeType": "audio/wav", "data": "AAAA"}
+    refused = await wire.call(2, "session/prompt", {"sessionId": sid, "prompt": [audio]})
+    assert refused["error"]["data"] == {"kind": "invalid_params", "index": 0}
+    mark = len(wire.seen)
+    empty = await wire.call(3, "session/prompt", {"sessionId": sid, "prompt": []})
+    assert empty["result"] == {"stopReason": "end_turn"}
+    said = [m for m in wire.seen[mark:] if kind(m) == "agent_message_chunk"]
+    assert [m["params"]["update"]["content"]["text"] for m in said] == [
+        "(an empty message: nothing to do)"
+    ]
+
+
+async def test_images_are_advertised_only_when_the_model_takes_them(tmp_path: Path) -> None:
+    async def advertised(*args: str) -> bool:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("ELELEM_")}
+        env.update(HOME=str(tmp_path), ELELEM_PROVIDER="stub")
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "elelem_daemon", "daemon", "--acp", *args,
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, env=env, cwd=tmp_path,
+        )  # fmt: skip
+        try:
+            answer = await Wire(process).call(1, "initialize", {"protocolVersion": 1})
+        finally:
+            process.kill()
+            await process.wait()
+        return answer["result"]["agentCapabilities"]["promptCapabilities"]["image"]
+
+    assert await advertised() is False  # the stub's default model reads no image
+    assert await advertised("-m", "vision") is True
+
+
+async def test_a_replayed_session_keeps_its_messages_apart(tmp_path: Path) -> None:
+    """Issue 33: replayed, `Context: done.` and the next prompt read as one line
+    (`Context: done.hello after compact 2`), and `let me check.[cancelled]`."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ELELEM_")}
+    env.update(HOME=str(tmp_path), ELELEM_PROVIDER="stub")
+
+    async def daemon() -> Wire:
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "elelem_daemon", "daemon", "--acp",
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, env=env, cwd=tmp_path,
+        )  # fmt: skip
+        return Wire(process)
+
+    first = await daemon()
+    sid = await session(first, tmp_path)
+    for ident, words in enumerate(["!echo one", "/compact", "!echo two"], 2):
+        prompt = [{"type": "text", "text": words}]
+        assert "result" in await first.call(
+            ident, "session/prompt", {"sessionId": sid, "prompt": prompt}
+        )
+    first.process.kill()
+    await first.process.wait()
+    again = await daemon()
+    try:
+        load = {"sessionId": sid, "cwd": str(tmp_path), "mcpServers": []}
+        assert "result" in await again.call(1, "session/load", load)
+        users = [
+            m["params"]["update"]["content"]["text"]
+            for m in again.seen
+            if kind(m) == "user_message_chunk"
+        ]
+        assert len(users) >= 2 and users[0].startswith("Context: ")
+        assert users[1] == "\n\n!echo two"
+    finally:
+        again.process.kill()
+        await again.process.wait()
+
+
+def test_a_cancelled_reply_shows_its_mark_apart() -> None:
+    from elelem_daemon.faces.acp.live import apart
+
+    assert apart("let me check.[cancelled]") == "let me check.\n\n[cancelled]"
+    assert apart("[cancelled]") == "[cancelled]"
+    assert apart("done.\n[cancelled]") == "done.\n[cancelled]"

@@ -231,7 +231,8 @@ def test_bad_lines_are_reported_and_ask(capsys):
         ("edit", "deny", "f:5"),
     ]
     assert problems[0] == (
-        "f:1: expected `TOOL RULE` with RULE one of allow, review, ask, deny, ask-outside; "
+        "f:1: expected `TOOL RULE` or `TOOL:SUBJECT RULE` with RULE one of allow, review, ask, "
+        "deny, ask-outside; "
         "got 'execute alow', so execute will ask"
     )
     assert len(problems) == 3

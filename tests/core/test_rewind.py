@@ -247,3 +247,17 @@ async def test_a_turn_whose_checkpoint_retention_pruned_is_refused(
     assert caught.value.data["reason"] == "pruned" and (workdir / "a.txt").exists()
     done = await rewind(session, second)  # the one kept still works
     assert done.files is not None and done.files["deleted"] == ["b.txt"]
+
+
+def test_the_dropped_turns_are_counted_in_good_grammar() -> None:
+    from elelem_daemon.control.rewind import Rewound, describe
+
+    assert describe(Rewound(1, False, None, [1]))[-1] == (
+        "  1 turn was dropped from the conversation"
+    )
+    assert describe(Rewound(1, False, None, [1, 2]))[-1].endswith(
+        "2 turns were dropped from the conversation"
+    )
+    assert describe(Rewound(1, True, None, [1]))[-1].endswith(
+        "1 turn would be dropped from the conversation"
+    )

@@ -51,3 +51,14 @@ async def test_a_shell_transcript_is_kept_as_a_user_message(tmp_path) -> None:
     (kept,) = list(session.conversation)
     assert kept["role"] == "user" and kept["content"].endswith("```\n$ echo hi\nhi\n$ exit\n```")
     await session.close()
+
+
+def test_shell_is_not_offered_where_there_is_no_terminal_to_lend():
+    from elelem_daemon.faces.terminal.console import TerminalInput
+    from elelem_daemon.plugins import core_registry
+    from elelem_daemon.session import start
+
+    editor = start(core_registry(entry_points=False), plugin_files=False)
+    assert "/shell" not in editor.commands.names()
+    terminal = start(core_registry(entry_points=False), plugin_files=False, input=TerminalInput())
+    assert "/shell" in terminal.commands.names()

@@ -62,4 +62,5 @@ def test_a_received_error_is_read_whatever_it_holds() -> None:
     assert RpcError.received({"code": "x", "message": 5}).to_dict() == {
         "code": -32603,
         "message": "5",
+        "data": {"kind": "internal_error"},  # every error sent names its kind
     }

@@ -103,7 +103,7 @@ def test_an_unreadable_file_is_a_problem(tmp_path: Path) -> None:
 
 
 BAD = {
-    "no command": ({"args": []}, "type must be one of"),
+    "no command": ({"args": []}, 'no "command" (a stdio server) or "url"'),
     "empty command": ({"command": " "}, "command: must be a non-empty string"),
     "args not a list": ({"command": "x", "args": "a b"}, "args: must be a list"),
     "an arg not a string": ({"command": "x", "args": ["a", 1]}, "args[1]: must be a string"),
@@ -250,3 +250,18 @@ def test_merge_lets_the_later_layer_win() -> None:
     b = ServerConfig("s", "stdio", command="b", source="client")
     c = ServerConfig("t", "stdio", command="c")
     assert config.merge([a, c], [b]) == [b, c]
+
+
+def test_a_misspelled_key_is_named_with_the_key_meant(tmp_path: Path) -> None:
+    """Issue 33: `"comand"` read `got None` with no hint of the key meant."""
+    project_config(
+        tmp_path,
+        {"typo": {"comand": "npx", "args": ["x"]}, "s": {"command": "x", "enviroment": {}}},
+    )
+    servers, problems = load(tmp_path, trusted=True)
+    assert [s.name for s in servers] == ["s"]
+    typo = next(str(p) for p in problems if "mcpServers.typo" in str(p))
+    assert 'no "command" (a stdio server) or "url" (http, sse)' in typo
+    assert '"comand": did you mean "command"?' in typo and "None" not in typo
+    near = next(str(p) for p in problems if "enviroment" in str(p))
+    assert 'did you mean "env"?' in near

@@ -91,3 +91,26 @@ def test_a_wrapped_plain_value_is_not_said_twice() -> None:
         {"content": [{"type": "text", "text": "see below"}], "structured_content": {"n": 3}}
     )
     assert other.payload["content"] == 'see below\n{\n  "n": 3\n}'
+
+
+def test_a_structured_result_that_repeats_the_text_is_not_said_twice() -> None:
+    """Issue 33: the official filesystem server answers its text, then the same text
+    as `structuredContent: {"content": TEXT}`; the model and the editor read it once."""
+    listing = "[FILE] a.txt\n[DIR] src"
+    once = tool_result(
+        {
+            "content": [{"type": "text", "text": listing}],
+            "structured_content": {"content": listing},
+        }
+    )
+    assert once.payload["content"] == listing
+    parts = tool_result(
+        {
+            "content": [
+                {"type": "text", "text": "[FILE] a.txt"},
+                {"type": "text", "text": "[DIR] src"},
+            ],
+            "structured_content": {"content": listing},
+        }
+    )
+    assert parts.payload["content"] == listing

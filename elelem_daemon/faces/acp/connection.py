@@ -117,12 +117,12 @@ class Connection:
             self._invalid(message.get("id"), "neither a request, a notification nor a response")
 
     def _parse_error(self, why: str) -> None:
-        self.send({"id": None, "error": {"code": PARSE_ERROR, "message": why}})
+        self.send({"id": None, "error": RpcError(PARSE_ERROR, why).to_dict()})
 
     def _invalid(self, ident: Any, why: str) -> None:
         if not isinstance(ident, str | int):
             ident = None
-        self.send({"id": ident, "error": {"code": INVALID_REQUEST, "message": why}})
+        self.send({"id": ident, "error": RpcError(INVALID_REQUEST, why).to_dict()})
 
     def _call(self, message: dict[str, Any]) -> None:
         method, params = message["method"], message.get("params", {})
@@ -149,7 +149,7 @@ class Connection:
             self._running.pop(key, None)
             if task.cancelled():  # cancelled before it ran: _respond could not answer
                 self.send(
-                    {"id": ident, "error": {"code": REQUEST_CANCELLED, "message": "cancelled"}}
+                    {"id": ident, "error": RpcError(REQUEST_CANCELLED, "cancelled").to_dict()}
                 )
 
         task.add_done_callback(done)
@@ -192,10 +192,10 @@ class Connection:
         except ElelemError as exc:  # the one code table (jsonrpc.errors)
             self.send({"id": ident, "error": rpc_error(exc).to_dict()})
         except asyncio.CancelledError:
-            self.send({"id": ident, "error": {"code": REQUEST_CANCELLED, "message": "cancelled"}})
+            self.send({"id": ident, "error": RpcError(REQUEST_CANCELLED, "cancelled").to_dict()})
         except Exception as exc:
             log.exception("acp: %s failed", method)
-            self.send({"id": ident, "error": {"code": INTERNAL_ERROR, "message": str(exc)}})
+            self.send({"id": ident, "error": RpcError(INTERNAL_ERROR, str(exc)).to_dict()})
         else:
             self.send({"id": ident, "result": result})
 

@@ -9,6 +9,7 @@ Both are built before the session (which takes them) and `attach`ed to it after.
 from __future__ import annotations
 
 import logging
+import secrets
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -51,6 +52,9 @@ class AcpOutput(NullOutput):
         self.current: tuple[str, dict[str, Any]] | None = None  # the call running now
         self._ids: dict[str, str] = {}
         self._count = 0
+        # unique across processes: a client that resumed the session (no replay) keeps
+        # the calls it drew under the ids an earlier process gave them
+        self._prefix = f"call_{secrets.token_hex(4)}_"
         self._tail = ""  # the end of the prompt's message text so far
         self._apart = False  # the next delta starts a new paragraph
 
@@ -146,7 +150,7 @@ class AcpOutput(NullOutput):
 
     def next_id(self) -> str:
         self._count += 1
-        return f"call_{self._count}"
+        return f"{self._prefix}{self._count}"
 
     @property
     def cwd(self) -> Path:
@@ -180,16 +184,18 @@ class AcpInput(NullInput):
         no answer, and the model reads that the user gave none.
         """
         if kind != "permission" and self.elicits:
-            return await self._elicit(prompt, options)
+            return await self._elicit(prompt, options, tool)
         if not options:
             return None
         choices, named = self._options(options, kind)
-        alone = self.output.current is None  # a question of no running call (trust.py's)
-        call = self._tool_call(prompt, tool, None if named else options)
+        alone = self.output.current is None  # a question of no running call (/rewind, trust)
+        call = self._tool_call(prompt, tool, choices, named, alone)
+        if alone:  # announced first: a request about a call never seen is "Tool call"
+            self.output.update({"sessionUpdate": "tool_call", **call})
         params = {"sessionId": self._session_id(), "toolCall": call, "options": choices}
         chosen = await self._permission(params, choices, options)
         if alone:  # nothing else will end the call the question showed
-            status = "failed" if chosen in (None, "deny", "never") else "completed"
+            status = "failed" if chosen in (None, "deny", "never", "no") else "completed"
             self.output.update(
                 {"sessionUpdate": "tool_call_update", "toolCallId": call["toolCallId"],
                  "status": status}
@@ -213,7 +219,11 @@ class AcpInput(NullInput):
         }
         return picked.get(chosen) if isinstance(chosen, str) else None
 
-    async def _elicit(self, prompt: str, options: list[str] | None) -> str | None:
+    async def _elicit(
+        self, prompt: str, options: list[str] | None, tool: dict[str, Any] | None
+    ) -> str | None:
+        """A form: the whole question as its `message`, its meaning (a rewind's files)
+        as its title, one required string `answer` (one of the choices, if any)."""
         answer: dict[str, Any] = {"type": "string", "title": "Answer"}
         if options:
             answer["enum"] = list(options)
@@ -223,6 +233,7 @@ class AcpInput(NullInput):
             "message": prompt,
             "requestedSchema": {
                 "type": "object",
+                "title": updates.question_title(prompt, tool or {}),
                 "properties": {"answer": answer},
                 "required": ["answer"],
             },
@@ -264,10 +275,17 @@ class AcpInput(NullInput):
         return choices, False
 
     def _tool_call(
-        self, prompt: str, tool: dict[str, Any] | None, choices: list[str] | None = None
+        self,
+        prompt: str,
+        tool: dict[str, Any] | None,
+        choices: list[dict[str, str]],
+        named: bool,
+        alone: bool,
     ) -> dict[str, Any]:
-        """The pending call the question is about, with the question (and its choices,
-        numbered, for clients that draw options by kind alone) and any diff."""
+        """The call the question is about, with the question (and its choices,
+        numbered, for clients that draw options by kind alone) and any diff. Its title
+        says what the question means when the call's own title cannot (a question of
+        no running call, or choices): updates.question_title."""
         current = self.output.current
         ident, call = current or (self.output.next_id(), {"name": "ask", "arguments": {}})
         if tool and tool.get("name"):
@@ -275,11 +293,19 @@ class AcpInput(NullInput):
         update = self.output.announce(ident, call)
         del update["sessionUpdate"]
         update["status"] = "pending"
-        asked = prompt
-        if choices:
-            asked += "\n\n" + "\n".join(f"{n}. {c}" for n, c in enumerate(choices, 1))
-        content: list[dict[str, Any]] = [{"type": "content", "content": updates.text(asked)}]
         cwd = self.output.cwd
+        if alone or not named:
+            about = {**(tool or {}), **call}
+            update["title"] = updates.question_title(prompt, about, None if named else choices)
+            where = updates.question_locations(about, cwd)
+            if where:
+                update["locations"] = where
+            if alone:
+                update["kind"] = updates.QUESTION_KINDS.get(call["name"], update["kind"])
+        asked = prompt
+        if not named:
+            asked += "\n\n" + "\n".join(f"{n}. {c['name']}" for n, c in enumerate(choices, 1))
+        content: list[dict[str, Any]] = [{"type": "content", "content": updates.text(asked)}]
         diff = updates.diff_content((tool or {}).get("diff"), call["arguments"], cwd)
         update["content"] = [*diff, *content]
         return update

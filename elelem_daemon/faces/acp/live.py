@@ -11,6 +11,7 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
+from ...agent import CANCELLED
 from ...control.live import Live
 from ...conversation import text_of
 from . import updates
@@ -26,6 +27,20 @@ EXIT_TEXT = "To end this session, close it in the editor."
 TRUST_OPTIONS = ["always", "allow", "deny"]  # keep it, this session only, no
 
 
+EMPTY = "(an empty message: nothing to do)"
+
+
+def apart(text: str) -> str:
+    """A stored `<text so far>[cancelled]` shown with the mark on a line of its own."""
+    if (
+        text.endswith(CANCELLED)
+        and text != CANCELLED
+        and not text[: -len(CANCELLED)].endswith("\n")
+    ):
+        return f"{text[: -len(CANCELLED)]}\n\n{CANCELLED}"
+    return text
+
+
 class AcpLive(Live):
     def __init__(self, session: Session, output: AcpOutput, ask_trust: bool = False) -> None:
         super().__init__(session)
@@ -35,6 +50,7 @@ class AcpLive(Live):
         self.watched: Any = None  # the MCP manager listened to
         self._pending = False
         self.ask_trust = ask_trust  # an untrusted folder with plugins or rules: ask once
+        self.roots: list[str] = []  # the client's additional workspace roots: kept, listed
         self.look_up_window()
         session.modes.listeners.append(self.mode_changed)
         session.plan.listeners.append(self.planned)
@@ -45,12 +61,16 @@ class AcpLive(Live):
     # -- prompts ----------------------------------------------------------------
     async def prompt(self, blocks: Any) -> dict[str, Any]:
         """Run one prompt: a slash command or a turn. Answers with the stop reason; an
-        empty prompt (no blocks, or only blank text) does nothing and ends the turn."""
+        empty prompt (no blocks, or only blank text) runs nothing, and says so in one
+        short chunk: a client that waits for a reply before it takes the next message
+        (codecompanion) then goes on."""
         if self.busy and self.session.steerable:
             return await self.steer(blocks)  # an extension: docs/acp.md, `_meta`
         self.ensure_idle()  # before the blocks are read: a busy session says so first
         text, attachments = prompt_parts(blocks, self.session.cwd)
         if not text.strip() and not attachments:
+            self.output.begin()
+            self.output.say(EMPTY)
             return {"stopReason": "end_turn"}
         line = None if attachments else command_line(text)
         self.output.begin()
@@ -169,14 +189,18 @@ class AcpLive(Live):
         from ...store.recorder import history
 
         kinds = {"user": "user_message_chunk", "assistant": "agent_message_chunk"}
+        last = None  # a client joins chunks of one kind: two messages stay two paragraphs
         for entry in history(self.session):
             if entry["type"] == "tool":
                 call = {"id": entry["id"], "name": entry["name"], "arguments": entry["arguments"]}
                 self.output.replay_call(call, entry["ok"], entry["result"])
+                last = None
                 continue
             kind = kinds.get(entry["role"])
             if kind and entry["content"]:
-                self.update(updates.chunk(kind, text_of(entry["content"])))
+                text = apart(text_of(entry["content"]))
+                self.update(updates.chunk(kind, f"\n\n{text}" if kind == last else text))
+                last = kind
         from ...turns.plans import last_plan
 
         plan = last_plan(history(self.session))

@@ -7,6 +7,7 @@ An ElelemError a method lets out is answered through the one code table
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from pathlib import Path
 from typing import Any
@@ -24,22 +25,11 @@ from .buffers import editor_files
 from .connection import Connection
 from .editor import AcpInput, AcpOutput
 from .live import AcpLive
+from .params import additional_directories, field
 
 log = logging.getLogger(__name__)
 
 PROTOCOL_VERSION = 1
-
-
-def field(params: dict[str, Any], name: str, kind: type, required: bool = True) -> Any:
-    """params[name] when it has the right type; an invalid-params error otherwise."""
-    value = params.get(name)
-    if value is None and not required:
-        return None
-    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        expected = {str: "a string", int: "an integer", list: "an array", dict: "an object"}
-        what = "missing" if value is None else f"not {expected.get(kind, kind.__name__)}"
-        raise invalid_params(f"{name}: {what}", errors=[{"field": name, "expected": kind.__name__}])
-    return value
 
 
 def trusted_of(params: dict[str, Any]) -> bool | None:
@@ -81,6 +71,8 @@ class AcpServer:
                 "session/set_mode": self.set_mode,
                 "session/set_config_option": self.set_config_option,
                 "session/list": self.list_sessions,
+                "session/resume": self.resume_session,
+                "session/close": self.close_session,
             }
         )
         connection.notifications["session/cancel"] = self.cancel
@@ -96,13 +88,38 @@ class AcpServer:
             "protocolVersion": PROTOCOL_VERSION,  # the asked one if we speak it, else our latest
             "agentCapabilities": {
                 "loadSession": True,
-                "promptCapabilities": {"image": True, "audio": False, "embeddedContext": True},
+                "promptCapabilities": {
+                    "image": await self._takes_images(),
+                    "audio": False,
+                    "embeddedContext": True,
+                },
                 "mcpCapabilities": {"http": True, "sse": True},
-                "sessionCapabilities": {"list": {}},
+                "sessionCapabilities": {
+                    "list": {},
+                    "resume": {},
+                    "close": {},
+                    "additionalDirectories": {},
+                },
             },
             "agentInfo": {"name": "elelem", "title": "elelem", "version": __version__},
             "authMethods": [],
         }
+
+    async def _takes_images(self) -> bool:
+        """Whether a new session's provider reads images (its `vision`), so a client
+        offers an image only where the model takes it. A session switched to another
+        model later still says so per prompt (context/expansion.py)."""
+        from ...base.config import choose_provider
+
+        try:
+            name, model = choose_provider(face_provider=self.provider, face_model=self.model)
+            provider = self.registry().build_provider(name, model)
+        except Exception as exc:  # a provider that cannot start: the session will say why
+            log.info("acp: no provider to ask about images: %s", exc)
+            return False
+        with contextlib.suppress(Exception):
+            await provider.aclose()  # type: ignore[attr-defined]
+        return bool(getattr(provider, "vision", False))
 
     async def authenticate(self, params: dict[str, Any]) -> dict[str, Any]:
         """No method is offered: providers read their keys from the environment."""
@@ -125,19 +142,45 @@ class AcpServer:
     async def new_session(self, params: dict[str, Any]) -> dict[str, Any]:
         cwd = self._cwd(params)
         servers = self._mcp_servers(params)
+        roots = additional_directories(params)
         live = self._build(cwd, trusted=trusted_of(params))
+        live.roots = roots
         return {"sessionId": live.id, **self._opened(live, servers, "session/new")}
 
     async def load_session(self, params: dict[str, Any]) -> dict[str, Any]:
         """Open a stored session (or one open here) and replay its history first."""
+        live, servers = self._reopen(params)
+        live.replay()
+        return self._opened(live, servers, "session/load")
+
+    async def resume_session(self, params: dict[str, Any]) -> dict[str, Any]:
+        """`session/load` without the replay: the client keeps its own copy of the
+        history (ACP's session/resume); the rest is the same."""
+        live, servers = self._reopen(params)
+        return self._opened(live, servers, "session/resume")
+
+    def _reopen(self, params: dict[str, Any]) -> tuple[AcpLive, list[Any]]:
+        """The session open here, or the stored one continued; its roots are the ones
+        this request names (absent: those it had)."""
         ident = field(params, "sessionId", str)
         servers = self._mcp_servers(params)
+        roots = additional_directories(params) if "additionalDirectories" in params else None
         live = self.lives.find(ident)
         if live is None:
             cwd = self._cwd(params) if params.get("cwd") is not None else None
             live = self._build(cwd, self._stored(ident), trusted_of(params))
-        live.replay()
-        return self._opened(live, servers, "session/load")
+        if roots is not None:
+            live.roots = roots
+        return live, servers
+
+    async def close_session(self, params: dict[str, Any]) -> dict[str, Any]:
+        """Cancel the session's turn, then release it (its stored file and lock, its
+        provider, its MCP servers); it stays stored, to load or resume later. An id not
+        open here is UnknownSession."""
+        live = self.live(params)
+        self.lives.pop(live.id)
+        await live.close()
+        return {}
 
     def _opened(self, live: AcpLive, servers: list[Any], where: str) -> dict[str, Any]:
         """Keep the session, start the client's MCP servers (their tools join when they
@@ -238,6 +281,9 @@ class AcpServer:
                 continue  # listed once, among the open sessions
             found = stored.get(entry.session_id)
             row: dict[str, Any] = {"sessionId": entry.session_id, "cwd": entry.cwd}
+            live = self.lives.find(entry.session_id) if entry.open is not None else None
+            if live is not None and live.roots:
+                row["additionalDirectories"] = list(live.roots)
             if found is not None:
                 row["updatedAt"] = found.updated
                 if found.title:
@@ -282,7 +328,12 @@ class AcpServer:
 
     async def set_config_option(self, params: dict[str, Any]) -> dict[str, Any]:
         live = self.live(params)
-        option, value = field(params, "configId", str), field(params, "value", str)
+        option = field(params, "configId", str)
+        if isinstance(params.get("value"), bool) or params.get("type") == "boolean":
+            raise invalid_params(
+                f"value: {option} is a select option (elelem has no boolean options)"
+            )
+        value = field(params, "value", str)
         if option == "mode":
             live.session.modes.set(value)  # its listener sends the updates
             return {"configOptions": live.config_options()}

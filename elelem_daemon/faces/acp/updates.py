@@ -195,3 +195,86 @@ def usage(counts: dict[str, int]) -> dict[str, int] | None:
 def usage_update(used: int, size: int) -> dict[str, Any]:
     """How full the model's context is: `used` of `size` tokens (ACP's `usage_update`)."""
     return {"sessionUpdate": "usage_update", "used": max(used, 0), "size": size}
+
+
+# -- questions (editor.py's AcpInput): the title says what, to which files, which choices --
+QUESTION_WIDTH = 240  # characters of a question's title
+NAMES_SHOWN = 8  # file names a title names; the rest counted
+LOCATIONS_SHOWN = 20
+CHOICE_LABELS = {  # how clients that draw an option by its kind label it (codecompanion)
+    "allow_once": "Accept",
+    "allow_always": "Always accept",
+    "reject_once": "Reject",
+    "reject_always": "Reject always",
+}
+QUESTION_KINDS = {"rewind": "edit"}  # a question of no running call: its tool_call's kind
+REWIND_VERBS = (("restore", "restored"), ("delete", "deleted"), ("create again", "created"))
+
+
+def visible(value: str) -> str:
+    """A name on one line: control characters (a newline in a file name) shown as `?`."""
+    return "".join("?" if ord(c) < 32 or ord(c) == 127 else c for c in value)
+
+
+def cut(value: str, width: int = QUESTION_WIDTH) -> str:
+    return value if len(value) <= width else value[: width - 1] + "…"
+
+
+def names(paths: list[str]) -> str:
+    shown = ", ".join(code(visible(p)) for p in paths[:NAMES_SHOWN])
+    return shown + (f" and {len(paths) - NAMES_SHOWN} more" if len(paths) > NAMES_SHOWN else "")
+
+
+def rewind_files(tool: dict[str, Any]) -> dict[str, list[str]]:
+    """The files a rewind's plan (`tool.plan`, control/rewind.py's dry run) would
+    restore, delete and create again; empty when it would touch none."""
+    plan = tool.get("plan")
+    files = plan.get("files") if isinstance(plan, dict) else None
+    if not isinstance(files, dict):
+        return {}
+    found = {}
+    for _, key in REWIND_VERBS:
+        paths = files.get(key)
+        if isinstance(paths, list):
+            found[key] = [p for p in paths if isinstance(p, str)]
+    return found
+
+
+def rewind_title(tool: dict[str, Any]) -> str:
+    """`Rewind to before turn 2: restore `a.py`; delete `new.txt``: what a rewind would
+    do, naming its files (checkpoints off: the files stay)."""
+    arguments = tool.get("arguments") or {}
+    head = f"Rewind to before turn {arguments.get('turnId')}"
+    if not arguments.get("files"):
+        return f"{head} (the files stay as they are)"
+    files = rewind_files(tool)
+    parts = [f"{verb} {names(files[key])}" for verb, key in REWIND_VERBS if files.get(key)]
+    return cut(f"{head}: {'; '.join(parts)}" if parts else f"{head} (no file changed)")
+
+
+def question_title(
+    prompt: str, tool: dict[str, Any], choices: list[dict[str, str]] | None = None
+) -> str:
+    """A question's title, for clients that draw the title alone (codecompanion,
+    avante): a rewind names its files; another question its first line; choices that
+    only a kind tells apart name their label (`Accept = red, Always accept = blue`)."""
+    if tool.get("name") == "rewind":
+        return rewind_title(tool)
+    title = cut(one_line(visible_lines(prompt), QUESTION_WIDTH))
+    if choices:
+        listed = ", ".join(f"{CHOICE_LABELS[c['kind']]} = {visible(c['name'])}" for c in choices)
+        title = cut(f"{title} {listed}")
+    return title
+
+
+def visible_lines(value: str) -> str:
+    """Control characters but the line break shown as `?`."""
+    return "\n".join(visible(line) for line in value.split("\n"))
+
+
+def question_locations(tool: dict[str, Any], cwd: Path) -> list[dict[str, Any]]:
+    """Where a question's files are: a rewind's, else the tool's `path`."""
+    if tool.get("name") != "rewind":
+        return locations(tool.get("arguments") or {}, cwd)
+    paths = [p for _, key in REWIND_VERBS for p in rewind_files(tool).get(key, [])]
+    return [{"path": absolute(p, cwd)} for p in paths[:LOCATIONS_SHOWN]]

@@ -361,7 +361,13 @@ class Daemon:
         dry_run = p.get("dryRun", False)
         done = await live.hold(
             lambda: rewind(
-                live.session, p["turnId"], files, conversation, dry_run, p.get("force", False)
+                live.session,
+                p["turnId"],
+                files,
+                conversation,
+                dry_run,
+                p.get("force", False),
+                p.get("confirm"),
             )
         )
         answer = done.to_dict()

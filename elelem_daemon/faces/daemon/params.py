@@ -71,6 +71,7 @@ REWIND: Spec = {
     "conversation": ("boolean", False),
     "dryRun": ("boolean", False),
     "force": ("boolean", False),
+    "confirm": ("array", False),
 }
 EDITOR_STATE: Spec = {"sessionId": ("string", False)}  # the rest: context/editor_state.py
 MAX_COALESCE_MS = 1000  # the slowest render rate a client may ask for (events.coalesceMs)

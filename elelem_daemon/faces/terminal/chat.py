@@ -1,12 +1,15 @@
 """`elelem chat` (the REPL) and `elelem ask` (one prompt, one reply) in the terminal.
 
 `elelem ask` exits 0 when the turn ended normally, 1 when it ended in an error (the
-`Error: ...` line goes to stderr) or gave no reply, 130 when Ctrl-C cancelled it. Its
+`Error: ...` line goes to stderr) or gave no reply, 130 when Ctrl-C cancelled it, 3
+when a question stopped it and there was no terminal to ask on (`--allow` and `--deny`
+decide ahead: docs/permissions.md). Its
 prompt is the words given, then piped stdin as a fenced block; or stdin alone when no
 words are given (`echo q | elelem ask`). A prompt's `@` mentions are resolved by the
-core; one it refuses exits 1 with the reason. `elelem ask` waits for the session's MCP
-servers first (at most ELELEM_MCP_TIMEOUT, 30 s), so their tools are there for the
-turn; an HTTP server's OAuth URL is printed, and the approval waited for.
+core; one it refuses exits 1 with the reason. Like every face's turn, `elelem ask` waits
+for MCP servers still starting (at most ELELEM_MCP_FIRST_WAIT, 5 s) and says so on
+stderr, then goes on without those not ready, naming them; an HTTP server's OAuth URL is
+printed, and the approval waited for (at most ELELEM_MCP_TIMEOUT, 30 s).
 
 A folder with plugins, rules or MCP servers of its own that is not trusted yet is
 asked about once, before anything of it loads (`Trust the plugins and rules in
@@ -46,11 +49,14 @@ from .repl import Repl, turn
 from .resume import choose, pick
 from .visible import visible
 
+NEEDS_APPROVAL = 3  # `elelem ask`: a question no one could answer stopped the turn
+
 
 def console(keep_stdout: bool, ask: bool = False, lines: bool = False) -> MakeIo:
     """The terminal's Input and Output, unless a plugin replaced them; with
     `keep_stdout` (`elelem ask` piped), everything but the reply goes to stderr; with
-    `ask`, errors go to stderr; with `lines`, input is read line by line."""
+    `ask`, errors go to stderr, and with no terminal on stdin no question is asked
+    (headless); with `lines`, input is read line by line."""
 
     def make(registry: Registry, commands: Commands) -> tuple[Input, Output]:
         if keep_stdout:
@@ -62,7 +68,8 @@ def console(keep_stdout: bool, ask: bool = False, lines: bool = False) -> MakeIo
         factory = registry.input_factory_of()
         if factory is not None:
             return factory(commands=commands), output
-        return TerminalInput(commands=commands, lines=lines), output
+        headless = ask and not sys.stdin.isatty()
+        return TerminalInput(commands=commands, lines=lines, headless=headless), output
 
     return make
 
@@ -94,6 +101,7 @@ async def _terminal(options: argparse.Namespace, store: Store) -> int:
     picking = getattr(options, "pick", False)
     resuming = picking or getattr(options, "resume", None) is not None
     lines = getattr(options, "input", None) == "-"
+    rules = [*options.allow, *options.deny]  # the last match wins: a --deny over an --allow
     title = None
     try:
         prompt = ask_prompt(options.prompt) if ask else ""
@@ -113,6 +121,7 @@ async def _terminal(options: argparse.Namespace, store: Store) -> int:
                 options.model,
                 project=project,
                 make_io=make_io,
+                rules=rules,
             )
         else:
             provider, model = choose_provider(
@@ -120,7 +129,13 @@ async def _terminal(options: argparse.Namespace, store: Store) -> int:
             )
             project = await trusted(Path.cwd(), options.no_project_plugins, lines)
             session = start(
-                core_registry(), provider, model, project=project, make_io=make_io, store=saving
+                core_registry(),
+                provider,
+                model,
+                project=project,
+                make_io=make_io,
+                store=saving,
+                rules=rules,
             )
     except ElelemError as exc:
         print(f"elelem: {exc}", file=sys.stderr)
@@ -190,12 +205,14 @@ def attach(session: Session, interrupts: Interrupts, repl: Repl | None = None) -
 
 
 async def ask_once(session: Session, prompt: str, print_reply: bool, interrupts: Interrupts) -> int:
-    """One prompt, one reply. The session's MCP servers are waited for first, so their
-    tools are there for the turn (see `wait_for_servers`)."""
+    """One prompt, one reply. MCP servers still starting are waited for a little first
+    (manager.first_turn, as every face's turn does), one that waits for the user's
+    OAuth approval longer (`wait_for_servers`)."""
     mcp = getattr(session, "mcp", None)
-    if mcp is not None and not await wait_for_servers(mcp, mcp.start_timeout):
-        late = [s["name"] for s in mcp.status()["servers"] if s["state"] != "ready"]
-        print(f"elelem: MCP servers not ready: {', '.join(late)}", file=sys.stderr)
+    if mcp is not None:  # said on stderr: what it waits for, and what it goes on without
+        await mcp.first_turn(session.output.say)
+        if any(s["state"] == "needs-auth" for s in mcp.status()["servers"]):
+            await wait_for_servers(mcp, mcp.start_timeout)  # its URL was printed
     live = Live(session)
 
     def cancel() -> bool:
@@ -209,6 +226,8 @@ async def ask_once(session: Session, prompt: str, print_reply: bool, interrupts:
         except AttachmentError as exc:
             print(f"elelem: {exc}", file=sys.stderr)
             return 1
+    if getattr(session.input, "unanswered", None):
+        return NEEDS_APPROVAL  # said on stderr at the question
     if result.stop_reason == "cancelled":
         session.output.say("[cancelled]", "info")
         return 130

@@ -17,6 +17,8 @@ permission question takes one key (questions.py) and shows the whole command.
 from __future__ import annotations
 
 import asyncio
+import re
+import shlex
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -26,7 +28,7 @@ from ...commands import Commands
 from ...io import NullInput, NullOutput
 from ...result import Result
 from .lines import LineReader
-from .toolcalls import folded, header
+from .toolcalls import KEY, Whole, folded, header, whole
 from .visible import visible
 
 if TYPE_CHECKING:
@@ -76,6 +78,7 @@ class TerminalOutput(NullOutput):
         self._running: str | None = None  # the tool running, its spinner's label
         self._labels: dict[str, str] = {}  # each open call's spinner label, by call id
         self.indent = ""  # before each line of a call or a message (a task's child's)
+        self.whole = Whole()  # the folded results, whole, for Ctrl-O (toolcalls.py)
 
     # -- the Output port ------------------------------------------------------------
     def say(self, text: str, kind: str = "plain") -> None:
@@ -164,7 +167,9 @@ class TerminalOutput(NullOutput):
         if isinstance(call.get("id"), str):
             self._labels.pop(call["id"], None)
         self._close()
-        lines, ok, note = folded(result)
+        lines, ok, note = folded(result, key=KEY if self.screen is not None else None)
+        if self.screen is not None and lines and lines[-1].startswith("… "):
+            self.whole.keep(f"{self.indent}+ {header(call)}", whole(result))
         mark, at = ("✓" if ok else "✗"), self.indent + "  "
         if self.screen is None:
             for line in lines:
@@ -180,6 +185,18 @@ class TerminalOutput(NullOutput):
             shown.append(f" {note}", style="red")
         self.screen.print(shown)
         self._blocks = 1  # the reply that follows starts after a blank line
+
+    def open_whole(self) -> None:
+        """Ctrl-O at the prompt: the latest folded result whole, then the one before."""
+        opened = self.whole.next()
+        if opened is None:
+            print("  no folded result left to open", file=self.progress, flush=True)
+            return
+        title, lines = opened
+        print(title, file=self.progress)
+        for line in lines:
+            print(f"  {line}", file=self.progress)
+        self.progress.flush()
 
     def nested(self, call_id: str) -> NullOutput:
         """The Output of the sub-agent that call `call_id` (a `task`) runs
@@ -246,8 +263,8 @@ class TerminalOutput(NullOutput):
         self.screen.print(_markdown(block))
 
     def _markdown(self, text: str) -> None:
-        if self.screen is None:
-            print(visible(text), file=self.progress, flush=True)
+        if self.screen is None:  # plain lines: a command's bold markers are not shown
+            print(BOLD.sub(r"\1", visible(text)), file=self.progress, flush=True)
             return
         self.screen.print(_markdown(text))
 
@@ -280,6 +297,9 @@ def _styled(text: str, style: str) -> Any:
     from rich.text import Text
 
     return Text(text, style=style)
+
+
+BOLD = re.compile(r"\*\*([^*\n]+)\*\*")  # `**name**` in a command's Markdown, plain
 
 
 def _markdown(text: str) -> Any:
@@ -332,8 +352,11 @@ class TerminalInput(NullInput):
         commands: Commands | None = None,
         stream: TextIO | None = None,
         lines: bool = False,
+        headless: bool = False,
     ) -> None:
         super().__init__(commands=commands)
+        self.headless = headless  # `elelem ask` with no terminal: no question can be asked
+        self.unanswered: list[str] = []  # the questions it could not ask
         self.stream = stream or sys.stdin
         self.lines = lines or not (
             self.stream is sys.stdin and _isatty(sys.stdin) and _isatty(sys.stdout)
@@ -364,12 +387,14 @@ class TerminalInput(NullInput):
         if self._editor is None:
             from .editor import LineEditor
 
+            output = self.output
             self._editor = LineEditor(
                 self.commands or Commands(),
                 self.cwd,
                 self.history,
                 self.status,
                 self.interrupts,
+                output.open_whole if output is not None else None,
             )
         return self._editor
 
@@ -401,6 +426,9 @@ class TerminalInput(NullInput):
     async def ask(
         self, prompt: str, options: list[str] | None = None, **details: Any
     ) -> str | None:
+        if self.headless:
+            await self._cannot_ask(prompt, details)
+            return None
         if self.output is not None:
             self.output.pause()
         if self.typeahead is not None:  # the question reads the terminal, not the steers
@@ -433,6 +461,24 @@ class TerminalInput(NullInput):
         elif self.output is not None:
             self.output.resume()
         return answer
+
+    async def _cannot_ask(self, prompt: str, details: dict[str, Any]) -> None:
+        """Headless: the question on stderr with how to answer it ahead, and the turn
+        stops there (`elelem ask` then exits 3)."""
+        self.unanswered.append(prompt)
+        print(f"elelem: needs approval, and there is no terminal to ask on: {visible(prompt)}",
+              file=sys.stderr, flush=True)  # fmt: skip
+        tool = details.get("tool") or {}
+        if details.get("kind") == "permission" and isinstance(tool.get("name"), str):
+            args = tool.get("arguments") or {}
+            subject = args.get("command") or args.get("path")
+            pattern = f"{tool['name']}:{subject}" if isinstance(subject, str) else tool["name"]
+            print(f"elelem: to allow it ahead: --allow {shlex.quote(visible(pattern))}",
+                  file=sys.stderr, flush=True)  # fmt: skip
+        if self.interrupts is not None:
+            self.interrupts.cancel_turn()
+            await asyncio.sleep(0)  # the cancel lands here, before the turn goes on
+        return None
 
     async def _read_line(self, prompt: str) -> str | None:
         typed = _isatty(self.stream)  # a terminal echoes what is typed; a pipe does not

@@ -81,9 +81,11 @@ class LineEditor:
         history: Path | None = None,
         status: Callable[[], str] | None = None,
         interrupts: Interrupts | None = None,
+        open_whole: Callable[[], None] | None = None,
     ) -> None:
         self.interrupts = interrupts or Interrupts()
         self.status = status
+        self.open_whole = open_whole  # Ctrl-O: a folded result, whole (toolcalls.py)
         self.typed = ""  # the next prompt's starting text (typeahead.py's leftover)
         kept: History = ProjectHistory(history) if history is not None else InMemoryHistory()
         self.session: PromptSession[str] = PromptSession(
@@ -129,6 +131,13 @@ class LineEditor:
             loop = event.app.loop
             if loop is not None:  # the hint goes once the second has passed
                 loop.call_later(WINDOW + 0.05, event.app.invalidate)
+
+        @bindings.add("c-o")
+        def _open_whole(event: Any) -> None:
+            if self.open_whole is not None:
+                from prompt_toolkit.application import run_in_terminal
+
+                run_in_terminal(self.open_whole)
 
         @bindings.add("escape", "enter")
         def _newline(event: Any) -> None:

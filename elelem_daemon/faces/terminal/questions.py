@@ -8,6 +8,11 @@ Ctrl-D answers "no answer" (None), and the terminal's Input then cancels the tur
 
 Read line by line (a script), the same words or keys answer (`allow`, `yes`, `y`,
 `no`, ...); anything else asks again; the end of the input is no answer.
+
+A confirmation (`kind: "confirm"`, `/undo` and `/rewind`) takes a line: `y` or `yes`,
+`n` or `no` (any case), then Enter; anything else asks again. A line, not one key as
+the permission question: a rewind is not undone by the next keystroke, and a user who
+types `yes` and Enter does not send `es` to the model.
 """
 
 from __future__ import annotations
@@ -20,6 +25,18 @@ from .visible import visible
 KEYS = {"y": "allow", "n": "deny", "a": "always", "N": "never"}
 WORDS = {"yes": "allow", "no": "deny"}
 AGAIN = "  answer y (allow), n (deny), a (always) or N (never)"
+CONFIRM = {"y": "yes", "yes": "yes", "n": "no", "no": "no"}
+CONFIRM_AGAIN = "  answer y (yes) or n (no), then Enter"
+
+
+def is_confirm(options: list[str] | None, details: dict[str, Any]) -> bool:
+    """A yes/no confirmation (a rewind's)."""
+    return details.get("kind") == "confirm" and sorted(options or []) == ["no", "yes"]
+
+
+def confirmed(line: str) -> str | None:
+    """`yes` or `no` for a typed line, or None when it says neither."""
+    return CONFIRM.get(line.strip().lower())
 
 
 def keys_for(options: list[str] | None, details: dict[str, Any]) -> dict[str, str] | None:
@@ -48,8 +65,15 @@ async def by_line(
 ) -> str | None:
     hint = f" [{'/'.join(options)}]" if options else ""
     keys = keys_for(options, details)
+    confirm = is_confirm(options, details)
+    hint = " [y/n]" if confirm else hint
     while True:
         line = await read(f"{prompt}{hint} ")
+        if line is not None and confirm:
+            if (word := confirmed(line)) is not None:
+                return word
+            print(CONFIRM_AGAIN, flush=True)
+            continue
         if line is None or keys is None:
             return line
         if (answer := answer_of(line, keys)) is not None:
@@ -65,6 +89,8 @@ async def on_terminal(
 
     keys = keys_for(options, details)
     print(f"\033[1;33m?\033[0m {visible(prompt)}", flush=True)
+    if is_confirm(options, details):
+        return await _confirm()
     if keys is None:
         hint = f"[{'/'.join(visible(o) for o in options)}] " if options else ""
         session: PromptSession[str] = PromptSession()
@@ -82,6 +108,24 @@ async def on_terminal(
         if answer != "":
             return answer
         print(AGAIN, flush=True)
+
+
+async def _confirm() -> str | None:
+    """`yes` or `no` from a typed line (`y`, `n`, ...); None for Ctrl-C or Ctrl-D."""
+    from prompt_toolkit import PromptSession
+    from prompt_toolkit.formatted_text import FormattedText
+
+    session: PromptSession[str] = PromptSession()
+    while True:
+        try:
+            line = await session.prompt_async(
+                FormattedText([("bold", "  [y/n] › ")]), handle_sigint=False
+            )
+        except (KeyboardInterrupt, EOFError):
+            return None
+        if (word := confirmed(line)) is not None:
+            return word
+        print(CONFIRM_AGAIN, flush=True)
 
 
 def _choices(keys: dict[str, str]) -> list[tuple[str, str]]:

@@ -266,7 +266,14 @@ def test_a_tool_call_is_a_header_then_its_output_folded(open_terminal, home):
     header = next(line for line in lines if line.startswith("+ execute("))
     assert header == f"+ execute({command[:49]}…)"
     start = lines.index(header)
-    assert lines[start + 1 : start + 7] == ["  1", "  2", "  3", "  4", "  … 6 more lines", "  ✓"]
+    assert lines[start + 1 : start + 7] == [
+        "  1",
+        "  2",
+        "  3",
+        "  4",
+        "  … 6 more lines (ctrl+o shows it whole)",
+        "  ✓",
+    ]
 
 
 def test_a_failed_turn_says_its_error_once(open_terminal):

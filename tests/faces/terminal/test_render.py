@@ -253,3 +253,22 @@ def test_the_history_is_one_private_bounded_file_per_project(tmp_path, monkeypat
     loaded = list(history.ProjectHistory(path).load_history_strings())
     assert loaded[0] == "entry 99" and len(loaded) < 10
     assert path.stat().st_size <= 400  # cut down once it grew past twice the bound
+
+
+def test_a_commands_markdown_in_plain_lines_shows_no_bold_markers():
+    """Issue 33: piped, `/mcp` printed `- **files** (user, stdio): ready`."""
+    output, stream = plain()
+    output.say("- **files** (user, stdio): ready, 1 tools: files__read", "markdown")
+    assert stream.getvalue() == "- files (user, stdio): ready, 1 tools: files__read\n"
+
+
+def test_a_folded_diff_shows_its_changed_lines_first():
+    text = "--- a.py\n+++ a.py\n@@ -1,5 +1,5 @@\n one\n two\n-three\n+THREE\n four\n---\n"
+    diff = Result({"path": "a.py", "diff": text})
+    assert folded(diff, key="ctrl+o") == (
+        ["-three", "+THREE", "---", "… 6 more lines (ctrl+o shows it whole)"],
+        True,
+        "",
+    )
+    many = Result({"content": "\n".join(map(str, range(10)))})  # not a diff: as it comes
+    assert folded(many)[0][:2] == ["0", "1"]
