@@ -20,7 +20,9 @@ request, after the tool round, and are kept between the prompt and the reply.
 The window (context/compaction.py): `gauge` holds the provider's count for the last
 request. A kept turn's request the server refuses for size is not kept: the history
 before the prompt is compacted and the request sent again, once; when that cannot be
-done the prompt is dropped too (`kept` false) and the user told how to recover. One
+done the prompt is dropped too (`kept` false) and the user told how to recover. A
+request after a tool round that would pass ELELEM_COMPACT_AT of the window compacts
+that history first (once a turn, counting the retry). One
 tool result takes at most a share of the window (ELELEM_TOOL_SHARE).
 """
 
@@ -185,6 +187,8 @@ class Agent:
         try:
             for rounds in range(1, self.max_rounds + 1):
                 scratch += self.steers(steered)  # what the user sent meanwhile goes too
+                if keep and scratch and not retried:  # past ELELEM_COMPACT_AT: compact
+                    retried = await compaction.during_turn(self, scratch)
                 self.output.waiting()
                 fetched = _Round()
                 content, failed = await self.fetch(scratch, fetched, usage, transcript)

@@ -3,7 +3,9 @@
 - **Before a turn** (`before_turn`), when the request it would send (the system
   prompt, the tools, the kept history and the new prompt) is estimated past
   `ELELEM_COMPACT_AT` of the window (default 0.85; 0 turns it off), the history is
-  replaced by its summary, as `/compact` does, and the turn goes on. The estimate is
+  replaced by its summary, as `/compact` does, and the turn goes on. So too before a
+  request after a tool round (`during_turn`, once per turn): the history before the
+  turn's prompt is summarised, the round's tool traffic kept. The estimate is
   the provider's own count for the last request (`Gauge`), plus a quarter token per
   character added since; with no count yet, a quarter token per character.
 - **A request the server refuses for size** (`context_overflow`, providers/http.py)
@@ -150,6 +152,23 @@ async def before_turn(agent: Agent, prompt: Content) -> None:
         return
     reason = f"~{estimate} of {window} tokens, past {at:.0%} (ELELEM_COMPACT_AT)"
     await compact(agent, reason)
+
+
+async def during_turn(agent: Agent, scratch: Sequence[Message]) -> bool:
+    """Within a turn, before a request after a tool round: compact the history before
+    the prompt when the request (with the round's `scratch`) would pass
+    ELELEM_COMPACT_AT of the window. Whether it did."""
+    at = compact_at()
+    if at <= 0 or len(agent.conversation) < 3:  # some history besides the prompt
+        return False
+    estimate = agent.gauge.estimate(request_chars(agent, scratch))
+    if estimate < LOOKUP_FROM:
+        return False
+    window = await window_of(agent.provider)
+    if not window or estimate <= at * window:
+        return False
+    reason = f"~{estimate} of {window} tokens, past {at:.0%} (ELELEM_COMPACT_AT)"
+    return await compact(agent, reason, spare=1)
 
 
 async def compact(agent: Agent, reason: str, spare: int = 0) -> bool:

@@ -314,3 +314,22 @@ async def test_each_providers_refusal_is_compacted_and_sent_again(words, tmp_pat
         "Context: Summary: they talked.",
         "a new question",
     ]
+
+
+async def test_a_request_after_a_tool_round_compacts_before_it_would_pass(openai, small) -> None:
+    output = SpyOutput()
+    session = openai(output)
+    await session.turn("hello")  # the gauge has the server's count from here on
+    for i in range(4):
+        session.conversation.add("user", f"question {i}: " + "tell me more " * 20)
+        session.conversation.add("assistant", f"answer {i}: " + "here it is " * 10)
+    ask = [{"role": "user", "content": "read big.txt"}]
+    estimate = session.agent.gauge.estimate(compaction.request_chars(session.agent, ask))
+    assert estimate < 0.85 * N_CTX  # the turn starts with the history as it is
+    result = await session.turn("read big.txt")
+    assert result.stop_reason == "end_turn", result.reply
+    assert [r[1] for r in small.requests].count(400) == 0  # compacted before, not refused
+    (announced,) = [t for t in said(output, "info") if t.startswith("context compacted")]
+    assert "ELELEM_COMPACT_AT" in announced
+    assert [m["role"] for m in session.conversation] == ["user", "user", "assistant"]
+    assert session.conversation[1]["content"] == "read big.txt"
