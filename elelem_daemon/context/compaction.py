@@ -55,9 +55,15 @@ MAX_SPLITS = 4  # a refused piece is halved at most this many times
 LOOKUP_FROM = 1500  # tokens: a request (or tool result) this large asks the window first
 
 
+def share(name: str, default: float) -> float:
+    """A share of the window from the environment: 0 to 1, or a percentage (`85`)."""
+    value = number(name, default)
+    return value / 100 if 1 < value <= 100 else min(value, 1.0)
+
+
 def compact_at() -> float:
     """`ELELEM_COMPACT_AT`: the share of the window past which a turn compacts first."""
-    return min(number("ELELEM_COMPACT_AT", 0.85), 1.0)
+    return share("ELELEM_COMPACT_AT", 0.85)
 
 
 def retry_on() -> bool:
@@ -67,7 +73,7 @@ def retry_on() -> bool:
 
 def tool_share() -> float:
     """`ELELEM_TOOL_SHARE`: the share of the window one tool result may take."""
-    return min(number("ELELEM_TOOL_SHARE", 0.25), 1.0)
+    return share("ELELEM_TOOL_SHARE", 0.25)
 
 
 def size(messages: Iterable[Message], tools: Sequence[dict[str, Any]] = ()) -> int:

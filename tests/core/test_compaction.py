@@ -333,3 +333,12 @@ async def test_a_request_after_a_tool_round_compacts_before_it_would_pass(openai
     assert "ELELEM_COMPACT_AT" in announced
     assert [m["role"] for m in session.conversation] == ["user", "user", "assistant"]
     assert session.conversation[1]["content"] == "read big.txt"
+
+
+@pytest.mark.parametrize(
+    ("raw", "read"),
+    [("0.5", 0.5), ("85", 0.85), ("100", 1.0), ("250", 1.0), ("0", 0.0), ("x", 0.85)],
+)
+def test_a_share_reads_as_a_fraction_or_a_percentage(raw, read, monkeypatch) -> None:
+    monkeypatch.setenv("ELELEM_COMPACT_AT", raw)
+    assert compaction.compact_at() == read
