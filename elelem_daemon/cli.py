@@ -1,4 +1,5 @@
-"""The launcher: `elelem chat`, `elelem ask`, `elelem sessions`, `elelem daemon [--acp]`.
+"""The launcher: `elelem chat`, `elelem ask`, `elelem sessions`, `elelem trust`,
+`elelem daemon [--acp]`.
 
 It parses the command line, builds the one Store of the process and hands both to a
 face. It is the only module besides the package's `__init__` that may import every
@@ -16,7 +17,7 @@ from collections.abc import Callable, Sequence
 from . import __version__
 from .base import keys
 
-COMMANDS = ("chat", "ask", "daemon", "sessions", "help")
+COMMANDS = ("chat", "ask", "daemon", "sessions", "trust", "help")
 
 
 def parser() -> argparse.ArgumentParser:
@@ -89,8 +90,36 @@ def parser() -> argparse.ArgumentParser:
     stored.add_argument("--here", action="store_true", help="only sessions in this folder")
     stored.add_argument("--json", action="store_true", help="one JSON object per line")
     stored.add_argument("--delete", metavar="ID", help="delete a stored session")
+    trust = sub.add_parser(
+        "trust", help="trust a folder's own plugins, rules and MCP servers (every face)"
+    )
+    trust.add_argument("folder", nargs="?", default=".", help="the folder (default: here)")
     sub.add_parser("help", help="show this help")
     return top
+
+
+def trust_folder(folder: str) -> int:
+    """`elelem trust [FOLDER]`: the user's word from the command line, kept in the
+    trusted-folders file (trust.py); says what sessions there will load."""
+    from .base.errors import TrustNotKept
+    from .safety.trust import decide, remember
+    from .safety.trust_list import visible
+
+    if not os.path.isdir(folder):
+        print(f"elelem: {folder} is not a folder", file=sys.stderr)
+        return 2
+    trust = decide(folder)
+    try:
+        kept = remember(trust.folder)
+    except TrustNotKept as exc:
+        print(f"elelem: {exc}", file=sys.stderr)
+        return 1
+    print(visible(f"Trusted {trust.folder} (kept in {kept})."))
+    if trust.loads:
+        print("Sessions there load:")
+        for line in trust.listing().splitlines():
+            print(visible(line))
+    return 0
 
 
 def frame_limit(text: str) -> int:
@@ -139,6 +168,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if options.command in (None, "help"):
         parser().print_help()
         return 0
+    if options.command == "trust":
+        return trust_folder(options.folder)
     if options.command == "daemon" and not options.acp:
         exit_on_signals()  # until the daemon's own handlers take over (stdio.run)
     from .base.log import setup

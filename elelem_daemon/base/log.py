@@ -13,6 +13,12 @@ the log goes to a file under the state folder instead (`to_file`, rotated at
 MAX_BYTES), so no log line lands in the middle of a rendered reply; `--log-level` or
 ELELEM_LOG_LEVEL brings it back to stderr. A file that cannot be opened falls back to
 stderr.
+
+Every logger in the process goes the same way, a library's included (pygls, httpx,
+mcp, asyncio): the handler is the root logger's too, `logging.lastResort` (what logs
+a record that found no handler) is replaced by it, and `warnings` are captured into
+the log. Libraries log at WARNING and up (LIBRARY_LEVEL) unless the level asked for is
+higher; elelem's own logger takes the level asked for.
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ MAX_BYTES = 1 << 20  # the terminal's log file is rotated at this size
 QUEUE_CAP = 4 * 1024 * 1024  # characters waiting to be written, at most
 PIECE_CAP = 65536  # characters of one write; past it the write is cut
 FLUSH_WAIT = 1.0
+LIBRARY_LEVEL = logging.WARNING  # the least a library's record needs to be written
 
 
 class LogWriter:
@@ -92,7 +99,10 @@ class QueuedStream(io.TextIOBase):
         return len(text)
 
     def flush(self) -> None:
-        self.writer.wait()
+        """Nothing to wait for: the writer thread writes as soon as it can. A flush
+        that waited would stall whoever flushed (`logging.lastResort`, a library's
+        StreamHandler, `print(flush=True)`) for as long as stderr goes unread; what is
+        queued at exit gets its FLUSH_WAIT then (`atexit`)."""
 
     def fileno(self) -> int:
         return self.writer.stream.fileno()
@@ -122,12 +132,14 @@ class QueuedHandler(logging.Handler):
 
 
 _writer: LogWriter | None = None
+_root_handler: logging.Handler | None = None  # the one setup put on the root logger
 
 
 def notice(line: str) -> None:
     """A line the user must see (a broken plugin, a bad setting, a rule that was
-    skipped): on stderr, and never a wait. In the editor faces stderr is the queue, so
-    it is not flushed (a flush waits for the writer thread); the terminal's is flushed."""
+    skipped): on stderr, and never a wait. In the editor faces stderr is the queue,
+    which its writer thread empties (a flush there is nothing); the terminal's is
+    flushed."""
     stream = sys.stderr
     try:
         stream.write(line.rstrip("\n") + "\n")
@@ -138,7 +150,7 @@ def notice(line: str) -> None:
 
 
 def setup(level: str | None = None, queued: bool = False, to_file: Path | None = None) -> None:
-    global _writer
+    global _writer, _root_handler
     name = (level or os.environ.get("ELELEM_LOG_LEVEL") or "warning").upper()
     name = {"WARN": "WARNING"}.get(name, name)
     handler: logging.Handler
@@ -164,8 +176,17 @@ def setup(level: str | None = None, queued: bool = False, to_file: Path | None =
         except OSError:
             pass
     handler.setFormatter(logging.Formatter(shape))
-    root = logging.getLogger("elelem_daemon")
-    root.handlers[:] = [handler]
-    root.setLevel(getattr(logging, name, logging.WARNING))
-    root.propagate = False
-    logging.getLogger("pygls").setLevel(logging.WARNING)
+    level_number = getattr(logging, name, logging.WARNING)
+    ours = logging.getLogger("elelem_daemon")
+    ours.handlers[:] = [handler]
+    ours.setLevel(level_number)
+    ours.propagate = False
+    root = logging.getLogger()  # every other logger's records end here
+    if _root_handler is not None:  # set up again (tests): ours is replaced, no other
+        root.removeHandler(_root_handler)
+    root.addHandler(handler)
+    _root_handler = handler
+    root.setLevel(max(level_number, LIBRARY_LEVEL))
+    logging.getLogger("pygls").setLevel(max(level_number, LIBRARY_LEVEL))
+    logging.lastResort = handler  # a logger that bypasses the root's handlers
+    logging.captureWarnings(True)  # `warnings.warn` too: "py.warnings", a record

@@ -1,5 +1,5 @@
 """Built-in slash commands: /help /context /clear /tools /provider /model /reload
-/compact /exit. /exit only asks: the command's result says `exit`, and the client
+/trust /compact /exit. /exit only asks: the command's result says `exit`, and the client
 decides (session.py)."""
 
 from __future__ import annotations
@@ -147,6 +147,22 @@ def register(plugin: Plugin) -> None:
     def reload(session: SessionView, args: str | None) -> None:
         session.reload()
         session.output.say("  → reloaded")
+
+    @plugin.command("trust", "Trust this folder: load its own plugins, rules, modes, MCP servers")
+    def trust(session: SessionView, args: str | None) -> None:
+        """The user's own word, typed (docs/permissions.md, "Trusted folders"): what
+        no "approve every permission" setting of a client can answer. Kept in the
+        trusted-folders file, as `session/trust`; TrustNotKept if it cannot be."""
+        from ..safety.trust import grant, trusted_file
+
+        current = getattr(session, "trust", None)
+        if current is None or current.trusted:
+            session.output.say(f"  → {session.cwd} is trusted already")
+            return
+        listing = current.listing()
+        grant(session, current, keep=True)
+        loaded = f"; loaded:\n{listing}" if listing else ""
+        session.output.say(f"  → trusted {current.folder} (kept in {trusted_file()}){loaded}")
 
     @plugin.command("compact", "Compress context")
     async def compact(session: SessionView, args: str | None) -> None:

@@ -65,7 +65,7 @@ class ServerConfig(NamedTuple):
 
     def describe(self) -> str:
         """What the server runs (or where it is), secrets masked (masking.py)."""
-        from . import masking
+        from ..safety import masking
 
         if self.transport == "stdio":
             shown = masking.args(self.args, [value for _, value in self.env])

@@ -37,8 +37,10 @@ from .results import McpResult, failure, read_result, tool_result
 
 # The SDK logs its own view of failures (tracebacks included) to loggers without
 # handlers, which Python would print on stderr; elelem reports them itself (status, /mcp).
+# Not passed on to the root logger either (whose handler is elelem's: log.py).
 for _name in ("mcp", "client"):
     logging.getLogger(_name).addHandler(logging.NullHandler())
+    logging.getLogger(_name).propagate = False
 
 MAX_PAGES = 20
 GRACE = 5.0  # past a call's timeout, for the SDK's own to answer first

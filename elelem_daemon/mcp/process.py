@@ -36,7 +36,7 @@ from mcp.shared.message import SessionMessage
 
 from ..processes import procs
 from ..processes.procs import descendants, signal_all
-from . import masking
+from ..safety import masking
 from .config import ServerConfig
 from .environment import guards, server_env
 

@@ -23,9 +23,14 @@ How each face decides (`decide(cwd, said)`):
   `_meta.trusted`, the daemon's `trusted: true`) trusts the folder for this session;
   `False` does not, whatever the file says;
 - `None` (the client said nothing): the trusted-folders file decides.
-Then the terminal asks once when the folder has something to trust (`question`), the
-ACP face asks with `session/request_permission`, and the daemon's client may call
-`session/trust`; a yes is kept with `remember` (the ACP face's "allow once" is not).
+Then the terminal asks once when the folder has something to trust (`question`, after
+the list of what it would load: trust_list.py), the ACP face asks with a form
+(`elicitation/create`) when the client takes them and otherwise says once in the chat
+how to trust it, and the daemon's client may call `session/trust`. Never through a
+permission question: a client that approves every permission would answer it for the
+user (issue 29). In every face the user may type `/trust` (builtins/commands.py) or
+run `elelem trust` (cli.py). A yes is kept with `remember` (the form's "this session"
+is not).
 """
 
 from __future__ import annotations
@@ -126,6 +131,10 @@ def remember(cwd: Path | str) -> Path:
     return path
 
 
+TERMINAL_HOW = "trust it with `elelem trust` there or /trust in `elelem chat`, or add it to {}"
+TYPED_HOW = "type /trust to trust it, run `elelem trust` there, or add it to {}"  # editors
+
+
 @dataclass
 class Trust:
     """A session's trust: its folder, whether it is trusted and why (`client`, `file`,
@@ -135,6 +144,7 @@ class Trust:
     trusted: bool
     source: str
     skipped: list[Path] = field(default_factory=list)
+    loads: list[str] = field(default_factory=list)  # what trust would load (trust_list.py)
 
     def report(self) -> dict[str, Any]:
         """What `session/new` says of it (both editor faces)."""
@@ -142,17 +152,20 @@ class Trust:
             "folder": str(self.folder),
             "trusted": self.trusted,
             "skipped": [str(path) for path in self.skipped],
+            "loads": list(self.loads),
         }
 
-    def notice(self) -> str | None:
-        """One line for a terminal when something was skipped; None otherwise."""
+    def notice(self, how: str = TERMINAL_HOW) -> str | None:
+        """One line when something was skipped (None otherwise), `how` saying how to
+        trust it in this face."""
         if self.trusted or not self.skipped:
             return None
         names = ", ".join(str(p.relative_to(self.folder)) for p in self.skipped)
-        return (
-            f"{self.folder} is not trusted: not loaded: {names} "
-            f"(trust it by answering yes in `elelem chat` there, or add it to {trusted_file()})"
-        )
+        return f"{self.folder} is not trusted: not loaded: {names} ({how.format(trusted_file())})"
+
+    def listing(self) -> str:
+        """What trust would load, one indented line each (every face's question)."""
+        return "\n".join(f"  - {line}" for line in self.loads)
 
 
 def decide(cwd: Path | str, said: bool | None = None) -> Trust:
@@ -163,7 +176,16 @@ def decide(cwd: Path | str, said: bool | None = None) -> Trust:
     else:
         trusted = is_trusted(folder)
         source = "file" if trusted else "no"
-    return Trust(folder, trusted, source, [] if trusted else trustable(folder))
+    skipped = [] if trusted else trustable(folder)
+    return Trust(folder, trusted, source, skipped, listed(folder, skipped))
+
+
+def listed(folder: Path, skipped: list[Path]) -> list[str]:
+    if not skipped:
+        return []
+    from .trust_list import loads  # only for a folder with something to trust
+
+    return loads(folder, skipped)
 
 
 def question(folder: Path) -> str:
@@ -175,7 +197,7 @@ def grant(session: Any, trust: Trust, keep: bool) -> Trust:
     with `keep`, the folder is added to the trusted-folders file."""
     if keep:
         remember(trust.folder)
-    trust.trusted, trust.source, trust.skipped = True, "asked", []
+    trust.trusted, trust.source, trust.skipped, trust.loads = True, "asked", [], []
     session.project = True
     session.trust = trust
     session.reload()

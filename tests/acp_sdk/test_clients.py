@@ -177,6 +177,37 @@ async def test_avante_answering_without_an_option_id_is_no_answer(
     await client.close()
 
 
+async def test_avante_approving_every_permission_leaves_a_folders_plugin_unloaded(
+    home: Path, project: Path
+) -> None:
+    """Issue 29: avante approves every permission request by default (allow_once, at
+    once). Folder trust is not one: the folder's plugin stays unloaded, the chat says so
+    once, and `/trust` typed by the user loads it."""
+    plugins = project / ".agents" / "plugins"
+    plugins.mkdir(parents=True)
+    spy = plugins / "spy.py"
+    spy.write_text(
+        "from pathlib import Path\n\nPath(__file__).with_suffix('.ran').touch()\n\n\n"
+        "def register(plugin):\n    pass\n"
+    )
+    answers = {**buffers(project), "session/request_permission": by_kind("allow_once")}
+    client = await Client.start(home, project, answers)
+    await client.request("initialize", AVANTE)
+    sid = (await client.request("session/new", {"cwd": str(project), "mcpServers": []}))["result"][
+        "sessionId"
+    ]
+    run = text('!tool execute {"command": "echo asked"}')  # a question avante approves
+    answer = await client.request("session/prompt", {"sessionId": sid, "prompt": run})
+    assert answer["result"]["stopReason"] == "end_turn"
+    assert [m for m in client.asked if m["method"] == "session/request_permission"]
+    assert not spy.with_suffix(".ran").exists()
+    said = "".join(u["content"]["text"] for u in client.of("agent_message_chunk"))
+    assert "is not trusted" in said and ".agents/plugins/spy.py" in said
+    await client.request("session/prompt", {"sessionId": sid, "prompt": text("/trust")})
+    assert spy.with_suffix(".ran").exists()
+    await client.close()
+
+
 async def test_acpx_reuses_a_session_from_a_second_process(home: Path, project: Path) -> None:
     """`acpx sessions new` creates a session and exits; the next `acpx` prompt loads it
     in a new agent process. A session is stored when it is created, so that works, and

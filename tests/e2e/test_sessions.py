@@ -69,8 +69,14 @@ async def test_an_untrusted_session_does_not_load_project_plugins(
         "folder": str(workdir.resolve()),
         "trusted": False,
         "skipped": [str(workdir.resolve() / ".agents" / "plugins")],
+        "loads": ["plugin (Python code that runs in the session): .agents/plugins/hello.py"],
     }
-    assert trusted["trust"] == {"folder": str(workdir.resolve()), "trusted": True, "skipped": []}
+    assert trusted["trust"] == {
+        "folder": str(workdir.resolve()),
+        "trusted": True,
+        "skipped": [],
+        "loads": [],
+    }
     output = await within(client.command(trusted["sessionId"], "/hello there"))
     assert output == {"output": "hello there", "markdown": False, "turnId": 1}
 

@@ -2,8 +2,11 @@
 untrusted until the user trusts it (the trusted-folders file,
 `$XDG_CONFIG_HOME/elelem/trusted`): until then not one line of its plugins runs, its
 rules and MCP servers are not read, and `session/new` says what was skipped. The
-daemon takes `trusted` from the editor (and `session/trust`), the ACP face asks with
-`session/request_permission` (or takes `_meta.trusted`), the terminal asks once.
+daemon takes `trusted` from the editor (and `session/trust`), the ACP face takes
+`_meta.trusted`, else asks with a form or says in the chat how to trust it, the terminal
+asks once; `/trust` typed and `elelem trust` trust it in every face. No "approve every
+permission" answer ever trusts a folder, and every question lists what it would load
+(issue 29).
 AGENTS.md is read up to the repository's root, not above it."""
 
 from __future__ import annotations
@@ -105,7 +108,12 @@ async def test_a_trusted_session_reports_every_plugin_and_its_origin(
     assert {"mine", "theirs"} <= {t["name"] for t in result["tools"]}
     sources = [p["source"] for p in result["plugins"]]
     assert sources == sorted(sources, key=["builtin", "entry-point", "user", "project"].index)
-    assert result["trust"] == {"folder": str(workdir.resolve()), "trusted": True, "skipped": []}
+    assert result["trust"] == {
+        "folder": str(workdir.resolve()),
+        "trusted": True,
+        "skipped": [],
+        "loads": [],
+    }
 
 
 @pytest.mark.parametrize("said", [{"trusted": False}, {}], ids=["trusted false", "nothing"])
@@ -117,10 +125,18 @@ async def test_an_untrusted_folder_loads_nothing_of_its_own_and_says_so(
     assert "project" not in {p["source"] for p in result["plugins"]}
     assert {"mine", "shell"} <= set(by_name(result))  # the user's own still load
     assert not ran(plugins)  # not one line of it ran
+    code = "plugin (Python code that runs in the session): .agents/plugins/"
     assert result["trust"] == {
         "folder": str(workdir.resolve()),
         "trusted": False,
         "skipped": skipped,
+        "loads": [  # what trusting it would load (issue 29)
+            f"{code}broken.py",
+            f"{code}spy.py",
+            f"{code}theirs.py",
+            "permission rule (.agents/permissions): execute deny",
+            "mode (.agents/modes): review.md",
+        ],
     }
     events: list[Any] = []  # its rules are not read: its `execute deny` does not apply
     await within(
@@ -159,6 +175,30 @@ async def test_session_trust_loads_the_folder_now_and_remembers_it(
     later = await within(client.new_session(cwd=str(workdir)))
     assert "theirs" in by_name(later)
     await within(client.trust(later["sessionId"]))  # once: the file names it once
+    assert trusted_file(env).read_text() == f"{workdir.resolve()}\n"
+
+
+async def test_a_daemon_client_that_answers_every_ask_yes_trusts_nothing(
+    spawn: Any, env: dict[str, str], workdir: Path, plugins: dict[str, Path]
+) -> None:
+    """Issue 29: trust comes from `session/trust`, the file, the editor's `trusted` or
+    the user's typed `/trust`, never from an `input/ask` answer."""
+    (Path(env["XDG_CONFIG_HOME"]) / "elelem" / "permissions").write_text("")  # asks again
+    asked: list[Any] = []
+
+    def approve(params: Any) -> str | None:
+        asked.append(params)
+        return (params.get("options") or ["yes"])[0]
+
+    client = await spawn(on_ask=approve)
+    await within(client.initialize())
+    session = (await within(client.new_session(cwd=str(workdir))))["sessionId"]
+    await within(client.turn(session, '!tool execute {"command": "echo ran"}'))
+    await within(client.turn(session, "!tool theirs {}"))
+    assert asked and not any("Trust" in json.dumps(a) for a in asked)
+    assert not ran(plugins) and not trusted_file(env).exists()
+    said = await within(client.command(session, "/trust"))  # typed by the user
+    assert ran(plugins) and f"trusted {workdir.resolve()}" in json.dumps(said)
     assert trusted_file(env).read_text() == f"{workdir.resolve()}\n"
 
 
@@ -213,34 +253,52 @@ class Acp:
 
     def __init__(self, wire: Wire, answers: list[str | None]) -> None:
         self.wire = wire
-        self.answers = answers
-        self.asked: list[dict[str, Any]] = []
+        self.answers = answers  # a permission's optionId, or a form's answer, in turn
+        self.asked: list[dict[str, Any]] = []  # permission requests
+        self.forms: list[dict[str, Any]] = []  # elicitation/create requests
+        self.approve_all = False  # avante's default, `acpx --approve-all`
         self.ids = iter(range(1, 1000))
 
     @classmethod
-    async def start(cls, env: dict[str, str], cwd: Path, answers: list[str | None]) -> Acp:
+    async def start(
+        cls, env: dict[str, str], cwd: Path, answers: list[str | None], forms: bool = False
+    ) -> Acp:
         process = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "elelem_daemon", "daemon", "--acp", "--provider", "stub",
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, env=env, cwd=cwd,
         )  # fmt: skip
         acp = cls(Wire(process), answers)
-        await acp.call("initialize", {"protocolVersion": 1})
+        capabilities = {"elicitation": {"form": {}}} if forms else {}
+        await acp.call("initialize", {"protocolVersion": 1, "clientCapabilities": capabilities})
         return acp
+
+    def permission(self, params: dict[str, Any]) -> dict[str, Any]:
+        self.asked.append(params)
+        if self.approve_all:  # the first option that allows, at once
+            allow = next(o for o in params["options"] if o["kind"].startswith("allow"))
+            return {"outcome": {"outcome": "selected", "optionId": allow["optionId"]}}
+        answer = self.answers.pop(0) if self.answers else None
+        if answer:
+            return {"outcome": {"outcome": "selected", "optionId": answer}}
+        return {"outcome": {"outcome": "cancelled"}}
+
+    def form(self, params: dict[str, Any]) -> dict[str, Any]:
+        self.forms.append(params)
+        answer = self.answers.pop(0) if self.answers else None
+        if answer is None:
+            return {"action": "decline"}
+        return {"action": "accept", "content": {"answer": answer}}
 
     async def call(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         ident = next(self.ids)
         await self.wire.send(id=ident, method=method, params=params)
         while True:
             message = await self.wire.read()
-            if message.get("method") == "session/request_permission":
-                self.asked.append(message["params"])
-                answer = self.answers.pop(0) if self.answers else None
-                outcome = (
-                    {"outcome": "selected", "optionId": answer}
-                    if answer
-                    else {"outcome": "cancelled"}
-                )
-                reply = {"jsonrpc": "2.0", "id": message["id"], "result": {"outcome": outcome}}
+            method = message.get("method")
+            if method in ("session/request_permission", "elicitation/create"):
+                answer = (self.permission if method == "session/request_permission" else
+                          self.form)(message["params"])  # fmt: skip
+                reply = {"jsonrpc": "2.0", "id": message["id"], "result": answer}
                 await self.wire.line(json.dumps(reply) + "\n")
             elif message.get("id") == ident and "method" not in message:
                 assert "result" in message, message
@@ -256,6 +314,16 @@ class Acp:
         block = {"type": "text", "text": text}
         return await self.call("session/prompt", {"sessionId": session, "prompt": [block]})
 
+    def said(self, session: str) -> str:
+        """The agent's message text in the chat so far."""
+        return "".join(
+            m["params"]["update"]["content"]["text"]
+            for m in self.wire.seen
+            if m.get("method") == "session/update"
+            and m["params"]["sessionId"] == session
+            and m["params"]["update"].get("sessionUpdate") == "agent_message_chunk"
+        )
+
     def tools_run(self) -> list[str]:
         return [
             m["params"]["update"].get("status")
@@ -269,52 +337,117 @@ class Acp:
         await self.wire.process.wait()
 
 
-async def test_the_acp_face_asks_once_at_the_first_prompt_and_keeps_always(
+async def test_an_acp_client_that_approves_every_permission_leaves_the_folder_untrusted(
     env: dict[str, str], workdir: Path, plugins: dict[str, Path]
 ) -> None:
-    acp = await Acp.start(env, workdir, ["always"])
+    """Issue 29: avante (by default) and `acpx --approve-all` answer every permission
+    request `allow` at once; folder trust is not one of them. The chat says once what
+    was skipped and how to trust it; `/trust`, typed, trusts it (and keeps it)."""
+    acp = await Acp.start(env, workdir, [])
+    acp.approve_all = True
     try:
         new = await acp.new(workdir)
-        assert new["_meta"]["elelem"]["trust"] == {
-            "folder": str(workdir.resolve()),
-            "trusted": False,
-            "skipped": [str(workdir.resolve() / ".agents" / "plugins")],
-        }
-        assert not ran(plugins)
-        answer = await acp.prompt(new["sessionId"], "!tool theirs {}")
+        folder = workdir.resolve()
+        assert new["_meta"]["elelem"]["trust"]["skipped"] == [str(folder / ".agents" / "plugins")]
+        session = new["sessionId"]
+        answer = await acp.prompt(session, "!tool theirs {}")
         assert answer["stopReason"] == "end_turn"
-        assert len(acp.asked) == 1
-        question = json.dumps(acp.asked[0])
-        assert f"Trust the plugins and rules in {workdir.resolve()}?" in question
-        assert {o["kind"] for o in acp.asked[0]["options"]} == {
-            "allow_always",
-            "allow_once",
-            "reject_once",
-        }
-        assert ran(plugins) and acp.tools_run()[-1] == "completed"  # it loaded, then ran
-        await acp.prompt(new["sessionId"], "!echo again")
-        assert len(acp.asked) == 1  # once
-        assert trusted_file(env).read_text() == f"{workdir.resolve()}\n"
-        again = await acp.new(workdir)  # trusted from the file now: no question
+        assert acp.asked == [] and not ran(plugins)  # not asked, not loaded
+        assert acp.tools_run()[-1] == "failed"  # no such tool
+        said = acp.said(session)
+        assert f"{folder} is not trusted: not loaded: .agents/plugins" in said
+        assert "type /trust to trust it" in said
+        assert ".agents/plugins/spy.py" in said and ".agents/plugins/theirs.py" in said
+        await acp.prompt(session, "!echo again")
+        assert acp.said(session).count("is not trusted") == 1  # once
+        assert not ran(plugins) and not trusted_file(env).exists()
+        await acp.prompt(session, "/trust")  # the user's own word
+        assert ran(plugins) and trusted_file(env).read_text() == f"{folder}\n"
+        await acp.prompt(session, "!tool theirs {}")
+        assert acp.tools_run()[-1] == "completed"
+        names = [c["name"] for c in _last_commands(acp)]
+        assert "trust" in names
+        again = await acp.new(workdir)  # trusted from the file now: nothing said
         assert again["_meta"]["elelem"]["trust"]["trusted"] is True
         await acp.prompt(again["sessionId"], "!echo hi")
-        assert len(acp.asked) == 1
+        assert "not trusted" not in acp.said(again["sessionId"]) and acp.asked == []
     finally:
         await acp.stop()
 
 
-@pytest.mark.parametrize("answer", ["deny", None], ids=["deny", "dismissed"])
-async def test_the_acp_face_refused_trust_loads_nothing_and_asks_no_more(
-    env: dict[str, str], workdir: Path, plugins: dict[str, Path], answer: str | None
+def _last_commands(acp: Acp) -> list[dict[str, Any]]:
+    return [
+        m["params"]["update"]["availableCommands"]
+        for m in acp.wire.seen
+        if m.get("method") == "session/update"
+        and m["params"]["update"].get("sessionUpdate") == "available_commands_update"
+    ][-1]
+
+
+async def test_elelem_trust_on_the_command_line_trusts_the_folder_for_every_face(
+    env: dict[str, str], workdir: Path, plugins: dict[str, Path]
 ) -> None:
-    acp = await Acp.start(env, workdir, [answer])
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "elelem_daemon", "trust", env=env, cwd=str(workdir),
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    stdout, stderr = await within(process.communicate(), 30)
+    assert process.returncode == 0, stderr
+    assert f"Trusted {workdir.resolve()}" in stdout.decode()
+    assert ".agents/plugins/spy.py" in stdout.decode() and not ran(plugins)  # listed, not run
+    assert trusted_file(env).read_text() == f"{workdir.resolve()}\n"
+    acp = await Acp.start(env, workdir, [])
+    try:
+        new = await acp.new(workdir)
+        assert new["_meta"]["elelem"]["trust"]["trusted"] is True and ran(plugins)
+    finally:
+        await acp.stop()
+
+
+async def test_a_first_prompt_of_slash_trust_trusts_without_a_word_before(
+    env: dict[str, str], workdir: Path, plugins: dict[str, Path]
+) -> None:
+    acp = await Acp.start(env, workdir, [])
     try:
         session = (await acp.new(workdir))["sessionId"]
-        assert (await acp.prompt(session, "!echo one"))["stopReason"] == "end_turn"
+        await acp.prompt(session, "/trust")
+        assert ran(plugins) and "not trusted" not in acp.said(session)
+        assert f"trusted {workdir.resolve()}" in acp.said(session)
+    finally:
+        await acp.stop()
+
+
+@pytest.mark.parametrize(
+    "answer, loads, kept",
+    [("yes, and remember", True, True), ("yes, this session", True, False),
+     ("no", False, False), (None, False, False)],
+    ids=["remember", "this session", "no", "declined"],
+)  # fmt: skip
+async def test_a_client_that_takes_forms_is_asked_once_with_what_the_folder_loads(
+    env: dict[str, str], workdir: Path, plugins: dict[str, Path], tmp_path: Path,
+    answer: str | None, loads: bool, kept: bool,
+) -> None:  # fmt: skip
+    token = "ghp_" + "a1B2" * 9
+    server = {"command": "npx", "args": ["mcp-thing", "--api-key", token, f"--token={token}"]}
+    (workdir / ".mcp.json").write_text(json.dumps({"mcpServers": {"planted": server}}))
+    acp = await Acp.start(env, workdir, [answer], forms=True)
+    acp.approve_all = True
+    try:
+        session = (await acp.new(workdir))["sessionId"]
         await acp.prompt(session, "!tool theirs {}")
-        assert len(acp.asked) == 1 and not ran(plugins)
-        assert acp.tools_run()[-1] == "failed"  # no such tool
-        assert not trusted_file(env).exists()
+        assert acp.asked == [] and len(acp.forms) == 1  # a form, never a permission
+        message = acp.forms[0]["message"]
+        assert f"Trust the plugins and rules in {workdir.resolve()}?" in message
+        assert ".agents/plugins/spy.py" in message
+        assert "planted: starts npx mcp-thing --api-key *** --token=***" in message
+        assert token not in json.dumps(acp.wire.seen)
+        choices = acp.forms[0]["requestedSchema"]["properties"]["answer"]["enum"]
+        assert choices[0] == "no"  # a form filled with its first value trusts nothing
+        assert ran(plugins) == loads
+        assert acp.tools_run()[-1] == ("completed" if loads else "failed")
+        assert trusted_file(env).exists() == kept
+        await acp.prompt(session, "!echo again")
+        assert len(acp.forms) == 1  # once
     finally:
         await acp.stop()
 
@@ -363,15 +496,23 @@ QUESTION = "Trust the plugins and rules in {}? [y/N]"
 async def test_the_terminal_asks_once_before_anything_loads(
     env: dict[str, str], workdir: Path, plugins: dict[str, Path], answer: str
 ) -> None:
+    token = "ghp_" + "q7W" * 10
+    server = {"command": "uvx", "args": ["mcp-thing", f"--token={token}"]}
+    (workdir / ".mcp.json").write_text(json.dumps({"mcpServers": {"planted": server}}))
     chat = await Terminal.spawn(["chat", "--provider", "stub", "--no-save"], env, workdir)
     try:
-        await chat.expect(QUESTION.format(workdir.resolve()))
+        shown = await chat.expect(QUESTION.format(workdir.resolve()))
         assert not ran(plugins)  # asked before a line of it runs
+        listed = shown[: shown.index("Trust the plugins")]  # what it would load, first
+        assert "plugin (Python code that runs in the session): .agents/plugins/spy.py" in listed
+        assert "MCP server (.mcp.json) planted: starts uvx mcp-thing --token=***" in listed
+        assert token not in shown
         chat.type(f"{answer}\r")
         screen = await chat.prompt()
         assert ran(plugins) == (answer == "y")
         if answer == "n":
-            assert f"{workdir.resolve()} is not trusted: not loaded: .agents/plugins" in screen
+            skipped = ".agents/plugins, .mcp.json"
+            assert f"{workdir.resolve()} is not trusted: not loaded: {skipped}" in screen
         chat.type("/exit\r")
         assert await chat.wait() == 0
     finally:
@@ -384,6 +525,25 @@ async def test_the_terminal_asks_once_before_anything_loads(
             assert "Trust the plugins" not in screen
         finally:
             await again.close()
+
+
+async def test_the_terminal_trusts_later_with_slash_trust(
+    env: dict[str, str], workdir: Path, plugins: dict[str, Path]
+) -> None:
+    chat = await Terminal.spawn(["chat", "--provider", "stub", "--no-save"], env, workdir)
+    try:
+        await chat.expect(QUESTION.format(workdir.resolve()))
+        chat.type("n\r")
+        await chat.prompt()
+        assert not ran(plugins)
+        chat.type("/trust\r")
+        screen = await chat.prompt()
+        assert ran(plugins) and f"trusted {workdir.resolve()}" in screen
+        assert trusted_file(env).read_text() == f"{workdir.resolve()}\n"
+        chat.type("/exit\r")
+        assert await chat.wait() == 0
+    finally:
+        await chat.close()
 
 
 @pytest.mark.parametrize(
@@ -427,6 +587,9 @@ async def test_an_untrusted_folders_mcp_servers_do_not_start_until_it_is_trusted
     (workdir / ".mcp.json").write_text(json.dumps({"mcpServers": {"planted": server}}))
     new = await within(client.new_session(cwd=str(workdir)))
     assert new["trust"]["skipped"] == [str(workdir.resolve() / ".mcp.json")]
+    assert new["trust"]["loads"] == [
+        f"MCP server (.mcp.json) planted: starts sh -c touch {marker}; sleep 60"
+    ]
     said = await within(client.command(new["sessionId"], "/mcp"))
     assert "No MCP servers" in json.dumps(said)
     await within(client.turn(new["sessionId"], "!echo settled"))
@@ -434,6 +597,40 @@ async def test_an_untrusted_folders_mcp_servers_do_not_start_until_it_is_trusted
     await within(client.trust(new["sessionId"]))  # now it loads: the check above can fail
     await within(until(marker.exists), 30)
     await within(client.close_session(new["sessionId"]))
+
+
+async def test_what_a_folder_would_load_is_listed_bounded_and_masked(
+    client: Any, workdir: Path
+) -> None:
+    """Hostile names are shown, not obeyed; a secret in a server's args is masked; a
+    `${VAR}` is not expanded (the user's environment stays out); the list is bounded."""
+    token = "sk-" + "Zx9" * 12
+    servers = {
+        "a": {"command": "npx", "args": ["srv", "--api-key", token, f"--token={token}", token]},
+        "b": {"command": "run", "args": ["${HOME}", "postgres://me:hunter2@db/x"]},
+        "c": {"type": "http", "url": "https://me:pw@example.test/mcp"},
+    }
+    (workdir / ".mcp.json").write_text(json.dumps({"mcpServers": servers}))
+    plugin(workdir, "evil\x1b[2J\nname", "x = 1\n")
+    for n in range(60):
+        plugin(workdir, f"p{n:02}", "x = 1\n")
+    loads = (await within(client.new_session(cwd=str(workdir))))["trust"]["loads"]
+    assert len(loads) == 41 and loads[-1] == "and 24 more"  # 61 plugins, 3 servers
+    assert "\\x1b[2J\\nname.py" in loads[0]
+    assert not any("\x1b" in line or "\n" in line for line in loads)
+    plugin(workdir, "evil\x1b[2J\nname", "x = 1\n").unlink()
+    for n in range(60):
+        (workdir / ".agents" / "plugins" / f"p{n:02}.py").unlink()
+    plugin(workdir, "one", "x = 1\n")
+    (workdir / ".agents" / "skills" / "deploy").mkdir(parents=True)
+    (workdir / ".agents" / "skills" / "deploy" / "SKILL.md").write_text("---\nname: deploy\n---\n")
+    loads = (await within(client.new_session(cwd=str(workdir))))["trust"]["loads"]
+    assert loads[1:] == [
+        "skill (.agents/skills, instructions the model follows): deploy",
+        "MCP server (.mcp.json) a: starts npx srv --api-key *** --token=*** ***",
+        "MCP server (.mcp.json) b: starts run ${HOME} postgres://me:***@db/x",
+        "MCP server (.mcp.json) c: connects to https://me:***@example.test/mcp",
+    ]
 
 
 @pytest.mark.parametrize("plant", ["symlink", "hard link"])

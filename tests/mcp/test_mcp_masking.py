@@ -6,8 +6,9 @@ from dataclasses import dataclass
 
 import pytest
 
-from elelem_daemon.mcp import budget, masking
+from elelem_daemon.mcp import budget
 from elelem_daemon.mcp.config import ServerConfig
+from elelem_daemon.safety import masking
 
 
 @pytest.mark.parametrize(

@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING, Any
 from ...agent import CANCELLED
 from ...control.live import Live
 from ...conversation import text_of
+from ...safety.trust import TYPED_HOW
 from . import updates
-from .editor import AcpOutput
+from .editor import AcpInput, AcpOutput
 from .prompt import command_line, prompt_parts
 
 if TYPE_CHECKING:
@@ -24,7 +25,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 EXIT_TEXT = "To end this session, close it in the editor."
-TRUST_OPTIONS = ["always", "allow", "deny"]  # keep it, this session only, no
+# The form's choices (`elicitation/create`), "no" first: a form filled in with its first
+# value trusts nothing. The yeses: kept in the trusted-folders file, or not.
+TRUST_OPTIONS = ["no", "yes, this session", "yes, and remember"]
+TRUST_YES = {"yes, this session": False, "yes, and remember": True}
 
 
 EMPTY = "(an empty message: nothing to do)"
@@ -76,8 +80,8 @@ class AcpLive(Live):
         self.output.begin()
         before = _cancels()
         try:
-            if self.ask_trust:
-                await self.trust()
+            if self.ask_trust and (line or "").split(" ")[0] != "/trust":
+                await self.trust()  # a first prompt of `/trust` needs no telling
             return await (self.run_command(line) if line else self.run_turn(text, attachments))
         except asyncio.CancelledError:
             _take_back(before)  # answered: a `$/cancel_request` of it ends here
@@ -113,14 +117,24 @@ class AcpLive(Live):
         }
 
     async def trust(self) -> None:
-        """Ask once (`session/request_permission`) whether to trust the folder's
-        plugins, rules and MCP servers: "always" keeps the answer (trust.py), "allow"
-        trusts it for this session; a yes loads them before the prompt runs."""
-        task = self._start(self._ask_trust)
-        try:
-            await task
-        finally:
-            self._end()
+        """At the first prompt in a folder with something to trust: a client that
+        takes forms (`elicitation/create`) is asked once, with what the folder would
+        load; any other is told once, in the chat, what was skipped and how to trust
+        it (`/trust`). Never a `session/request_permission`: a client that approves
+        every permission (avante's default, `acpx --approve-all`) would answer it for
+        the user (docs/acp.md, "Trust"). A yes loads them before the prompt runs."""
+        self.ask_trust = False
+        if isinstance(self.session.input, AcpInput) and self.session.input.elicits:
+            task = self._start(self._ask_trust)
+            try:
+                await task
+            finally:
+                self._end()
+            return
+        trust = self.session.trust
+        notice = trust.notice(TYPED_HOW) if trust is not None else None
+        if trust is not None and notice:
+            self.output.paragraph(f"{notice}. Trusting it loads:\n{trust.listing()}")
 
     async def _ask_trust(self) -> None:
         from ...base.errors import TrustNotKept
@@ -130,27 +144,30 @@ class AcpLive(Live):
         session, trust = self.session, self.session.trust
         if trust is None:
             return
-        names = [str(path.relative_to(trust.folder)) for path in trust.skipped]
         answer = await ask(
             session.input,
-            f"{question(trust.folder)} It has {', '.join(names)}: code and rules that run "
-            "in this session once trusted.",
+            f"{question(trust.folder)} Trusting it loads:\n{trust.listing()}",
             TRUST_OPTIONS,
-            kind="permission",
-            tool={"name": "trust", "arguments": {"folder": str(trust.folder), "loads": names}},
+            kind="trust",
         )
-        self.ask_trust = False
-        if answer not in ("always", "allow"):
+        if answer not in TRUST_YES:
+            self.output.paragraph(trust.notice(TYPED_HOW) or "")
             return
         try:
-            grant(session, trust, keep=answer == "always")
+            grant(session, trust, keep=TRUST_YES[answer])
         except TrustNotKept as exc:  # a link planted in its place: trust nothing
             self.output.say(f"Error: {exc}", "error")
             return
+        self.trusted()
+
+    def trusted(self) -> None:
+        """The folder's own commands, modes and MCP servers came: the client hears of
+        them."""
         self.advertise()
         self.update(
             {"sessionUpdate": "config_option_update", "configOptions": self.config_options()}
         )
+        self.watch()
 
     async def run_turn(self, text: str, attachments: list[dict[str, Any]]) -> dict[str, Any]:
         result = await self.turn(text, attachments)  # a refused attachment: -32602
@@ -169,14 +186,21 @@ class AcpLive(Live):
     async def run_command(self, line: str) -> dict[str, Any]:
         session = self.session
         before = (session.provider_name, session.model, self.commands())
+        trusted_before = session.trust is None or session.trust.trusted
         result = await self.command(line)
         printed = EXIT_TEXT if result.exit else result.output  # the editor owns its life
         if printed.strip():  # its own chunk: a /compact's streamed text came before it
             self.output.paragraph(printed if result.markdown else updates.fenced(printed))
         if before[:2] != (session.provider_name, session.model):
             self.provider_changed()
+        trust = session.trust
         if before[2] != self.commands():
             self.advertise()
+        if trust is not None and trust.trusted and not trusted_before:  # `/trust`
+            self.ask_trust = False
+            self.update(
+                {"sessionUpdate": "config_option_update", "configOptions": self.config_options()}
+            )
         if session.last_turn is not None and line.startswith("/compact"):
             self.report_usage(session.last_turn)
         self.watch()  # a /reload may have given the session its first MCP servers

@@ -13,8 +13,10 @@ printed, and the approval waited for (at most ELELEM_MCP_TIMEOUT, 30 s).
 
 A folder with plugins, rules or MCP servers of its own that is not trusted yet is
 asked about once, before anything of it loads (`Trust the plugins and rules in
-/path? [y/N]`, on a terminal: stdin a tty); a yes is kept in the trusted-folders file
-(trust.py), a no (or no terminal to ask on) leaves them out and says so on stderr.
+/path? [y/N]`, on a terminal: stdin a tty), after the list of what it would load
+(trust_list.py: each plugin file, rule, mode and MCP server command); a yes is kept
+in the trusted-folders file (trust.py), a no (or no terminal to ask on) leaves them
+out and says so on stderr.
 `--no-project-plugins` leaves them out without asking.
 
 SIGTERM or SIGHUP (a closed terminal) cancel what runs, as in every face
@@ -168,7 +170,8 @@ async def trusted(cwd: Path, refused: bool, lines: bool = False) -> bool:
     if trust.trusted or refused or not trust.skipped:
         return trust.trusted and not refused
     if sys.stdin.isatty() and not lines:
-        answer = await asyncio.to_thread(_ask, f"{question(trust.folder)} [y/N] ")
+        loads = f"{trust.folder} has its own code and rules. Trusting it loads:\n{trust.listing()}"
+        answer = await asyncio.to_thread(_ask, f"{question(trust.folder)} [y/N] ", loads)
         if answer.strip().lower() in ("y", "yes"):
             try:
                 remember(trust.folder)
@@ -179,8 +182,11 @@ async def trusted(cwd: Path, refused: bool, lines: bool = False) -> bool:
     return False
 
 
-def _ask(prompt: str) -> str:
-    """On stderr: stdout may be `elelem ask`'s reply. The folder's name is shown, not obeyed."""
+def _ask(prompt: str, before: str = "") -> str:
+    """On stderr: stdout may be `elelem ask`'s reply. The folder's name is shown, not
+    obeyed; so is each line of what it would load (`before`)."""
+    for line in before.splitlines():
+        print(visible(line), file=sys.stderr)
     print(visible(prompt), end="", file=sys.stderr, flush=True)
     return sys.stdin.readline()
 

@@ -1,7 +1,8 @@
 """Masking: the secrets an MCP server's own config holds, kept out of what is shown.
 
-The one rule for what `/mcp`, the `event/mcp` frames (and ACP's session/new) and the
-server's log file show of a config (docs/mcp.md, Secrets in the config):
+The one rule for what `/mcp`, the `event/mcp` frames (and ACP's session/new), the
+server's log file and the trust question (trust_list.py) show of a config (docs/mcp.md,
+Secrets in the config):
 - `env`: every value is a secret; none is shown (status names no env at all);
 - `args`: an argument is masked (`***`) when
   - it follows a flag whose name says secret (`--token X`, `--api-key X`, `-k X`;
