@@ -291,8 +291,6 @@ class Agent:
             fetched.calls.clear()
             if getattr(exc, "data", {}).get("context_overflow"):
                 fetched.overflow = True  # the turn says it, or compacts and goes on
-                window = await compaction.window_of(self.provider)
-                self.gauge.refused(compaction.size(messages, tools), window)
                 if (transcript or self.transcript) is self.transcript:
                     log.info("agent: %s", text)
                     return f"Error: {text}", True

@@ -101,11 +101,6 @@ class Gauge:
         if tokens is not None and tokens > 0 and chars > 0:
             self.tokens, self.chars = tokens, chars
 
-    def refused(self, chars: int, window: int | None) -> None:
-        """The server refused `chars` for size: that many hold at least the window."""
-        if window:
-            self.tokens, self.chars = max(window + 1, chars // CHARS_PER_TOKEN), max(chars, 1)
-
     def estimate(self, chars: int) -> int:
         if not self.tokens:
             return chars // CHARS_PER_TOKEN
