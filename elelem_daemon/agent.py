@@ -279,8 +279,8 @@ class Agent:
     ) -> tuple[str, bool]:
         """One provider call: stream the events into `fetched`; return the text, and
         whether the provider failed (the text is then `Error: ...`)."""
-        messages = (transcript or self.transcript).messages(scratch)
         tools = self.toolbox.definitions(self.tool_filter)
+        messages = (transcript or self.transcript).request(scratch, tools)
         try:
             stream = self.provider.fetch(messages, tools)
             async with aclosing(stream) as events:
