@@ -72,9 +72,9 @@ async def test_a_refused_request_is_compacted_and_sent_again(openai, small, monk
     monkeypatch.setenv("ELELEM_COMPACT_AT", "0")  # only the server's refusal compacts
     output = SpyOutput()
     session = openai(output)
-    for i in range(12):
+    for i in range(12):  # a reply may be cut (`max_tokens`): no room was kept for it
         result = await session.turn(f"question {i}: tell me about item {i}")
-        assert result.stop_reason == "end_turn", result.reply
+        assert result.stop_reason in ("end_turn", "max_tokens"), result.reply
     refused = [r for r in small.requests if r[1] == 400]
     assert refused  # the window was hit ...
     assert said(output, "error") == []  # ... and no face shows an error
@@ -90,9 +90,10 @@ async def test_a_refused_prompt_is_not_kept_when_the_retry_is_off(
     monkeypatch.setenv("ELELEM_COMPACT_RETRY", "0")
     output = SpyOutput()
     session = openai(output)
-    for i in range(12):
+    for i in range(12):  # nothing compacts ahead: the window is hit (a reply may be
+        # cut on the way, `max_tokens`, as llama.cpp cuts one that does not fit)
         result = await session.turn(f"question {i}: tell me about item {i}")
-        if result.stop_reason != "end_turn":
+        if result.stop_reason == "error":
             break
     assert result.stop_reason == "error"
     assert not result.kept
