@@ -106,6 +106,7 @@ async def test_control_characters_in_editor_names_are_made_visible(
     ]
     await within(client.turn(sid, "explain", attachments=attachments), 30)
     sent = json.dumps(model.sent())
+
     def text_of(content: Any) -> str:  # a message's text, in parts or not
         if isinstance(content, str):
             return content
