@@ -105,11 +105,14 @@ function M.ask(s, done)
   local t, id = s.info.trust, s.id
   local params = { sessionId = s.id, kind = "trust", prompt = M.prompt(t), options = M.ANSWERS }
   require("elelem.ask").show(params, function(answer)
+    if s.id ~= id then
+      return done() -- the session was replaced meanwhile: the answer is about nothing now
+    end
     s.chat:notice(("? Trust %s → %s"):format(t.folder, answer or "(no answer)"))
     if answer == M.ANSWERS[3] then
       remember(t.folder, false)
     end
-    if answer ~= M.ANSWERS[1] or s.id ~= id then
+    if answer ~= M.ANSWERS[1] then
       s.chat:notice("(the folder stays untrusted: none of it was loaded)")
       return done()
     end
