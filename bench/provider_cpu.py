@@ -36,7 +36,7 @@ async def main(stages: list[str]) -> None:
 
     from elelem_daemon.agent import Agent
     from elelem_daemon.faces.daemon.events import Events
-    from elelem_daemon.faces.daemon.protocol import ElelemProtocol, converter_factory
+    from elelem_daemon.faces.daemon.protocol import ElelemProtocol, Framed, converter_factory
     from elelem_daemon.faces.daemon.stdio import StdioPeer, Stdout
     from elelem_daemon.providers.openai import OpenAIProvider
 
@@ -52,7 +52,7 @@ async def main(stages: list[str]) -> None:
     devnull = open(os.devnull, "wb")  # noqa: SIM115 (lives as long as the script)
     provider = OpenAIProvider("bench", base_url=url, api_key="bench")
     rpc = JsonRPCServer(ElelemProtocol, converter_factory)
-    rpc.protocol.set_writer(Stdout(devnull, lambda: None))
+    rpc.protocol.set_writer(Framed(Stdout(devnull, lambda: None)))
     peer = StdioPeer(asyncio.get_running_loop().create_future(), rpc.protocol)
     events = Events(peer)
     events.session_id, events.turn_id = "s", 1

@@ -229,9 +229,10 @@ class Agent:
     ) -> tuple[str, bool]:
         """One provider call: stream the events into `fetched`; return the text, and
         whether the provider failed (the text is then `Error: ...`)."""
-        messages = (transcript or self.transcript).messages(scratch)
+        tools = self.toolbox.definitions(self.tool_filter)
+        messages = (transcript or self.transcript).request(scratch, tools)
         try:
-            stream = self.provider.fetch(messages, self.toolbox.definitions(self.tool_filter))
+            stream = self.provider.fetch(messages, tools)
             async with aclosing(stream) as events:
                 async for event in events:
                     self._on(event, fetched, usage)

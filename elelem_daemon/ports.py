@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from .transcript import SystemPrompt
     from .turns.modes import Modes
     from .turns.plans import Plan
+    from .turns.usage import Meter
 
 Event = dict[str, Any]
 
@@ -62,6 +63,7 @@ class SessionView(Protocol):
     plan: Plan
     permissions: object  # the permission policy's slot (builtins/permissions.py)
     skills: object  # the skills' slot (builtins/skills.py)
+    usage: Meter  # tokens, context and cost of the turns (turns/usage.py)
 
     @property
     def provider(self) -> Provider: ...

@@ -32,6 +32,7 @@ from .agent import Agent, TurnCancelled, TurnResult
 from .base.errors import AttachmentError, NotRunning, UnknownSession
 from .commands import Commands
 from .context import as_is
+from .context.environment import Environment
 from .conversation import Content, Conversation, Message
 from .edits.changes import Seen
 from .edits.filesystem import Files, LocalFiles
@@ -43,6 +44,7 @@ from .toolbox import Toolbox
 from .transcript import SystemPrompt, face_template
 from .turns.modes import Modes
 from .turns.plans import Plan
+from .turns.usage import Meter
 
 if TYPE_CHECKING:
     from .safety.trust import Trust
@@ -136,6 +138,7 @@ class Session:
         self.checkpoints: Any = None  # ports.Checkpointer (builtins/checkpoints.py), or None
         self.modes = Modes()  # the modes plugins registered, and the one on (modes.py)
         self.plan = Plan()  # the model's task list, from the `todo` tool (plans.py)
+        self.usage = Meter()  # tokens, context and cost of the turns (turns/usage.py)
         agent.tool_filter = self.modes.allows
         agent.transcript.system_prompt.sections.append(self.modes.section)
         self.hooks: dict[str, list[Callable[..., Any]]] = {e: [] for e in SESSION_EVENTS}
@@ -226,6 +229,8 @@ class Session:
             self.conversation.begin_turn(number)
         self.turn_id = number
         ended: TurnResult | None = None  # once the agent's turn is over, what it kept
+        if hasattr(self.provider, "cache_key"):
+            self.provider.cache_key = self.id  # the provider's prompt cache follows the session
         try:
             await self.run_hooks("turn_start", number)
             ended = await self.agent.turn(prompt, keep)
@@ -234,6 +239,7 @@ class Session:
             ended = cancelled.result
             raise
         finally:
+            self.usage.add(ended, self.provider, self.model)
             self._unsteered()
             try:
                 await self.run_hooks("turn_end", number, self.agent.last)
@@ -446,7 +452,7 @@ def start(
     agent = Agent(
         built,
         output=output if output is not None else NullOutput(),
-        system_prompt=SystemPrompt(face_template(face), cwd),
+        system_prompt=SystemPrompt(face_template(face), cwd, Environment.here(cwd)),
     )
     if input is None:
         input = NullInput(commands=commands)

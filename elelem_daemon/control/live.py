@@ -30,9 +30,12 @@ SHOWN_ID = 200  # an unknown id is quoted up to this many characters (its first 
 
 
 class Live:
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: Session, measured: bool = True) -> None:
         self.session = session
         self.task: asyncio.Task[Any] | None = None
+        self.measured = measured  # the context window is looked up (not for `elelem ask`)
+        if measured:
+            session.usage.look_up(session.provider)  # in the background (turns/usage.py)
 
     @property
     def turns(self) -> int:
@@ -62,6 +65,8 @@ class Live:
     def _start(self, work: Callable[[], Awaitable[T]]) -> asyncio.Task[T]:
         self.ensure_idle()
         self.session.open_number()  # the turn this task runs takes it
+        if self.measured:
+            self.session.usage.look_up(self.session.provider)  # again if the provider changed
         self.started()
         task = asyncio.ensure_future(work())
         self.task = task

@@ -8,6 +8,17 @@ Settings (environment):
     ANTHROPIC_MAX_TOKENS        default 16000
     ANTHROPIC_THINKING_BUDGET   extended thinking budget in tokens (>= 1024 and below
                                 ANTHROPIC_MAX_TOKENS); unset or 0 leaves thinking off
+    ANTHROPIC_CACHE_TTL         the prompt cache's lifetime: `5m` (default), `1h` (a
+                                write then costs 2x input instead of 1.25x), or `off`
+
+Prompt caching: `cache_control` breakpoints (at most the API's four) on the last tool,
+on the system prompt (sent as one text block), and on the conversation's growing end:
+the last user message and the one before it, so the end the last request cached is
+still marked and read. The transcript keeps what comes before them byte-stable
+(transcript.py). The usage reported: `input_tokens` is the whole prompt (the API's
+uncached `input_tokens` plus `cache_read_input_tokens` and
+`cache_creation_input_tokens`), `cache_read_tokens` and `cache_write_tokens` its
+cached parts.
 
 A user message with images (content parts, conversation.py) is sent as `text` and
 `image` blocks (`source: {type: base64, media_type, data}`), in the same order.
@@ -39,6 +50,8 @@ DEFAULT_BASE_URL = "https://api.anthropic.com"
 VERSION = "2023-06-01"
 KEEP = "thinking_blocks"
 RETRY_TYPES = frozenset({"overloaded_error", "api_error", "rate_limit_error"})
+CACHE_TTLS = ("5m", "1h", "off")
+BREAKPOINTS = 4  # the API's limit per request
 
 
 def whole(name: str, default: int) -> int:
@@ -53,6 +66,7 @@ def whole(name: str, default: int) -> int:
 class AnthropicProvider(HTTPProvider):
     name = "anthropic"
     vision = True  # every current Claude model reads images
+    billed = True  # turns/usage.py prices its tokens
 
     def __init__(
         self,
@@ -83,6 +97,10 @@ class AnthropicProvider(HTTPProvider):
                 f"ANTHROPIC_MAX_TOKENS ({self.max_tokens}), got {budget}"
             )
         self.thinking_budget = budget
+        ttl = os.environ.get("ANTHROPIC_CACHE_TTL", "").strip().lower() or "5m"
+        if ttl not in CACHE_TTLS:
+            raise ProviderError(f"ANTHROPIC_CACHE_TTL must be 5m, 1h or off, got {ttl[:20]!r}")
+        self.cache_ttl = ttl
         super().__init__(client)
         self.secrets = [self.api_key]
 
@@ -102,21 +120,34 @@ class AnthropicProvider(HTTPProvider):
             "content-type": "application/json",
         }
         body: dict[str, Any] = {"model": self.model, "max_tokens": self.max_tokens, "stream": True}
+        mark = self.breakpoint()
         system = "\n\n".join(str(m["content"]) for m in messages if m["role"] == "system")
         if system:
-            body["system"] = system
+            block: dict[str, Any] = {"type": "text", "text": system}
+            body["system"] = [{**block, "cache_control": mark}] if mark else system
         if self.thinking_budget:
             body["thinking"] = {"type": "enabled", "budget_tokens": self.thinking_budget}
         if tools:
             body["tools"] = [unwrap(tool) for tool in tools]
+            if mark:
+                body["tools"][-1]["cache_control"] = mark
         body["messages"] = encode(messages)
+        if mark:
+            left = BREAKPOINTS - bool(system) - bool(tools)
+            mark_end(body["messages"], mark, left)
         return self.url, headers, body
+
+    def breakpoint(self) -> dict[str, str] | None:
+        """The `cache_control` of every breakpoint, or None with ANTHROPIC_CACHE_TTL=off."""
+        if self.cache_ttl == "off":
+            return None
+        return {"type": "ephemeral", **({"ttl": "1h"} if self.cache_ttl == "1h" else {})}
 
     # -- answer -------------------------------------------------------------------
     async def decode(self, response: httpx.Response) -> AsyncIterator[dict[str, Any]]:
         blocks: dict[int, dict[str, Any]] = {}
         kept: list[dict[str, Any]] = []
-        usage = {"input_tokens": 0, "output_tokens": 0}
+        usage: dict[str, int] = {"input_tokens": 0, "output_tokens": 0}
         stopped = False  # message_stop came
         async for events in self.events(response):
             for _, data in events:
@@ -164,13 +195,55 @@ class AnthropicProvider(HTTPProvider):
             raise ProviderError("anthropic: the stream ended before message_stop")
         if kept:
             yield {"type": "keep", "data": {KEEP: kept}}
-        yield {"type": "usage", **usage}
+        yield {"type": "usage", **normal(usage)}
+
+
+WIRE_COUNTS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_read_input_tokens",
+    "cache_creation_input_tokens",
+)
 
 
 def counts(usage: Any) -> dict[str, int]:
+    """The counts of a `usage` object, as the API names them (each a whole number)."""
     if not isinstance(usage, dict):
         return {}
-    return {k: v for k in ("input_tokens", "output_tokens") if isinstance(v := usage.get(k), int)}
+    return {
+        k: v
+        for k in WIRE_COUNTS
+        if isinstance(v := usage.get(k), int) and not isinstance(v, bool) and v >= 0
+    }
+
+
+def normal(usage: dict[str, int]) -> dict[str, int]:
+    """The API's counts as every provider reports them: `input_tokens` the whole prompt,
+    `cache_read_tokens` / `cache_write_tokens` its cached parts (when the API said)."""
+    read = usage.get("cache_read_input_tokens")
+    wrote = usage.get("cache_creation_input_tokens")
+    out = {
+        "input_tokens": usage.get("input_tokens", 0) + (read or 0) + (wrote or 0),
+        "output_tokens": usage.get("output_tokens", 0),
+    }
+    if read is not None:
+        out["cache_read_tokens"] = read
+    if wrote is not None:
+        out["cache_write_tokens"] = wrote
+    return out
+
+
+def mark_end(messages: list[dict[str, Any]], mark: dict[str, str], left: int) -> None:
+    """Breakpoints on the last block of the last `left` user messages (at most two): the
+    growing end, and the end the last request marked. Every message's content goes as
+    blocks, so a message reads the same whether it carries a breakpoint or not."""
+    for message in messages:
+        message["content"] = blocks(message["content"])
+    users = [m for m in messages if m["role"] == "user"][-min(left, 2) :] if left > 0 else []
+    for message in users:
+        content = blocks(message["content"])
+        if content:
+            message["content"] = [*content[:-1], {**content[-1], "cache_control": mark}]
 
 
 def stream_error(error: dict[str, Any]) -> Failure:

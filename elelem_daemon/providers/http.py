@@ -3,8 +3,9 @@
 A subclass says what to send (`request`) and how to read the answer (`decode`);
 `fetch` does the rest:
 
-- one `httpx.AsyncClient` per provider (injected in tests, built here otherwise, on the
-  lean HTTP/1.1 transport of transport.py, or httpx's own when a proxy is set);
+- one `httpx.AsyncClient` per provider (injected in tests, built here otherwise: httpx's
+  own transport, with its TLS defaults and the proxies of the environment, made at the
+  first request, so a session that never asks costs no TLS set-up);
 - a non-2xx answer becomes `ProviderError("NAME STATUS: the API's own message")`;
 - connection failures and timeouts name the URL that failed;
 - 429, 500, 502, 503, 529, connection failures and a stream that breaks off are
@@ -42,7 +43,6 @@ from ..base.jsonsafe import dumps, loads
 from .failures import error_detail, retry_after, root_cause
 from .lines import MAX_LINE, MAX_REPLY, Splitter, batches, body, head, lines
 from .sse import Event, read_events
-from .transport import LeanTransport, proxied
 from .window import Windowed
 
 log = logging.getLogger(__name__)
@@ -72,15 +72,19 @@ def setting(name: str, default: float, env: dict[str, str] | None = None) -> flo
     return value
 
 
-def build_client() -> httpx.AsyncClient:
-    """The providers' client: httpx's, on the lean transport (transport.py) unless a
-    proxy is set in the environment (then httpx's own transport, which honours it)."""
+def timeouts() -> httpx.Timeout:
+    """ELELEM_CONNECT_TIMEOUT for connecting, each write and a pooled connection;
+    ELELEM_READ_TIMEOUT for each wait for bytes."""
     connect = setting("ELELEM_CONNECT_TIMEOUT", 10.0)
     read = setting("ELELEM_READ_TIMEOUT", 600.0)
-    timeout = httpx.Timeout(read, connect=connect, write=connect, pool=connect)
-    if proxied():
-        return httpx.AsyncClient(timeout=timeout)
-    return httpx.AsyncClient(timeout=timeout, transport=LeanTransport())
+    return httpx.Timeout(read, connect=connect, write=connect, pool=connect)
+
+
+def build_client(timeout: httpx.Timeout | None = None) -> httpx.AsyncClient:
+    """The providers' client: httpx's, as shipped: its transport (httpcore, h11), its
+    TLS defaults (certifi, or SSL_CERT_FILE / SSL_CERT_DIR), the proxies of the
+    environment (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY, NO_PROXY), and our timeouts."""
+    return httpx.AsyncClient(timeout=timeout or timeouts())
 
 
 class Failure(ProviderError):
@@ -100,15 +104,29 @@ class HTTPProvider(Windowed):
 
     name = "http"
     hint = ""  # added to connection failures, e.g. how to start a local server
+    cache_key: str | None = None  # the session's id, set by the session (prompt caching)
+    billed = False  # whether turns/usage.py may price its tokens from its own table
 
     def __init__(self, client: httpx.AsyncClient | None = None) -> None:
-        self.client = client if client is not None else build_client()
+        self.timeout = client.timeout if client is not None else timeouts()  # checked now
+        self.made: httpx.AsyncClient | None = client
         self.retries = int(setting("ELELEM_RETRIES", 2))
         self.max_delay = setting("ELELEM_RETRY_MAX_DELAY", 60.0)
         self.sleep = asyncio.sleep  # tests replace it to see the waits
         self.secrets: list[str] = []
         self.max_line = int(setting("ELELEM_MAX_LINE", MAX_LINE))
         self.max_reply = int(setting("ELELEM_MAX_REPLY", MAX_REPLY))
+
+    @property
+    def client(self) -> httpx.AsyncClient:
+        """The client, built at the first request (httpx loads its TLS trust then)."""
+        if self.made is None:
+            self.made = build_client(self.timeout)
+        return self.made
+
+    @client.setter
+    def client(self, client: httpx.AsyncClient) -> None:
+        self.made, self.timeout = client, client.timeout
 
     # -- what a subclass provides ---------------------------------------------
     def request(
@@ -203,7 +221,7 @@ class HTTPProvider(Windowed):
         )
 
     def transport_failure(self, exc: httpx.HTTPError, url: str) -> Failure:
-        timeout = self.client.timeout
+        timeout = self.timeout
         hint = f" ({self.hint})" if self.hint else ""
         if isinstance(exc, httpx.ConnectTimeout):
             return Failure(
@@ -252,4 +270,5 @@ class HTTPProvider(Windowed):
         return self.parse(data.decode("utf-8", "replace"), "metadata")
 
     async def aclose(self) -> None:
-        await self.client.aclose()
+        if self.made is not None:
+            await self.made.aclose()

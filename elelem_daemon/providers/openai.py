@@ -18,6 +18,17 @@ Settings (environment):
                           `FIRST,AFTER`: FIRST while the conversation ends with the user's
                           message, AFTER once tool results follow (`required,none` makes
                           a small local model call a tool, then answer)
+    OPENAI_PROMPT_CACHE   `0` sends neither `prompt_cache_key` nor `cache_prompt`; default 1
+
+Prompt caching: every request carries `prompt_cache_key`, the session's id (the session
+sets `cache_key`), so OpenAI routes a session's requests to the cache that holds its
+prefix, as Codex does. A server other than api.openai.com also gets `cache_prompt:
+true`: llama.cpp's server then reuses its slot's KV cache for the common prefix
+(servers that do not know the field ignore it). No `id_slot` is sent: llama.cpp
+already gives a request the slot whose cached prompt shares the most with it, and a
+pinned slot would make a second session wait for the first. Usage: `input_tokens` is
+`prompt_tokens`, `cache_read_tokens` is `prompt_tokens_details.cached_tokens`, or
+llama.cpp's `timings.cache_n` when only that is sent.
 
 `delta.reasoning_content` and `delta.reasoning` are thinking; reasoning is never sent back.
 """
@@ -63,6 +74,7 @@ class OpenAIProvider(HTTPProvider):
             )
         self.api_key = api_key or keys.get("OPENAI_API_KEY")
         self.official = httpx.URL(self.base_url).host == "api.openai.com"
+        self.billed = self.official  # a local server's model name says nothing of a price
         if self.official and not self.api_key:
             raise ProviderError("openai: set OPENAI_API_KEY, or OPENAI_BASE_URL for a local server")
         self.model = model or env.get("OPENAI_MODEL") or DEFAULT_MODEL
@@ -73,6 +85,7 @@ class OpenAIProvider(HTTPProvider):
         self.stream_usage = switch(env.get("OPENAI_STREAM_USAGE", "1"))
         self.tool_choice = tool_choice(env.get("OPENAI_TOOL_CHOICE", ""))
         self.vision = switch(env.get("OPENAI_VISION", "1"))
+        self.prompt_cache = switch(env.get("OPENAI_PROMPT_CACHE", "1"))
         super().__init__(client)
         self.secrets = [self.api_key]
 
@@ -112,6 +125,10 @@ class OpenAIProvider(HTTPProvider):
             body["stream_options"] = {"include_usage": True}
         if self.max_tokens:
             body["max_completion_tokens" if self.official else "max_tokens"] = self.max_tokens
+        if self.prompt_cache and self.cache_key:
+            body["prompt_cache_key"] = self.cache_key
+        if self.prompt_cache and not self.official:
+            body["cache_prompt"] = True
         if tools:
             body["tools"] = tools
             after_results = bool(messages) and messages[-1].get("role") == "tool"
@@ -122,6 +139,7 @@ class OpenAIProvider(HTTPProvider):
     async def decode(self, response: httpx.Response) -> AsyncIterator[dict[str, Any]]:
         calls: dict[int, dict[str, str]] = {}
         usage: dict[str, int] = {}
+        timing: dict[str, int] = {}
         finished = False
         done = False
         async for events in self.events(response):
@@ -136,6 +154,8 @@ class OpenAIProvider(HTTPProvider):
                     raise stream_error(chunk)
                 if isinstance(chunk.get("usage"), dict):
                     usage = counts(chunk["usage"]) or usage
+                if isinstance(chunk.get("timings"), dict):  # llama.cpp's own counts
+                    timing = timed(chunk["timings"])
                 for choice in chunk.get("choices") or []:
                     delta = choice.get("delta") or {}
                     reasoning = delta.get("reasoning_content") or delta.get("reasoning")
@@ -164,8 +184,8 @@ class OpenAIProvider(HTTPProvider):
         if not finished:
             for event in doings(calls):
                 yield event
-        if usage:
-            yield {"type": "usage", **usage}
+        if usage or timing:
+            yield {"type": "usage", **timing, **usage}
 
 
 def switch(raw: str) -> bool:
@@ -211,11 +231,34 @@ def doings(calls: dict[int, dict[str, str]]) -> list[dict[str, Any]]:
     return events
 
 
+def count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
 def counts(usage: dict[str, Any]) -> dict[str, int]:
-    prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens")
-    if not isinstance(prompt, int) or not isinstance(completion, int):
+    prompt, completion = count(usage.get("prompt_tokens")), count(usage.get("completion_tokens"))
+    if prompt is None or completion is None:
         return {}
-    return {"input_tokens": prompt, "output_tokens": completion}
+    out = {"input_tokens": prompt, "output_tokens": completion}
+    details = usage.get("prompt_tokens_details")
+    cached = count(details.get("cached_tokens")) if isinstance(details, dict) else None
+    if cached is not None:
+        out["cache_read_tokens"] = min(cached, prompt)
+    return out
+
+
+def timed(timings: dict[str, Any]) -> dict[str, int]:
+    """llama.cpp's `timings`: `prompt_n` tokens evaluated now, `cache_n` reused; they
+    stand in for what `usage` does not say."""
+    evaluated, reused = count(timings.get("prompt_n")), count(timings.get("cache_n"))
+    out: dict[str, int] = {}
+    if reused is not None:
+        out["cache_read_tokens"] = reused
+    if evaluated is not None:
+        out["input_tokens"] = evaluated + (reused or 0)
+    if (predicted := count(timings.get("predicted_n"))) is not None:
+        out["output_tokens"] = predicted
+    return out
 
 
 def stream_error(chunk: dict[str, Any]) -> Failure:

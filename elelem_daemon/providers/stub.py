@@ -41,7 +41,9 @@ from typing import Any
 
 from ..base.errors import ProviderError
 from ..conversation import image_bytes, images_in, text_of
+from ..transcript import without_note
 from .calls import doing
+from .window import Windowed
 
 TOOL_USAGE = (
     'stub: !tool takes a tool name and a JSON object, e.g. !tool read {"path": "README.md"}'
@@ -53,7 +55,9 @@ EVENTS_USAGE = (
 )
 
 
-class StubProvider:
+class StubProvider(Windowed):
+    """The offline provider; its context window is ELELEM_CONTEXT_WINDOW's, when set."""
+
     name = "stub"
 
     def __init__(self, model: str | None = None) -> None:
@@ -69,6 +73,7 @@ class StubProvider:
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
     ) -> AsyncIterator[dict[str, Any]]:
         yield {"type": "thinking", "text": "considering the request"}
+        messages = [unnoted(m) for m in messages]  # a script reads as it was typed
         last = messages[-1] if messages else {"role": "user", "content": ""}
         script = _script(messages)
         if script is not None:
@@ -178,6 +183,18 @@ def stream_args(rest: str) -> tuple[int, float]:
     if not 0 <= count <= 10_000_000 or not 0 <= delay <= 60_000:
         raise ProviderError(STREAM_USAGE)
     return count, delay
+
+
+def unnoted(message: dict[str, Any]) -> dict[str, Any]:
+    """A user message without the transcript's fresh note ahead of it."""
+    content = message.get("content")
+    if message.get("role") != "user":
+        return message
+    if isinstance(content, str):
+        return {**message, "content": without_note(content)}
+    if isinstance(content, list) and content and without_note(text_of(content[:1])) == "":
+        return {**message, "content": content[1:]}
+    return message
 
 
 def _last_prompt(messages: list[dict[str, Any]]) -> int:

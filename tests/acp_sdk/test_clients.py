@@ -396,6 +396,58 @@ async def test_usage_update_when_the_provider_reports_tokens(home: Path, project
         server.stop()
 
 
+async def test_usage_update_carries_the_sessions_cost_and_the_cache(
+    home: Path, project: Path
+) -> None:
+    """A price in config.toml (turns/usage.py): `usage_update.cost` sums the session, and the
+    answer's usage says the cache's share; both as the ACP SDK's schema reads them."""
+    from acp.schema import PromptResponse, UsageUpdate
+    from providers.replay import ReplayServer, json_reply
+    from providers.test_prompt_cache import openai_reply
+
+    config = home / ".config" / "elelem"
+    config.mkdir(parents=True)
+    (config / "config.toml").write_text("[prices.smol]\ninput = 10\noutput = 20\ncache_read = 1\n")
+    counts = {
+        "prompt_tokens": 1000,
+        "completion_tokens": 50,
+        "prompt_tokens_details": {"cached_tokens": 800},
+    }
+    server = ReplayServer()
+    try:
+        server.routes["/props"] = json_reply(200, {"default_generation_settings": {"n_ctx": 4096}})
+        server.queue(openai_reply("one", counts), openai_reply("two", counts))
+        settings = {"ELELEM_PROVIDER": "openai", "OPENAI_BASE_URL": f"{server.url}/v1"}
+        client = await Client.start(home, project, **settings, OPENAI_MODEL="smol")
+        await client.request("initialize", CODECOMPANION)
+        sid = (await client.request("session/new", {"cwd": str(project), "mcpServers": []}))[
+            "result"
+        ]["sessionId"]
+        answer = await client.request("session/prompt", {"sessionId": sid, "prompt": text("hi")})
+        assert answer["result"]["usage"] == {
+            "inputTokens": 1000,
+            "outputTokens": 50,
+            "totalTokens": 1050,
+            "cachedReadTokens": 800,
+        }
+        PromptResponse.model_validate(answer["result"])
+        (first,) = await client.expect("usage_update")
+        one = (200 * 10 + 800 * 1 + 50 * 20) / 1e6
+        assert first == {
+            "sessionUpdate": "usage_update",
+            "used": 1050,
+            "size": 4096,
+            "cost": {"amount": pytest.approx(one), "currency": "USD"},
+        }
+        await client.request("session/prompt", {"sessionId": sid, "prompt": text("again")})
+        second = (await client.expect("usage_update", 2))[-1]
+        assert second["cost"]["amount"] == pytest.approx(2 * one)  # the session's, summed
+        UsageUpdate.model_validate(second)
+        await client.close()
+    finally:
+        server.stop()
+
+
 async def test_no_usage_update_without_a_window(home: Path, project: Path) -> None:
     from providers.replay import ReplayServer, Reply
 

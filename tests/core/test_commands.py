@@ -1,6 +1,7 @@
 import json
 
 from elelem_daemon.commands import Commands
+from elelem_daemon.control.editing import tokens
 from elelem_daemon.session import CommandResult
 
 
@@ -32,7 +33,7 @@ async def test_help_lists_every_command(session):
 async def test_context_shows_exactly_what_is_kept(session):
     await session.turn("hi")
     assert (await session.command("/context")).output == (
-        "  1. system: You are a terminal coding agent. (~8 tokens)\n"
+        f"  1. system: You are a terminal coding agent.... (~{tokens(session.context[0])} tokens)\n"
         "  2. user: hi (~1 tokens)\n"
         "  3. assistant: done. (~2 tokens)"
     )

@@ -255,12 +255,13 @@ async def test_complete_gives_at_paths_honouring_gitignore_from_the_first(
     assert await within(client.complete(sid, "@out")) == []  # ignored by .gitignore
 
 
-async def test_editor_state_is_in_the_next_system_prompt_never_the_conversation(
+async def test_editor_state_goes_in_the_newest_prompt_and_the_prefix_stays_byte_stable(
     daemon: Any, model: Model, env: dict[str, str], project: Path
 ) -> None:
     client, sid = await daemon(editor_state=True)
     await within(client.turn(sid, "first"), 30)
-    assert "open file" not in model.sent()[0]["content"]
+    system = model.sent()[0]
+    assert system["role"] == "system" and "open file" not in system["content"]
     await client.editor_state(
         sid,
         activeFile="src/app.py",
@@ -269,9 +270,9 @@ async def test_editor_state_is_in_the_next_system_prompt_never_the_conversation(
         diagnostics=[{"range": span(1, 11, 1, 12), "severity": "warning", "message": "x?"}],
     )
     await within(client.turn(sid, "second"), 30)
-    system = model.sent()[0]
-    assert system["role"] == "system"
-    assert system["content"].endswith(
+    assert model.sent()[0] == system  # the system prompt never moves
+    assert model.user() == (
+        "<context-note>\n"
         "The user's editor, as it was when this message was sent (it changes as they work; "
         "it is not part of the conversation):\n"
         "- open file: src/app.py\n"
@@ -280,17 +281,23 @@ async def test_editor_state_is_in_the_next_system_prompt_never_the_conversation(
         '<attachment type="selection" path="src/app.py" lines="2-2">\nreturn x\n</attachment>\n'
         "- problems: 1\n"
         '<attachment type="diagnostics">\nsrc/app.py:2:12: warning: x?\n</attachment>'
+        "\n</context-note>\n\nsecond"
     )
-    assert [m["content"] for m in model.sent()[1:] if m["role"] == "user"] == ["first", "second"]
     # a malformed state is ignored (the last good one stays); a new one replaces it whole
     await client.editor_state(sid, activeFile=7)
     await client.editor_state(activeFile="notes.md")  # no sessionId: every open session
     await within(client.turn(sid, "third"), 30)
-    assert "- open file: notes.md\n" in model.sent()[0]["content"] + "\n"
-    assert "src/app.py" not in model.sent()[0]["content"]
+    assert "- open file: notes.md\n" in model.user() and "src/app.py" not in model.user()
+    for n in range(4, 7):  # an update before every turn
+        await client.editor_state(sid, activeFile="src/util.py", visibleRanges=[span(n, 0, n, 0)])
+        await within(client.turn(sid, f"turn {n}"), 30)
+    bodies = [r.body for r in model.requests if r.method == "POST"]
+    for before, after in zip(bodies, bodies[1:], strict=False):
+        assert before.endswith(b"]}")  # the messages close the body
+        assert after.startswith(before[:-2] + b",")  # each request only grows at its end
     context = await client.context(sid)
-    assert "open file: notes.md" in context[0]["content"]  # session/context: the system prompt
-    assert all("open file" not in json.dumps(m) for m in context[1:])
+    assert "open file: notes.md" in json.dumps(context[5])  # session/context: what was sent
+    assert all("open file" not in json.dumps(m) for m in context[:5] if m["role"] != "user")
     stored = Path(env["XDG_STATE_HOME"]) / "elelem" / "sessions" / f"{sid}.jsonl"
     await client.close()
     text = stored.read_text()

@@ -1,6 +1,6 @@
-"""The first messages: a good `initialize` and `session/new` are answered before pygls
-loads (faces/daemon/early.py); anything else is the protocol's, and every answer is the
-same as at any other time."""
+"""The first messages, sent the instant the daemon starts (while pygls still loads, in a
+thread): a good `initialize` and `session/new` are answered, anything else gets the
+error it is due, and every answer is the same as at any other time."""
 
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ async def test_an_early_session_new_fails_as_a_later_one_does(spawn, workdir) ->
     client = await spawn()
     await within(client.initialize())
     missing = str(workdir / "missing")
-    with pytest.raises(RpcError) as early:  # before pygls: early.py answers it
+    with pytest.raises(RpcError) as early:  # sent while pygls loads
         await within(client.new_session(cwd=missing))
     assert await within(client.list_sessions()) == []  # the protocol's from here on
     with pytest.raises(RpcError) as late:
@@ -85,9 +85,9 @@ async def test_a_turn_sent_with_the_first_session_waits_for_the_protocol(spawn) 
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
-async def test_a_signal_before_pygls_loaded_ends_with_128_plus_n(spawn, signum) -> None:
+async def test_a_signal_after_the_first_session_ends_with_128_plus_n(spawn, signum) -> None:
     client = await spawn()
     await within(client.initialize())
-    await within(client.new_session())  # answered early: pygls is only now loading
+    await within(client.new_session())
     client.process.send_signal(signum)
     assert await within(client.process.wait(), 5) == 128 + signum

@@ -159,7 +159,7 @@ async def test_compact_runs_a_turn_whose_events_carry_the_commands_turn_id(
 
 
 async def test_complete_command_names_and_arguments(client: Client, session: str) -> None:
-    assert await within(client.complete(session, "/co")) == ["/context", "/compact"]
+    assert await within(client.complete(session, "/co")) == ["/context", "/compact", "/cost"]
     assert await within(client.complete(session, "/context j")) == ["json"]
     assert await within(client.complete(session, "/provider ")) == [
         "anthropic",

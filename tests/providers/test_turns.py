@@ -20,6 +20,15 @@ def project(tmp_path):
     return tmp_path
 
 
+def bare(value):
+    """A body without its prompt-cache breakpoints (`cache_control`)."""
+    if isinstance(value, dict):
+        return {k: bare(v) for k, v in value.items() if k != "cache_control"}
+    if isinstance(value, list):
+        return [bare(v) for v in value]
+    return value
+
+
 def tool_names(body):
     tools = body["tools"]
     return [t.get("name") or t["function"]["name"] for t in tools]
@@ -39,19 +48,22 @@ async def test_anthropic_turn(server, monkeypatch, project):
     assert first.headers["content-type"] == "application/json"
     body = first.json
     system = session.context[0]["content"]
+    cached = {"type": "ephemeral"}  # a prompt-cache breakpoint (ANTHROPIC_CACHE_TTL)
     assert {k: body[k] for k in ("model", "max_tokens", "stream", "system")} == {
         "model": "claude-opus-4-5",
         "max_tokens": 16000,
         "stream": True,
-        "system": system,
+        "system": [{"type": "text", "text": system, "cache_control": cached}],
     }
     assert "thinking" not in body
     assert "read" in tool_names(body)
     read = next(t for t in body["tools"] if t["name"] == "read")
     assert set(read) == {"name", "description", "input_schema"}
-    assert body["messages"] == [{"role": "user", "content": "show me the readme"}]
+    assert [t.get("cache_control") for t in body["tools"]][-2:] == [None, cached]
+    prompt = [{"type": "text", "text": "show me the readme", "cache_control": cached}]
+    assert body["messages"] == [{"role": "user", "content": prompt}]
     assert second.json["messages"] == [
-        {"role": "user", "content": "show me the readme"},
+        {"role": "user", "content": prompt},
         {
             "role": "assistant",
             "content": [
@@ -72,6 +84,7 @@ async def test_anthropic_turn(server, monkeypatch, project):
                     "tool_use_id": "toolu_01",
                     "content": RESULT,
                     "is_error": False,
+                    "cache_control": cached,
                 },
             ],
         },
@@ -86,7 +99,7 @@ async def test_anthropic_thinking_pass_back_and_is_error(server, monkeypatch, pr
     assert "".join(out.of("thinking")) == "The user wants two files."
     first, second = server.requests
     assert first.json["thinking"] == {"type": "enabled", "budget_tokens": 4000}
-    assert second.json["messages"][1:] == [
+    assert bare(second.json["messages"][1:]) == [
         {
             "role": "assistant",
             "content": [
@@ -124,10 +137,16 @@ async def test_anthropic_thinking_pass_back_and_is_error(server, monkeypatch, pr
     # the thinking of a finished turn is not kept: the next turn sends only text
     server.queue(stream("anthropic_text.sse"))
     await session.turn("thanks")
+    cached = {"type": "ephemeral"}
     assert server.requests[2].json["messages"] == [
-        {"role": "user", "content": "read a.txt and b.txt"},
-        {"role": "assistant", "content": "The README says: # Demo"},
-        {"role": "user", "content": "thanks"},
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "read a.txt and b.txt"} | {"cache_control": cached}
+            ],
+        },
+        {"role": "assistant", "content": [{"type": "text", "text": "The README says: # Demo"}]},
+        {"role": "user", "content": [{"type": "text", "text": "thanks", "cache_control": cached}]},
     ]
 
 

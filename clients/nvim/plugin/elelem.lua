@@ -64,6 +64,20 @@ end, {
   desc = "elelem: accept the open review's change (`turn`: and every later change of this turn)",
 })
 
+command("ElelemReview", function()
+  elelem().review()
+end, { desc = "elelem: move into the open review (shown again if hidden)" })
+
+command("ElelemAnswer", function(opts)
+  elelem().answer(opts.args)
+end, {
+  nargs = "*",
+  complete = function()
+    return elelem().answer_options()
+  end,
+  desc = "elelem: answer the question waiting in the chat (no answer: go to it)",
+})
+
 command("ElelemReject", function(opts)
   elelem().reject(opts.args)
 end, { nargs = "*", desc = "elelem: reject the open review's change, with an optional reason for the model" })

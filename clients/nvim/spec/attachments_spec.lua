@@ -120,19 +120,14 @@ describe("the editor's context", function()
     assert.matches('^!echo see @calc%.lua\n\n<attachment type="file" path="calc%.lua">\nlocal M = {}\n', sent())
   end)
 
-  it(":ElelemAdd keeps the file as a pending attachment shown above the prompt", function()
+  it(":ElelemAdd keeps the file as a pending attachment shown in the prompt's winbar", function()
     open_file()
     vim.cmd("2,3ElelemAdd")
     local s = H.session()
     assert.are.same({ "selection calc.lua:2-3" }, s:pending_labels())
-    local marks = api.nvim_buf_get_extmarks(s:input(), -1, 0, -1, { details = true })
-    local shown = {}
-    for _, m in ipairs(marks) do
-      for _, line in ipairs(m[4].virt_lines or {}) do
-        table.insert(shown, line[1][1])
-      end
-    end
-    assert.matches("^attached: selection calc%.lua:2%-3", shown[1])
+    s:show()
+    local bar = vim.wo[vim.fn.bufwinid(s:input())].winbar
+    assert.matches("attached:%%%* selection calc%.lua:2%-3", bar)
     H.turn("!echo and this")
     assert.matches('<attachment type="selection" path="calc.lua" lines="2%-3">\nfunction M.add', sent())
     assert.are.same({}, s:pending_labels()) -- sent once

@@ -103,7 +103,7 @@ describe("the chat", function()
     local words = vim.tbl_map(function(item)
       return item.word
     end, input.omnifunc(0, "/co"))
-    assert.are.same({ "/compact", "/context" }, words)
+    assert.are.same({ "/compact", "/context", "/cost" }, words)
     vim.api.nvim_buf_set_lines(prompt, 0, -1, false, { "say /co" })
     vim.api.nvim_win_set_cursor(0, { 1, 7 })
     assert.are.equal(-3, input.omnifunc(1, ""))
@@ -265,6 +265,22 @@ describe("the chat", function()
     assert.are.equal("  error", summary[1][4].virt_text[1][1])
     H.turn("!echo still working")
     assert.matches("\nstill working$", H.text())
+  end)
+
+  it("shows the turn's tokens, the cache's share and the context meter beside the heading", function()
+    H.turn('!events [{"type": "saying", "text": "ok"}, '
+      .. '{"type": "usage", "input_tokens": 12, "output_tokens": 3, "cache_read_tokens": 8}]')
+    local lines = H.lines()
+    local buf = H.session().chat:buffer()
+    local ns = vim.api.nvim_get_namespaces()["elelem.chat"]
+    local heading = #lines - 1 -- the 0-based row of the last "## elelem"
+    while lines[heading + 1] ~= "## elelem" do
+      heading = heading - 1
+    end
+    local summary = vim.tbl_filter(function(mark)
+      return mark[4].virt_text ~= nil
+    end, vim.api.nvim_buf_get_extmarks(buf, ns, { heading, 0 }, { heading, -1 }, { details = true }))
+    assert.are.equal("  end_turn · 12 in (8 cached) · 3 out · 15/1.0k ctx (1%)", summary[1][4].virt_text[1][1])
   end)
 
   it("shows an Error: reply that no error event said", function()

@@ -21,9 +21,11 @@ H.options = {
   cmd = { H.python, "-m", "elelem_daemon" },
   provider = "stub",
   cwd = H.project,
+  questions = "select", -- these specs answer through vim.ui (the old path); spec/tui.lua's ask in the chat
   -- the daemon's own folders are the suite's, whatever it inherits (test.sh sets them too)
   env = {
     ELELEM_LOG_LEVEL = "warning",
+    ELELEM_CONTEXT_WINDOW = "1000", -- the stub's window, for the context meter
     HOME = H.tmp .. "/home",
     XDG_CONFIG_HOME = H.tmp .. "/config",
     XDG_DATA_HOME = H.tmp .. "/data",

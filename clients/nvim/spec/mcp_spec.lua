@@ -24,8 +24,10 @@ describe("MCP servers", function()
     H.setup({ mcpServers = { demo = { command = H.python, args = { servers .. "/demo.py" } } } })
     H.reset()
     H.turn("!echo hi")
-    assert.matches("MCP demo %(client, stdio%): starting", H.text())
+    assert.matches("MCP demo %(client, stdio%): %w+", H.text()) -- starting, or ready already
     ready("demo")
+    local _, lines = H.text():gsub("MCP demo ", "")
+    assert.are.equal(1, lines) -- one line, updated in place
     assert.matches("MCP demo %(client, stdio%): ready, %d+ tools", H.text())
     local lines = require("elelem").mcp()
     assert.matches("^demo %(client, stdio%): ready, %d+ tools$", lines[1])
@@ -60,6 +62,35 @@ describe("MCP servers", function()
     end, "the session to load")
     ready("demo")
     assert.are.equal("session/load", H.session().mcp.servers[1].origin)
+  end)
+
+  it("a failing server is one line updated in place, never cut into a streaming reply (item 6)", function()
+    H.setup({
+      env = vim.tbl_extend("force", H.options.env, { ELELEM_MCP_BACKOFF = "0.05", ELELEM_MCP_RETRIES = "4" }),
+      mcpServers = { bad = { command = H.python, args = { "-c", "import sys; sys.stderr.write('no luck\\n'); sys.exit(3)" } } },
+    })
+    H.reset()
+    local seen, stop = H.record()
+    H.turn("!stream 150 10") -- a reply streams while the server fails and retries
+    H.wait(function()
+      return (H.session().mcp.servers[1] or {}).state == "failed"
+    end, "the server to give up", 60000)
+    stop()
+    local events = 0
+    for _, note in ipairs(seen) do
+      events = events + (note.method == "event/mcp" and 1 or 0)
+    end
+    assert.is_true(events >= 3, "the server's state changed " .. events .. " times")
+    local text = H.text()
+    local _, count = text:gsub("MCP bad ", "")
+    assert.are.equal(1, count)
+    assert.matches("MCP bad %(client, stdio%): failed · %d attempts · error: ", text)
+    -- the reply is whole: 150 tokens on one paragraph, nothing between them
+    local reply = {}
+    for i = 0, 149 do
+      reply[#reply + 1] = "tok" .. i .. " "
+    end
+    assert.is_truthy(text:find(vim.trim(table.concat(reply)), 1, true), text)
   end)
 
   it("names a bad entry as a problem and starts the others", function()
@@ -98,6 +129,34 @@ describe("MCP servers", function()
     assert.are.equal("elelem.authorize", asked.kind)
     assert.matches("http://127%.0%.0%.1:" .. port .. "/authorize%?", asked.prompt)
     ready("secure")
+    assert.matches("^http://127%.0%.0%.1:" .. port .. "/authorize%?", opened)
+    server:kill(9)
+  end)
+
+  it("asks the authorize question in the chat by default; `open` there opens the URL", function()
+    local port = 20002 + (vim.fn.getpid() % 20000)
+    local server = vim.system({ H.python, servers .. "/authed.py", tostring(port) }, { env = { MARKS = H.tmp } })
+    H.wait(function()
+      return vim.system({ "curl", "-s", "-o", "/dev/null", "http://127.0.0.1:" .. port .. "/" }):wait().code == 0
+    end, "the OAuth server")
+    local opened
+    vim.ui.open = function(url)
+      opened = url
+      vim.system({ "curl", "-s", "-L", "-o", "/dev/null", url })
+      return {}, nil
+    end
+    vim.ui.select = function()
+      error("no vim.ui.select: the question is in the chat")
+    end
+    H.setup({ questions = "chat", mcpServers = { inchat = { type = "http", url = ("http://127.0.0.1:%d/mcp"):format(port) } } })
+    H.reset()
+    H.turn("!echo hi")
+    H.wait(function()
+      return H.text():find("  → open", 1, true) ~= nil
+    end, "the authorize question in the chat", 60000)
+    assert.matches("/authorize%?", H.text())
+    assert.is_true(require("elelem").answer("open"))
+    ready("inchat")
     assert.matches("^http://127%.0%.0%.1:" .. port .. "/authorize%?", opened)
     server:kill(9)
   end)

@@ -34,7 +34,7 @@ describe("files through the editor", function()
     end, "the review to open")
     assert(#require("elelem.review").open > 0, "the turn ended with no review:\n" .. H.text())
     local r = require("elelem.review").open[1]
-    api.nvim_set_current_win(r.win)
+    require("elelem.review").enter() -- the user's deliberate step (:ElelemReview)
     return r
   end
 

@@ -76,7 +76,7 @@ describe("undo and rewind", function()
     H.wait(function()
       return #prompts > 0
     end, "the confirmation")
-    assert.matches("WARNING: unsaved changes in these buffers are lost: undone%.txt", prompts[1].prompt)
+    assert.matches("unsaved changes kept %(merged into the restored text%): undone%.txt", prompts[1].prompt)
     vim.wait(300)
     assert.are.same({ "my unsaved words" }, api.nvim_buf_get_lines(buf, 0, -1, false))
     assert.are.same({ "agent" }, vim.fn.readfile(file))
@@ -114,18 +114,25 @@ describe("undo and rewind", function()
     vim.cmd.edit(vim.fn.fnameescape(file))
     local buf = api.nvim_get_current_buf()
     api.nvim_buf_set_lines(buf, 0, -1, false, { "unsaved here" })
-    answer("yes")
+    answer(function(items) -- yes, then: the user's edit clashes with the undone line
+      return items[1] == "yes" and "yes" or "take the restored lines"
+    end)
     H.turn("/undo")
     assert.are.equal("elelem.confirm", prompts[1].kind)
     assert.are.same({ "yes", "no" }, prompts[1].items)
     assert.matches("restores: undone%.txt", prompts[1].prompt)
-    assert.matches("WARNING: unsaved changes in these buffers are lost: undone%.txt", prompts[1].prompt)
+    assert.matches("unsaved changes kept %(merged into the restored text%): undone%.txt", prompts[1].prompt)
     assert.are.same({ "before the agent" }, vim.fn.readfile(file))
     H.wait(function()
       return H.text():find("## /undo", 1, true) == nil and H.text():find("the first", 1, true) ~= nil
         and H.text():find("```text", 1, true) ~= nil
     end, "the redrawn chat")
     assert.is_nil(H.text():find("!tool write", 1, true))
+    H.wait(function()
+      return #prompts == 2
+    end, "the clash question")
+    assert.are.equal("elelem.merge", prompts[2].kind)
+    assert.matches("undone%.txt: your unsaved edits and the undone change both touch line 1", prompts[2].prompt)
     assert.are.same({ "before the agent" }, api.nvim_buf_get_lines(buf, 0, -1, false))
   end)
 

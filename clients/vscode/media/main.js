@@ -13,6 +13,27 @@ const status = $("#status");
 const sendButton = $("#send");
 const stopButton = $("#stop");
 
+/** 12345 as `12.3k`. */
+function short(n) {
+  if (n >= 1e6) return `${(n / 1e6).toFixed(1)}M`;
+  if (n >= 1e3) return `${(n / 1e3).toFixed(1)}k`;
+  return String(n);
+}
+
+/** The context meter and the session's cost (event/usage): ` · 15/1.0k ctx (1%) · $0.0108`. */
+function meterText(m) {
+  if (!m) return "";
+  let text = "";
+  if (typeof m.used === "number" && typeof m.size === "number" && m.size > 0) {
+    text += ` · ${short(m.used)}/${short(m.size)} ctx (${Math.floor((m.used * 100) / m.size)}%)`;
+  }
+  const cost = m.session && m.session.cost;
+  if (typeof cost === "number") text += ` · $${cost.toFixed(4)}`;
+  return text;
+}
+
+let meter = null; // the running turn's event/usage, until its turnEnd
+
 let busy = false;
 const placeholder = input.placeholder;
 let turn = null; // {id, el, last: {kind, el, text}}
@@ -475,6 +496,9 @@ const handlers = {
     if (m.kind === "error") errorShown = true;
     notice(m.kind ?? "plain", m.text, m.kind === "markdown");
   },
+  usage(m) {
+    meter = m; // event/usage: the turn's summary shows the context meter and the cost
+  },
   turnEnd(m) {
     if (lastUser && m.turnId !== undefined) markTurn(lastUser, m.turnId);
     lastUser = null;
@@ -491,8 +515,10 @@ const handlers = {
     if (reason) t.el.append(el("div", `stop-reason ${m.stopReason}`, text));
     if (m.usage) {
       const u = m.usage;
-      t.el.append(el("div", "usage", `${u.input_tokens ?? "?"} in · ${u.output_tokens ?? "?"} out`));
+      const cached = u.cache_read_tokens ? ` (${u.cache_read_tokens} cached)` : "";
+      t.el.append(el("div", "usage", `${u.input_tokens ?? "?"} in${cached} · ${u.output_tokens ?? "?"} out${meterText(meter)}`));
     }
+    meter = null;
     if (reason || m.usage) reveal(t.el.lastElementChild);
     turn = null;
   },

@@ -29,7 +29,7 @@ export const Method = {
   sessionEditContext: "session/editContext",
 } as const;
 
-export const Events = ["thinking", "saying", "doing", "result", "say", "mcp", "mode", "plan", "steer"] as const;
+export const Events = ["thinking", "saying", "doing", "result", "say", "mcp", "mode", "plan", "steer", "usage"] as const;
 export type EventName = (typeof Events)[number];
 
 export interface Named {

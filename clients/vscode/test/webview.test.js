@@ -101,6 +101,30 @@ test("streamed Markdown renders with code blocks, thinking collapsed", async () 
   assert.deepEqual(errors, []);
 });
 
+test("a turn's summary shows the cache's share, the context meter and the session's cost", async () => {
+  const { page, post, errors } = await open();
+  await post(
+    { type: "user", text: "hi" },
+    { type: "saying", turnId: 1, text: "ok" },
+    { type: "usage", turnId: 1, used: 15, size: 1000, cost: 0.0108, session: { cost: 0.0216 } },
+    {
+      type: "turnEnd",
+      turnId: 1,
+      reply: "ok",
+      stopReason: "end_turn",
+      usage: { input_tokens: 12, output_tokens: 3, cache_read_tokens: 8 },
+    },
+    { type: "user", text: "again" },
+    { type: "turnEnd", turnId: 2, reply: "ok", stopReason: "end_turn", usage: { input_tokens: 1, output_tokens: 1 } },
+  );
+  await page.waitForSelector(".turn:last-child .usage");
+  assert.deepEqual(await page.$$eval(".usage", (nodes) => nodes.map((n) => n.textContent)), [
+    "12 in (8 cached) · 3 out · 15/1.0k ctx (1%) · $0.0216",
+    "1 in · 1 out", // no event/usage came for it: no meter
+  ]);
+  assert.deepEqual(errors, []);
+});
+
 test("HTML in replies is shown as text and nothing remote loads", async () => {
   const { page, post, requests, errors } = await open();
   await post({

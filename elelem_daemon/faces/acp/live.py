@@ -252,7 +252,8 @@ class AcpLive(Live):
                 return
             size = done.result()
             if size is not None and self.session.provider is provider:
-                self.update(updates.usage_update(used, size))
+                cost = self.session.usage.report()["session"]["cost"]
+                self.update(updates.usage_update(used, size, cost))
 
         if window.done():
             send(window)

@@ -185,16 +185,28 @@ def tool_result(
 
 
 def usage(counts: dict[str, int]) -> dict[str, int] | None:
-    """The turn's token counts as the (unstable) `PromptResponse.usage`; None if unknown."""
+    """The turn's token counts as `PromptResponse.usage` (with the cache's share when
+    the provider said it); None if unknown."""
     if "input_tokens" not in counts and "output_tokens" not in counts:
         return None
     read, wrote = counts.get("input_tokens", 0), counts.get("output_tokens", 0)
-    return {"inputTokens": read, "outputTokens": wrote, "totalTokens": read + wrote}
+    answer = {"inputTokens": read, "outputTokens": wrote, "totalTokens": read + wrote}
+    for ours, theirs in (
+        ("cache_read_tokens", "cachedReadTokens"),
+        ("cache_write_tokens", "cachedWriteTokens"),
+    ):
+        if ours in counts:
+            answer[theirs] = counts[ours]
+    return answer
 
 
-def usage_update(used: int, size: int) -> dict[str, Any]:
-    """How full the model's context is: `used` of `size` tokens (ACP's `usage_update`)."""
-    return {"sessionUpdate": "usage_update", "used": max(used, 0), "size": size}
+def usage_update(used: int, size: int, cost: float | None = None) -> dict[str, Any]:
+    """How full the model's context is: `used` of `size` tokens, and the session's
+    cost so far when its price is known (ACP's `usage_update`; turns/usage.py)."""
+    update: dict[str, Any] = {"sessionUpdate": "usage_update", "used": max(used, 0), "size": size}
+    if cost is not None:
+        update["cost"] = {"amount": cost, "currency": "USD"}
+    return update
 
 
 # -- questions (editor.py's AcpInput): the title says what, to which files, which choices --

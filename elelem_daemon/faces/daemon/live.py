@@ -1,7 +1,7 @@
 """DaemonLive: one session open in the daemon face, and what the face keeps beside it:
 the Events that number its turns' notifications, the Asker that sends its questions,
 the watch on its MCP servers (servers.py) and, once the client sends one, the
-editor's state (context/editor_state.py, in the system prompt only). `introduce` and
+editor's state (context/editor_state.py, a note ahead of the turn's prompt). `introduce` and
 `describe` are the shapes protocol.md gives a session.
 """
 
@@ -30,6 +30,7 @@ class DaemonLive(Live):
         self.asker = asker
         self.servers = servers.Watch(session, events, asker)
         self.editor: EditorState | None = None
+        self.counted = 0  # the meter's turns already told (event/usage)
         steered = lambda text: events.notice("event/steer", {"text": text})  # noqa: E731
         session.agent.steering.listeners.append(steered)
         session.modes.listeners.append(self.mode_changed)
@@ -48,12 +49,18 @@ class DaemonLive(Live):
 
     def ended(self) -> None:
         self.events.flush()  # held deltas belong to this turn, before its response
+        meter = self.session.usage
+        if meter.turns != self.counted:  # a turn ran (a command's /compact too)
+            self.counted = meter.turns
+            if meter.reported:  # its provider said what it used (the stub says nothing)
+                self.events.notice("event/usage", meter.report())
         self.events.turn_id = None
         self.servers.hook()  # a /reload may have given the session its first servers
 
     def editor_state(self, params: dict[str, Any]) -> None:
-        """An `editor/state`: the system prompt says it from the next fetch on (never the
-        conversation). A malformed one raises AttachmentError and changes nothing."""
+        """An `editor/state`: the next turn's prompt carries it as a note (transcript.py;
+        never the system prompt, the conversation or the store). A malformed one raises
+        AttachmentError and changes nothing."""
         if self.editor is None:
             from ...context.editor_state import EditorState
 

@@ -1,63 +1,59 @@
-"""Protocol: JSON-RPC 2.0 on stdin/stdout, built on pygls's JSON-RPC engine (lean.py loads it).
+"""Protocol: JSON-RPC 2.0 on stdin/stdout, on pygls's JSON-RPC engine, through its public API.
 
-pygls runs the handlers (tasks, `$/cancelRequest`, server-to-client requests); this
-module adds what a daemon facing editors needs on top:
+pygls runs the handlers (one task per request), sends their answers and our own
+requests (`send_request`) and matches the client's answers to them. This module adds
+what a daemon facing editors needs, through pygls's documented hooks only (the
+converter, the writer, `handle_message`, `structure_message`, `msg_id`, `notify`,
+`report_server_error`):
 - a strict entry (`ElelemProtocol.receive`) for each frame our own reader cuts
   (`framing.FrameReader`, fed by a thread reading fd 0; wiring.py hands the frames
   over), so a bad header, a truncated body, bad JSON or a non-object gets an error
   response and the next good request is still answered (pygls' reader only logs them);
+- the running requests (`running`) and our own pending questions (`asked`), kept here:
+  `$/cancelRequest` cancels a running handler's task, an id in use is refused, and an
+  answer to a question we gave up on is dropped;
 - params that stay plain dicts (toolchain.md §3) and are checked by the handlers;
-- a `Large` result (`session/load`'s) is encoded in a thread, in pieces, into the
-  place in the output it had when its handler returned (spliced.py, `Stdout.reserve`);
-- every error carries `data.kind`; an ElelemError's code comes from the one table
-  (`jsonrpc.errors.CODES`).
+- every message's shape (the converter's hooks, `converter_factory`): key order, no NaN
+  or Infinity (`jsonsafe.cleaned`), and every error with `data.kind` (an ElelemError's
+  code from the one table, `jsonrpc.errors.CODES`);
+- the frame's header: Content-Length alone (`Framed`; pygls adds a Content-Type).
 Putting it between the reader, the daemon and stdout, and the exit, are wiring.py's.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
-from collections.abc import Callable
-from concurrent.futures import Future
+from collections import OrderedDict
 from json.encoder import encode_basestring_ascii as escape_ascii  # C, as the encoder uses
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+from pygls.exceptions import JsonRpcException
+from pygls.protocol import JsonRPCProtocol, default_converter
+from pygls.protocol.json_rpc import (
+    JsonRPCNotification,
+    JsonRPCRequestMessage,
+    JsonRPCResponseMessage,
+)
+from pygls.server import JsonRPCServer
 
 from ...base.errors import ElelemError
-from ...base.jsonsafe import loads
+from ...base.jsonsafe import cleaned, loads, problem
 from ...jsonrpc.errors import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
     KINDS,
     PARSE_ERROR,
     REQUEST_CANCELLED,
+    rpc_error,
 )
 from ...jsonrpc.shapes import is_id, shape_problem
-from .early import error_message, failure
-from .encoding import compact_encoder, plain_encoder
-from .lean import load
-from .spliced import Large, Raw, frame_chunks
-from .stdio import Stdout
-
-ENGINE = load()  # pygls's JSON-RPC modules, without lsprotocol (lean.py)
-if TYPE_CHECKING:
-    from pygls.exceptions import JsonRpcException
-    from pygls.protocol.json_rpc import (
-        JsonRPCNotification,
-        JsonRPCProtocol,
-        JsonRPCRequestMessage,
-        JsonRPCResponseMessage,
-    )
-    from pygls.server import JsonRPCServer
-else:
-    JsonRpcException = ENGINE.exceptions.JsonRpcException
-    JsonRPCNotification = ENGINE.json_rpc.JsonRPCNotification
-    JsonRPCProtocol = ENGINE.json_rpc.JsonRPCProtocol
-    JsonRPCRequestMessage = ENGINE.json_rpc.JsonRPCRequestMessage
-    JsonRPCResponseMessage = ENGINE.json_rpc.JsonRPCResponseMessage
-    JsonRPCServer = ENGINE.server.JsonRPCServer
 
 log = logging.getLogger(__name__)
+MAX_MESSAGE = 1000  # error messages are cut here (a 1 MB method name stays out of the reply)
+ABANDONED = 1024  # ids of questions given up on, remembered to drop their late answers
+CANCELLING = "cancelling"  # `running`'s mark of a request cancelled before its task ran
 
 
 class Params(dict):  # type: ignore[type-arg]
@@ -70,6 +66,37 @@ class Params(dict):  # type: ignore[type-arg]
             raise AttributeError(key) from None
 
 
+class Failure(JsonRpcException):
+    """A handler's failure as the error response protocol.md gives it: pygls sends it."""
+
+    def __init__(self, code: int, message: str, kind: str, data: dict[str, Any] | None = None):
+        super().__init__(message=message, code=code, data={"kind": kind, **(data or {})})
+
+
+def failure(exc: BaseException) -> Failure:
+    """A handler's exception as its Failure: an ElelemError's from the one table,
+    anything else an internal error (logged by the caller)."""
+    if isinstance(exc, ElelemError):
+        error = rpc_error(exc)
+        return Failure(error.code, error.message, exc.kind, exc.data)
+    return Failure(INTERNAL_ERROR, f"internal error: {type(exc).__name__}: {exc}", "internal_error")
+
+
+def error_message(
+    msg_id: Any, code: int, message: str, kind: str, data: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """An error response: `data.kind` always, the message cut at MAX_MESSAGE."""
+    if len(message) > MAX_MESSAGE:
+        message = f"{message[:MAX_MESSAGE]}..."
+    error = {"code": code, "message": message, "data": {"kind": kind, **(data or {})}}
+    return {"jsonrpc": "2.0", "id": msg_id, "error": error}
+
+
+def plain(value: Any) -> Any:
+    """`value`, or a copy without NaN, Infinity or nesting past the bound (jsonsafe)."""
+    return value if problem(value) is None else cleaned(value)
+
+
 def _with_dict_params(obj: dict[str, Any], cls: type) -> Any:
     params = obj.get("params")
     fields = {
@@ -80,15 +107,67 @@ def _with_dict_params(obj: dict[str, Any], cls: type) -> Any:
     return cls(id=obj["id"], **fields) if "id" in obj else cls(**fields)
 
 
+def _error(message: Any) -> dict[str, Any]:
+    """An error response (pygls's, from a handler's Failure or its own), as protocol.md
+    shapes it: `data.kind` (the code's kind unless given), no traceback, the message cut."""
+    error = message.error
+    data = error.data if isinstance(error.data, dict) else {}
+    data = {key: value for key, value in data.items() if key != "traceback"}
+    kind = data.pop("kind", None) or KINDS.get(error.code, "error")
+    return plain(error_message(message.id, error.code, error.message, kind, data))
+
+
 def converter_factory() -> Any:
-    converter = ENGINE.converter()
+    """lsprotocol's converter (pygls's default) with the shapes of our messages."""
+    from lsprotocol.types import ResponseErrorMessage
+
+    converter = default_converter()
     converter.register_structure_hook(JsonRPCRequestMessage, _with_dict_params)
     converter.register_structure_hook(JsonRPCNotification, _with_dict_params)
     converter.register_structure_hook(
         JsonRPCResponseMessage,
         lambda obj, cls: cls(id=obj["id"], jsonrpc="2.0", result=obj.get("result")),
     )
+    converter.register_unstructure_hook(
+        JsonRPCResponseMessage,
+        lambda m: {"jsonrpc": "2.0", "id": m.id, "result": plain(m.result)},
+    )
+    converter.register_unstructure_hook(
+        JsonRPCNotification,
+        lambda m: {"jsonrpc": "2.0", "method": m.method, "params": plain(m.params)},
+    )
+    converter.register_unstructure_hook(
+        JsonRPCRequestMessage,
+        lambda m: {"id": m.id, "method": m.method, "jsonrpc": "2.0", "params": plain(m.params)},
+    )
+    converter.register_unstructure_hook(ResponseErrorMessage, _error)
     return converter
+
+
+class Framed:
+    """The writer pygls gets: each message's body framed with Content-Length alone."""
+
+    def __init__(self, out: Any) -> None:
+        self.out = out
+
+    def write(self, body: bytes) -> None:
+        self.out.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+
+
+class Handled(logging.Filter):
+    """pygls logs a handler's failure with its traceback, and every body it sends (at
+    info): a Failure is an answer, not a bug, and a body can be 100 MB."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info and isinstance(record.exc_info[1], Failure):
+            return False
+        return not str(record.msg).startswith("Sending data")
+
+
+class ElelemServer(JsonRPCServer):
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        if not isinstance(error, Failure):  # an answered failure is no server error
+            log.error("%s", error)
 
 
 class ElelemProtocol(JsonRPCProtocol):
@@ -101,8 +180,17 @@ class ElelemProtocol(JsonRPCProtocol):
     requests: frozenset[str] = frozenset()  # set by `wiring.register`
     notices: frozenset[str] = frozenset()
 
-    _encode: Callable[[Any], str] | None = None
-    _plain: Callable[[Any], str] | None = None
+    def __init__(self, server: Any, converter: Any) -> None:
+        super().__init__(server, converter)
+        # a client's request id -> its handler's task (None until it runs)
+        self.running: dict[Any, asyncio.Task[Any] | str | None] = {}
+        self.asked: set[str] = set()  # our questions' ids, waiting for their answers
+        self.abandoned: OrderedDict[str, None] = OrderedDict()
+        self.heads: dict[str, tuple[dict[str, Any], str]] = {}
+
+    def set_writer(self, writer: Any, include_headers: bool = False) -> None:
+        """The frame's header is `Framed`'s: pygls writes the body alone."""
+        super().set_writer(writer, include_headers)
 
     def receive(self, body: bytes) -> bool:
         """Handle one frame's body; False if it was not JSON (the caller may resync)."""
@@ -132,7 +220,12 @@ class ElelemProtocol(JsonRPCProtocol):
                     msg_id, INVALID_REQUEST, f"invalid request: {problem}", "invalid_request"
                 )
             return True
-        if "method" in obj and msg_id is not None and msg_id in self._request_futures:
+        if "method" not in obj:  # an answer to one of our questions
+            if msg_id in self.abandoned:
+                del self.abandoned[msg_id]  # type: ignore[arg-type]
+                log.info("an answer to %r, a question given up on: dropped", msg_id)
+                return True
+        elif msg_id is not None and (msg_id in self.running or msg_id in self.asked):
             self.send_error(
                 msg_id,
                 INVALID_REQUEST,
@@ -154,145 +247,107 @@ class ElelemProtocol(JsonRPCProtocol):
             return True
         if method == "$/cancelRequest" and msg_id is None:
             params = obj.get("params")
-            target = params.get("id") if isinstance(params, dict) else None
-            running = self._request_futures.get(target) if is_id(target) else None  # type: ignore[arg-type]
-            if isinstance(running, asyncio.Future):  # a handler, not one of our own requests
-                self._handle_cancel_notification(target)
-            else:
-                log.info("$/cancelRequest for no running request: %r", params)
+            self.cancel(params.get("id") if isinstance(params, dict) else None)
             return True
+        tracked = method in self.requests and msg_id is not None
+        if tracked:
+            self.running[msg_id] = None  # its handler's task takes the place when it runs
         try:
             self.handle_message(self.structure_message(obj))
         except Exception:  # a bug: answer it if it was a request, and keep going
             log.exception("could not handle %s", obj.get("method", "a response"))
+            if tracked:
+                self.running.pop(msg_id, None)
             if "method" in obj and msg_id is not None:
                 self.send_error(msg_id, INTERNAL_ERROR, "internal error", "internal_error")
         return True
+
+    def cancel(self, target: Any) -> None:
+        """`$/cancelRequest`: cancel the handler of a running request."""
+        if not is_id(target) or target not in self.running:
+            log.info("$/cancelRequest for no running request: %r", target)
+            return
+        task = self.running[target]
+        if isinstance(task, asyncio.Task):
+            task.cancel()
+        else:  # its task has not run yet: it stops as it starts
+            self.running[target] = CANCELLING
+
+    async def serve(self, msg_id: Any, handler: Any) -> Any:
+        """Run a request's handler (`wiring.register`'s, in the task pygls made): its
+        failure becomes the error protocol.md says, a cancel included."""
+        if self.running.get(msg_id) == CANCELLING:
+            self.running.pop(msg_id, None)
+            raise cancelled(msg_id)
+        self.running[msg_id] = asyncio.current_task()
+        try:
+            return await handler()
+        except asyncio.CancelledError:
+            raise cancelled(msg_id) from None
+        except JsonRpcException:
+            raise
+        except Exception as exc:
+            if not isinstance(exc, ElelemError):
+                log.error("request %r failed", msg_id, exc_info=exc)
+            raise failure(exc) from None
+        finally:
+            self.running.pop(msg_id, None)
+
+    async def ask(self, method: str, params: Any, msg_id: str) -> Any:
+        """Our question to the client (pygls's `send_request`); cancelled, the client is
+        told (`$/cancelRequest`) and a late answer is dropped (`receive`)."""
+        self.asked.add(msg_id)
+        try:
+            return await asyncio.wrap_future(self.send_request(method, params, msg_id=msg_id))
+        except asyncio.CancelledError:  # the turn was cancelled: the question is moot
+            self.abandoned[msg_id] = None
+            while len(self.abandoned) > ABANDONED:
+                self.abandoned.popitem(last=False)
+            self.notify("$/cancelRequest", {"id": msg_id})
+            raise
+        finally:
+            self.asked.discard(msg_id)
 
     # -- sending -----------------------------------------------------------------
     def send_error(
         self, msg_id: Any, code: int, message: str, kind: str, data: dict[str, Any] | None = None
     ) -> None:
-        self._send_data(error_message(msg_id, code, message, kind, data))
-
-    def notify(self, method: str, params: Any | None = None) -> None:
-        self._send_data({"jsonrpc": "2.0", "method": method, "params": params})
-
-    _heads: dict[str, tuple[dict[str, Any], str]] | None = None
+        """An error for a frame pygls never saw (`receive` refused it)."""
+        if self.writer is not None:
+            text = json.dumps(plain(error_message(msg_id, code, message, kind, data)))
+            self.writer.write(text.encode())
 
     def notify_text(self, method: str, params: dict[str, Any], text: str) -> None:
         """`notify(method, {**params, "text": text})`, the same bytes, for a stream of
-        deltas (`event/saying`): the frame up to the text is encoded once per method, and
+        deltas (`event/saying`): the body up to the text is encoded once per method, and
         kept while the same `params` object comes (the caller does not change that dict:
         `Events` builds a new one when its session or turn changes)."""
         if self.writer is None:
             return
-        if self._heads is None:
-            self._heads = {}
-        kept = self._heads.get(method)
+        kept = self.heads.get(method)
         if kept is None or kept[0] is not params:
             if "text" in params:  # it would not be the last field: the plain path
                 self.notify(method, {**params, "text": text})
                 return
-            if self._encode is None:
-                self._encode = compact_encoder(self._serialize_message)
-            head = self._encode(
-                {"jsonrpc": "2.0", "method": method, "params": {**params, "text": ""}}
-            )
-            if len(self._heads) >= 16:  # a few methods stream: a bound, not a cache policy
-                self._heads.clear()
-            kept = self._heads[method] = (params, head[: -len('""}}')])
-        if type(text) is not str:  # a plugin's odd value: the encoder says what it is
+            try:
+                head = json.dumps(
+                    {"jsonrpc": "2.0", "method": method, "params": {**params, "text": ""}},
+                    allow_nan=False,
+                )
+            except (ValueError, TypeError, RecursionError):  # the plain path says what
+                self.notify(method, {**params, "text": text})
+                return
+            if len(self.heads) >= 16:  # a few methods stream: a bound, not a cache policy
+                self.heads.clear()
+            kept = self.heads[method] = (params, head[: -len('""}}')])
+        if type(text) is not str:  # a plugin's odd value: the plain path writes what it is
             self.notify(method, {**params, "text": text})
             return
-        body = (kept[1] + escape_ascii(text) + "}}").encode()
-        self.writer.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+        self.writer.write((kept[1] + escape_ascii(text) + "}}").encode())
 
-    def _send_data(self, data: Any) -> None:
-        """One frame, from a reused compact encoder (pygls builds one per message and
-        logs every body)."""
-        if not data or self.writer is None:
-            return
-        self.writer.write(self._frame(data))
 
-    def _frame(self, data: Any) -> bytes:
-        """ASCII JSON, so the header counts bytes and characters alike."""
-        if self._encode is None:
-            self._encode = compact_encoder(self._serialize_message)
-        body = self._encode(data).encode()
-        return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+def cancelled(msg_id: Any) -> Failure:
+    return Failure(REQUEST_CANCELLED, f"request {msg_id!r} was cancelled", "request_cancelled")
 
-    def _send_large(self, message: dict[str, Any]) -> None:
-        """A `Large` result's frame (spliced.py): its small values encoded here, its
-        lists in a thread, into the place in the output the answer has now; what the
-        daemon writes meanwhile waits behind it, so the order is the plain path's. What
-        the splice cannot write (NaN, too deep), or a bug, takes the plain path."""
-        writer, result = self.writer, message["result"]
-        if not isinstance(writer, Stdout):  # a writer with no places to keep
-            self._send_data(message)
-            return
-        if self._plain is None:
-            self._plain = plain_encoder(self._serialize_message)
-        plain = self._plain
-        try:
-            parts = {
-                key: value if key in result.apart else Raw(plain(value))
-                for key, value in result.items()
-            }
-            work = asyncio.get_running_loop().run_in_executor(
-                None, frame_chunks, {**message, "result": parts}, plain
-            )
-        except (ValueError, RecursionError, RuntimeError):  # NaN...; no loop or threads
-            self._send_data(message)
-            return
-        place = writer.reserve()
 
-        def done(work: asyncio.Future[list[bytes]]) -> None:
-            if not work.cancelled() and work.exception() is None:
-                writer.fill(place, work.result())
-                return
-            if not work.cancelled():
-                log.info("the answer to %r: the plain path (%r)", message["id"], work.exception())
-            try:
-                frame = self._frame(message)
-            except Exception:  # a bug: answer it, and keep the output going
-                log.exception("could not write the answer to %r", message["id"])
-                failed = error_message(
-                    message["id"], INTERNAL_ERROR, "internal error", "internal_error"
-                )
-                frame = self._frame(failed)
-            writer.fill(place, [frame])
-
-        work.add_done_callback(done)
-
-    def _send_response(
-        self, msg_id: Any, result: Any | None = None, error: Any | None = None
-    ) -> None:
-        if error is None:
-            message = {"jsonrpc": "2.0", "id": msg_id, "result": result}
-            if isinstance(result, Large):
-                self._send_large(message)
-            else:
-                self._send_data(message)
-            return
-        data = error.data if isinstance(error.data, dict) else {}
-        data = {key: value for key, value in data.items() if key != "traceback"}
-        kind = data.pop("kind", None) or KINDS.get(error.code, "error")
-        self.send_error(msg_id, error.code, error.message, kind, data)
-
-    def _send_handler_result(self, future: Future[Any], *, msg_id: Any) -> None:
-        self._request_futures.pop(msg_id, None)
-        if future.cancelled():
-            self.send_error(
-                msg_id, REQUEST_CANCELLED, f"request {msg_id!r} was cancelled", "request_cancelled"
-            )
-            return
-        exc = future.exception()
-        if exc is None:
-            self._send_response(msg_id, result=future.result())
-        elif isinstance(exc, JsonRpcException):
-            self._send_response(msg_id, error=exc.to_response_error())
-        else:
-            if not isinstance(exc, ElelemError):
-                log.error("request %r failed", msg_id, exc_info=exc)
-            self.send_error(msg_id, *failure(exc))
+logging.getLogger("pygls.protocol.json_rpc").addFilter(Handled())

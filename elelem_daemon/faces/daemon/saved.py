@@ -11,9 +11,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...base.errors import InvalidParams, ShuttingDown, UnknownSession
-from .spliced import Large
-
-APART = ("messages", "history")  # `messages` builds these lists anew: encoded in a thread
 
 if TYPE_CHECKING:
     from ...session import Session
@@ -55,8 +52,7 @@ async def load(daemon: Daemon, params: dict[str, Any]) -> dict[str, Any]:
     The file is read and parsed in a thread (a 60 MB session takes a while, and the
     other sessions' requests go on meanwhile); opening the session is on the loop. A
     session opened here while the file was read (a second `session/load` of it) is
-    described as open. The answer is a `Large`: the daemon face encodes its messages in
-    a thread (spliced.py)."""
+    described as open."""
     from ...session import resume
 
     session_id = params["sessionId"]
@@ -74,7 +70,7 @@ async def load(daemon: Daemon, params: dict[str, Any]) -> dict[str, Any]:
                 stored = await asyncio.to_thread(daemon.store.load, session_id)
             title = stored.title
         described = daemon.add_servers(live, params.get("mcpServers"), "session/load")
-        return Large({**described, "title": title, **messages(live.session)}, APART)
+        return {**described, "title": title, **messages(live.session)}
     assert stored is not None
     loaded = stored
     described = daemon.open(
@@ -91,7 +87,7 @@ async def load(daemon: Daemon, params: dict[str, Any]) -> dict[str, Any]:
         "session/load",
     )
     session = daemon.lives.get(described["sessionId"]).session
-    return Large({**described, "title": stored.title, **messages(session)}, APART)
+    return {**described, "title": stored.title, **messages(session)}
 
 
 def messages(session: Session) -> dict[str, Any]:

@@ -2,21 +2,16 @@
 
 stdin is read by a daemon thread (so it never holds up the exit, and a terminal's
 stdin is not made non-blocking); stdout gets one write and flush per pass of the event
-loop (a frame encoded elsewhere keeps its place in that order), and a client that went
-away stops the daemon. Reading stops while the handlers
+loop, and a client that went away stops the daemon. Reading stops while the handlers
 are behind, so memory stays bounded whatever the client sends.
 
-`serve` (`elelem daemon`) answers the editor's first requests (`initialize`,
-`session/new`) before the JSON-RPC machinery has loaded (pygls's engine, lean.py:
-attrs and cattrs; early.py); pygls then loads in a thread while the
-client reads them, and `wiring.attach` serves every later message (and any early one
-that is not plainly good, errors and all).
+`serve` (`elelem daemon`) imports the protocol (pygls, wiring.py) in a thread while the
+loop already watches for signals, then `wiring.attach` serves every message.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import itertools
 import os
 import signal
@@ -25,7 +20,7 @@ import threading
 from collections.abc import Awaitable, Callable
 from typing import Any, BinaryIO
 
-from ...jsonrpc.framing import MAX_BODY, FrameReader, encode
+from ...jsonrpc.framing import MAX_BODY, FrameReader
 from ...processes.signals import SIGNALS, on_signals
 from ...store.store import Store
 from .daemon import Daemon
@@ -37,32 +32,18 @@ PIPE_SIZE = 1 << 20  # bytes the pipe to the client holds (`widen`)
 IOV_MAX = 1024  # pieces per writev (POSIX's least IOV_MAX is 16; Linux and macOS: 1024)
 
 
-class Place:
-    """A frame's place in the output, held while the frame is encoded elsewhere (a large
-    answer, encoded in a thread: protocol.py, spliced.py)."""
-
-    __slots__ = ("chunks",)
-
-    def __init__(self) -> None:
-        self.chunks: list[bytes] | None = None
-
-
 class Stdout:
     """The writer. Frames written in one pass of the event loop go out together, in one
     write and flush when the pass ends: a burst of deltas costs one system call, a lone
-    frame waits for nothing. A frame given a `Place` (`reserve`) goes out in that place:
-    what is written after it waits until it is filled (`fill`), so the order is the
-    order of the calls. A frame given in many pieces is written with writev, not joined
+    frame waits for nothing. Many frames at once are written with writev, not joined
     first. A lost client stops the daemon."""
 
     def __init__(self, stream: BinaryIO, lost: Callable[[], None]) -> None:
         self.stream = stream
         self.lost = lost
         self.broken = False
-        self._pending: list[bytes | Place] = []
+        self._pending: list[bytes] = []
         self._scheduled = False
-        self._places = 0  # reserved, not filled yet
-        self._filled: asyncio.Event | None = None
 
     def write(self, data: bytes) -> None:
         if self.broken:
@@ -75,52 +56,15 @@ class Stdout:
                 return
         self._pending.append(data)
 
-    def reserve(self) -> Place:
-        """A place for a frame, here in the order; on the loop's thread only."""
-        place = Place()
-        if not self.broken:
-            self._places += 1
-            self._pending.append(place)
-        return place
-
-    def fill(self, place: Place, chunks: list[bytes]) -> None:
-        """The frame of `place`, in pieces; it and what waited behind it go out."""
-        if place.chunks is not None or place not in self._pending:
-            return
-        place.chunks = chunks
-        self._places -= 1
-        if not self._places and self._filled is not None:
-            self._filled.set()
-        self._schedule()
-
-    async def filled(self, timeout: float) -> None:
-        """Wait, at most `timeout` seconds, until every reserved place is filled."""
-        if self._places:
-            self._filled = self._filled or asyncio.Event()
-            self._filled.clear()
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(timeout):  # never wait_for (tests/faults)
-                    await self._filled.wait()
-
     def _schedule(self) -> None:
         if not self._scheduled:
             asyncio.get_running_loop().call_soon(self.flush)
             self._scheduled = True
 
     def flush(self) -> None:
-        """Write what is pending, up to the first place not filled yet."""
+        """Write what is pending."""
         self._scheduled = False
-        ready: list[bytes] = []
-        done = 0
-        for item in self._pending:
-            if isinstance(item, Place):
-                if item.chunks is None:
-                    break
-                ready.extend(item.chunks)
-            else:
-                ready.append(item)
-            done += 1
-        del self._pending[:done]
+        ready, self._pending = self._pending, []
         if ready:
             self._emit(ready)
 
@@ -136,9 +80,6 @@ class Stdout:
         except (OSError, ValueError):
             self.broken = True
             self._pending.clear()
-            self._places = 0
-            if self._filled is not None:
-                self._filled.set()
             self.lost()
 
     def _fileno(self) -> int | None:
@@ -165,41 +106,23 @@ def writev(fd: int, chunks: list[bytes]) -> None:
 
 
 class StdioPeer:
-    """The `events.Peer` the daemon talks through; `wiring.attach` sets `protocol`.
-    Before that (early.py), notifications go straight to `writer`, and a request waits
-    for the protocol."""
+    """The `events.Peer` the daemon talks through; `wiring.attach` sets `protocol`
+    before any message is read."""
 
     def __init__(self, stopped: asyncio.Future[int], protocol: Any = None) -> None:
         self.protocol = protocol
         self.stopped = stopped
-        self.writer: Stdout | None = None
-        self.attached = asyncio.Event()
         self._ids = itertools.count(1)
 
     def notify(self, method: str, params: dict[str, Any]) -> None:
-        if self.protocol is None and self.writer is not None:
-            self.writer.write(encode({"jsonrpc": "2.0", "method": method, "params": params}))
-            return
         self.protocol.notify(method, params)
 
     def notify_text(self, method: str, params: dict[str, Any], text: str) -> None:
         """`notify(method, {**params, "text": text})`: a delta (protocol.notify_text)."""
-        if self.protocol is None:
-            self.notify(method, {**params, "text": text})
-            return
         self.protocol.notify_text(method, params, text)
 
     async def request(self, method: str, params: dict[str, Any]) -> Any:
-        if self.protocol is None:
-            await self.attached.wait()
-        msg_id = f"elelem-{next(self._ids)}"
-        future = self.protocol.send_request(method, params, msg_id=msg_id)
-        try:
-            return await asyncio.wrap_future(future)
-        except asyncio.CancelledError:  # the turn was cancelled: the question is moot
-            self.protocol._request_futures.pop(msg_id, None)
-            self.protocol.notify("$/cancelRequest", {"id": msg_id})
-            raise
+        return await self.protocol.ask(method, params, f"elelem-{next(self._ids)}")
 
     def stop(self, code: int) -> None:
         if not self.stopped.done():
@@ -275,22 +198,26 @@ async def run(
     peer = StdioPeer(stopped)
     writer = Stdout(stdout or sys.stdout.buffer, lambda: peer.stop(0))
     daemon = Daemon(peer, provider, model, max_frame, store=store)
-    peer.writer = writer
     # from the start: a signal before the first message ends it too (128 + N, as every face)
     on_signals(peer.stop, (*SIGNALS, signal.SIGINT))
     reader = FrameReader(stdin_chunks(stdin), max_frame)
-    from .early import answer  # the first requests, while pygls loads
-
-    handover = await answer(reader, daemon, writer, stopped)
-    if handover is None:  # EOF or `exit` before pygls was needed
-        peer.stop(0)
+    loading = asyncio.ensure_future(asyncio.to_thread(protocol))  # the loop watches meanwhile
+    waits: set[asyncio.Future[Any]] = {loading, stopped}
+    await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+    if stopped.done():  # a signal while pygls loaded
         code = await stopped
         await daemon.close()
         writer.flush()
         return code
-    loading, first = handover
-    attach = await loading
-    return await attach(daemon, peer, writer, reader, first)
+    attach = loading.result()
+    return await attach(daemon, peer, writer, reader)
+
+
+def protocol() -> Callable[..., Awaitable[int]]:
+    """Import the protocol (pygls); `wiring.attach`."""
+    from .wiring import attach
+
+    return attach
 
 
 def serve(

@@ -219,7 +219,7 @@ async def ask_once(session: Session, prompt: str, print_reply: bool, interrupts:
         await mcp.first_turn(session.output.say)
         if any(s["state"] == "needs-auth" for s in mcp.status()["servers"]):
             await wait_for_servers(mcp, mcp.start_timeout)  # its URL was printed
-    live = Live(session)
+    live = Live(session, measured=False)  # no context meter to show: no window lookup
 
     def cancel() -> bool:
         live.cancel()

@@ -27,6 +27,7 @@ from prompt_toolkit.history import History, InMemoryHistory
 from prompt_toolkit.key_binding import KeyBindings
 
 from ...commands import Commands
+from ...turns.usage import status
 from .history import ProjectHistory
 from .interrupt import WINDOW, Interrupts
 from .visible import visible_line
@@ -60,12 +61,9 @@ class CommandCompleter(Completer):
 
 
 def status_text(session: Session, mode: str | None = None) -> str:
-    """`provider · model · 530 in, 9 out · 4 messages` (then the mode, when set)."""
-    parts = [session.provider_name, str(session.model or "default")]
-    last = session.last_turn
-    if last is not None and last.usage:
-        usage = last.usage
-        parts.append(f"{usage.get('input_tokens', 0)} in, {usage.get('output_tokens', 0)} out")
+    """`provider · model · 12.3k/200k ctx (6%) · 530 in (480 cached), 9 out · $0.0123 ·
+    4 messages` (then the mode, when set): turns/usage.py says the middle."""
+    parts = [session.provider_name, str(session.model or "default"), *status(session.usage)]
     count = len(session.conversation)
     parts.append(f"{count} message{'' if count == 1 else 's'}")
     if mode:

@@ -386,7 +386,29 @@ def test_the_status_line_counts_the_last_turn_s_tokens(open_terminal):
         )
     )
     terminal.wait(lambda: "12 in, 3 out" in terminal.lines()[-1], 10, "the tokens")
-    assert terminal.lines()[-1].strip() == "stub · stub · 12 in, 3 out · 2 messages"
+    assert terminal.lines()[-1].strip() == "stub · stub · 15/? ctx · 12 in, 3 out · 2 messages"
+
+
+def test_the_status_line_shows_the_context_the_cache_and_the_cost_and_cost_sums_them(
+    open_terminal, home
+):
+    config = home / ".config" / "elelem"
+    config.mkdir(parents=True, exist_ok=True)
+    prices = "[prices.stub]\ninput = 1000\noutput = 2000\ncache_read = 100\n"
+    (config / "config.toml").write_text(prices)
+    terminal = open_terminal(env={"ELELEM_CONTEXT_WINDOW": "1000"})
+    usage = {"type": "usage", "input_tokens": 12, "output_tokens": 3, "cache_read_tokens": 8}
+    terminal.line(events({"type": "saying", "text": "ok"}, usage))
+    terminal.wait(lambda: "$" in terminal.lines()[-1], 10, "the cost")
+    assert terminal.lines()[-1].strip() == (  # 4 x 1000 + 8 x 100 + 3 x 2000 per million
+        "stub · stub · 15/1.0k ctx (1%) · 12 in (8 cached), 3 out · $0.0108 · 2 messages"
+    )
+    terminal.line(events({"type": "saying", "text": "ok"}, usage))
+    terminal.wait(lambda: "$0.0216" in terminal.lines()[-1], 10, "the session's cost")
+    terminal.line("/cost")
+    terminal.wait_for("  cost: $0.0216 (estimated)")
+    assert "  input: 24 tokens (16 read from the cache)" in terminal.lines()
+    assert "  context: 15 tokens of 1,000 (1%)" in terminal.lines()
 
 
 def test_a_reply_cut_off_by_the_token_limit_says_so(open_terminal):

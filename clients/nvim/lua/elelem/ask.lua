@@ -67,12 +67,24 @@ local function prompt_of(params)
 end
 M.prompt = prompt_of
 
---- Asks through `vim.ui` and calls `done(answer)` (nil when dismissed).
+--- Asks in the chat (`questions = "chat"`) or through `vim.ui`,
+--- and calls `done(answer)` (nil when dismissed). Returns the chat question, if it is one.
 ---@param params table
 ---@param done fun(answer: string?)
+---@return elelem.ChatQuestion?
 function M.show(params, done)
-  local prompt = prompt_of(params)
   local options = params.options
+  local chatask = require("elelem.chatask")
+  local s = params.sessionId and require("elelem.session").find(params.sessionId)
+  if s and chatask.enabled() then
+    local shown = vim.deepcopy(params) -- its diff is in the chat already
+    if type(shown.tool) == "table" then
+      shown.tool.diff = nil
+    end
+    local strings = type(options) == "table" and vim.tbl_map(tostring, options) or {}
+    return chatask.question(s, params, prompt_of(shown), strings, done)
+  end
+  local prompt = prompt_of(params)
   if type(options) == "table" and #options > 0 then
     vim.ui.select(options, { prompt = prompt, kind = "elelem." .. (params.kind or "question") }, function(choice)
       done(choice)
@@ -120,13 +132,14 @@ function M.answer(params, request_id)
   local co, main = coroutine.running()
   local answered, answer, yielded = false, nil, false
   local id = params.sessionId
-  local finish
+  local finish, asked
   finish = function(text, dismissed)
     if answered then
       return
     end
     answered, answer = true, text
     requests.forget(request_id)
+    require("elelem.chatask").close(asked) -- its answer lines no longer act
     if dismissed then
       close_prompt()
     end
@@ -153,7 +166,7 @@ function M.answer(params, request_id)
   -- The built-in vim.ui.select blocks in inputlist() before the screen is painted again:
   -- paint what the question is about (the tool line, the diff) first.
   pcall(vim.cmd.redraw)
-  M.show(params, function(text)
+  asked = M.show(params, function(text)
     finish(text)
   end)
   if not answered then

@@ -12,6 +12,7 @@ local api = vim.api
 local ns = api.nvim_create_namespace("elelem.chat")
 local ns_think = api.nvim_create_namespace("elelem.thinking")
 local ns_tool = api.nvim_create_namespace("elelem.tools")
+local ns_sticky = api.nvim_create_namespace("elelem.sticky")
 
 ---@class elelem.Chat
 ---@field name string
@@ -73,11 +74,25 @@ function Chat:write(fn)
   local ok, err = pcall(fn, buf)
   vim.bo[buf].modifiable = false
   local count = api.nvim_buf_line_count(buf)
+  local width = #(api.nvim_buf_get_lines(buf, count - 1, count, false)[1] or "")
   for _, win in ipairs(follow) do
-    pcall(api.nvim_win_set_cursor, win, { count, 0 })
+    -- the end of the last line: a paragraph taller than the window shows where it goes on
+    pcall(api.nvim_win_set_cursor, win, { count, width })
   end
   if not ok then
     error(err, 0)
+  end
+end
+
+--- Puts every window of the chat at its end again: they follow what is written from now on.
+function Chat:follow()
+  if not (self.buf and api.nvim_buf_is_valid(self.buf)) then
+    return
+  end
+  local count = api.nvim_buf_line_count(self.buf)
+  local width = #(api.nvim_buf_get_lines(self.buf, count - 1, count, false)[1] or "")
+  for _, win in ipairs(vim.fn.win_findbuf(self.buf)) do
+    pcall(api.nvim_win_set_cursor, win, { count, width })
   end
 end
 
@@ -277,6 +292,37 @@ function Chat:diff(diff)
   self.previewed = true
 end
 
+--- 12345 as `12.3k`.
+---@param n number
+local function short(n)
+  if n >= 1000000 then
+    return ("%.1fM"):format(n / 1000000)
+  elseif n >= 1000 then
+    return ("%.1fk"):format(n / 1000)
+  end
+  return tostring(n)
+end
+
+--- The context meter and the session's cost from the turn's `event/usage`, if it came:
+--- ` · 15/1.0k ctx (1%) · $0.0108`.
+---@param meter table?
+---@return string
+local function meter_text(meter)
+  if type(meter) ~= "table" then
+    return ""
+  end
+  local text = ""
+  local used, size = tonumber(meter.used), tonumber(meter.size)
+  if used and size and size > 0 then
+    text = (" · %s/%s ctx (%d%%)"):format(short(used), short(size), math.floor(used * 100 / size))
+  end
+  local cost = type(meter.session) == "table" and tonumber(meter.session.cost)
+  if cost then
+    text = text .. (" · $%.4f"):format(cost)
+  end
+  return text
+end
+
 --- Ends the turn: what the stream did not show, and a dim summary beside the heading.
 ---@param result {reply: string?, stopReason: string?, usage: table?}
 function Chat:finish(result)
@@ -298,15 +344,18 @@ function Chat:finish(result)
   local summary = reason
   local usage = result.usage
   if type(usage) == "table" and usage.input_tokens then
-    summary = ("%s · %s in · %s out"):format(reason, usage.input_tokens, usage.output_tokens or 0)
+    local cached = tonumber(usage.cache_read_tokens) or 0
+    local input = cached > 0 and ("%s in (%s cached)"):format(usage.input_tokens, cached) or (usage.input_tokens .. " in")
+    summary = ("%s · %s · %s out"):format(reason, input, usage.output_tokens or 0)
   end
+  summary = summary .. meter_text(self.meter)
   if self.header then
     local row = api.nvim_buf_get_extmark_by_id(self:buffer(), ns, self.header, {})[1]
     if row then
       api.nvim_buf_set_extmark(self:buffer(), ns, row, 0, { virt_text = { { "  " .. summary, "ElelemDim" } } })
     end
   end
-  self.header, self.mode, self.listed, self.errors = nil, nil, false, {}
+  self.header, self.mode, self.listed, self.errors, self.meter = nil, nil, false, {}, nil
 end
 
 local PLAN_MARKS = { pending = "[ ]", in_progress = "[~]", completed = "[x]" }
@@ -355,6 +404,32 @@ function Chat:say(params)
   self:lines(split(text), hl)
 end
 
+--- A line kept by `key` (an MCP server's state): written once, then replaced in place,
+--- so a state that keeps changing is one line, never a line per change.
+---@param key string
+---@param text string
+---@param hl string?
+function Chat:sticky(key, text, hl)
+  self.stickies = self.stickies or {}
+  text = text:gsub("[\r\n]", " ")
+  local buf = self:buffer()
+  local marks = self.stickies[key]
+  local at = marks and api.nvim_buf_get_extmark_by_id(buf, ns_sticky, marks.pos, {})
+  if at and at[1] then
+    local old = api.nvim_buf_get_lines(buf, at[1], at[1] + 1, false)[1] or ""
+    self:write(function()
+      api.nvim_buf_set_text(buf, at[1], 0, at[1], #old, { text })
+      api.nvim_buf_set_extmark(buf, ns_sticky, at[1], 0, { id = marks.hl, end_col = #text, hl_group = hl or "ElelemDim" })
+    end)
+    return
+  end
+  local row = self:lines({ text })
+  self.stickies[key] = {
+    pos = api.nvim_buf_set_extmark(buf, ns_sticky, row, 0, {}),
+    hl = api.nvim_buf_set_extmark(buf, ns_sticky, row, 0, { end_col = #text, hl_group = hl or "ElelemDim" }),
+  }
+end
+
 --- A line that is not part of the conversation (errors of the client, notices).
 ---@param text string
 ---@param hl string?
@@ -387,8 +462,10 @@ end
 --- calls between them, each drawn as it was live, its diff and failure included; a daemon
 --- without `history` gives `messages`, redrawn without the tool calls).
 ---@param entries {type: string?, role: string?, content: string?, id: string?, name: string?, arguments: table?, ok: boolean?, result: table?}[]
+---@return boolean plans a plan was drawn (a `todo` call's), so the last one needs no redraw
 function Chat:history(entries)
   local open = false -- a `## elelem` reply is open: tool calls and text go under it
+  local plans = false
   for _, entry in ipairs(entries) do
     if entry.type == "tool" then
       if not open then
@@ -397,6 +474,11 @@ function Chat:history(entries)
       end
       self:doing(entry)
       self:result(entry)
+      local args = type(entry.arguments) == "table" and entry.arguments or {}
+      if entry.name == "todo" and entry.ok and type(args.todos) == "table" then
+        self:plan(args.todos) -- where it was shown live, updated in place within its turn
+        plans = true
+      end
     elseif entry.role == "user" then
       if open then
         self:finish({ stopReason = "end_turn", reply = "" })
@@ -415,6 +497,7 @@ function Chat:history(entries)
   if open then
     self:finish({ stopReason = "end_turn", reply = "" })
   end
+  return plans
 end
 
 --- Empties the buffer (a new session).
@@ -424,7 +507,8 @@ function Chat:clear()
   self:write(function()
     api.nvim_buf_set_lines(buf, 0, -1, false, {})
   end)
-  for _, space in ipairs({ ns, ns_think, ns_tool }) do
+  self.stickies = {}
+  for _, space in ipairs({ ns, ns_think, ns_tool, ns_sticky }) do
     api.nvim_buf_clear_namespace(buf, space, 0, -1)
   end
   thinking.track(buf)

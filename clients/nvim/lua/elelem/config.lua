@@ -22,6 +22,7 @@ M.defaults = {
   },
   mcpServers = nil,
   editor_state = false,
+  questions = "chat", -- "chat": questions and hunks in the chat buffer; "select": vim.ui.select / vim.ui.input
 }
 
 ---@type elelem.Config
@@ -80,6 +81,7 @@ local function validate(o)
   end
   check("mcpServers", o.mcpServers == nil or type(o.mcpServers) == "table", "a table (a list or a map)", o.mcpServers)
   check("editor_state", type(o.editor_state) == "boolean", "a boolean", o.editor_state)
+  check("questions", o.questions == "chat" or o.questions == "select", '"chat" or "select"', o.questions)
 end
 
 --- Merges `opts` over the defaults; raises a clear error on a bad option.

@@ -36,6 +36,8 @@ function M.on_notification(method, params)
     c:plan(params.entries)
   elseif method == "event/mode" then
     s:set_mode(params.mode)
+  elseif method == "event/usage" then
+    c.meter = params -- the turn's summary shows it (Chat:finish)
   elseif method == "event/steer" then
     c:notice("↪ steered: " .. tostring(params.text or ""))
   end

@@ -58,9 +58,12 @@ local function settle(params, buf, decision)
   local text = #ids == #params.hunks and params.newText or buffers.apply_hunks(old, params.newText, params.hunks, ids)
   if buf then
     local clean = not vim.bo[buf].modified
+    local before = buffers.text(buf)
     buffers.set(buf, text)
     if clean and require("elelem.config").options.review.save then
       M.save(buf) -- nothing of the user's is written: the disk now matches what the agent sees
+    else -- only in the buffer: a rewind of this turn takes it out there (elelem.restore)
+      require("elelem.restore").note(tostring(params.sessionId), buf, params.path, before, buffers.text(buf))
     end
   end
   return {

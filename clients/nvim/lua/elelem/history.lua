@@ -51,11 +51,12 @@ function M.load(entry)
     s:reset()
     s:adopt(result)
     s:show("input")
-    s.chat:history(result.history or result.messages or {})
-    if type(result.plan) == "table" and type(result.plan.entries) == "table" then
+    local drawn = s.chat:history(result.history or result.messages or {})
+    if not drawn and type(result.plan) == "table" and type(result.plan.entries) == "table" then
       s.chat:plan(result.plan.entries) -- the last stored plan
     end
     s.chat:notice(("(resumed: %s)"):format(result.title or entry.title or entry.sessionId))
+    s.chat:follow() -- at the end, where the conversation goes on
     s:refresh()
   end)
 end

@@ -22,6 +22,7 @@ local HIGHLIGHTS = {
   ElelemError = { link = "DiagnosticError" },
   ElelemTitle = { link = "Title" },
   ElelemReviewLines = { link = "DiffChange" },
+  ElelemReviewPending = { link = "WarningMsg" },
 }
 
 local function highlights()
@@ -80,6 +81,34 @@ files.on_outcome = function(params, answer)
   end
   s.chat:notice(("review of %s → %s"):format(require("elelem.review").shown_path(params.path), shown))
 end
+local review = require("elelem.review")
+review.on_open = function(r)
+  local s = session.find(r.params.sessionId)
+  local shown = review.shown_path(r.params.path)
+  local n = #r.params.hunks
+  local where = ("review of %s (%d hunk%s) waiting in the split below: :ElelemReview to decide"):format(
+    shown, n, n == 1 and "" or "s")
+  local chatask = require("elelem.chatask")
+  if s and chatask.enabled() then
+    require("elelem.chatreview").review(s, r, where) -- the hunks and their keys in the chat too
+  elseif s then
+    s.chat:notice("▶ " .. where, "ElelemReviewPending")
+  end
+  -- one screen line: a longer message would wait for <Enter> and take the keys being typed
+  local short = ("elelem: review of %s waiting: :ElelemReview"):format(shown)
+  local room = math.max(20, vim.v.echospace - 1)
+  if vim.fn.strdisplaywidth(short) > room then
+    short = vim.fn.strcharpart(short, 0, room - 1) .. "…"
+  end
+  vim.notify(short, vim.log.levels.WARN)
+  pcall(vim.cmd.redrawstatus, { bang = true })
+end
+review.on_mark = function(r)
+  require("elelem.chatreview").mark(r)
+end
+review.on_change = function()
+  pcall(vim.cmd.redrawstatus, { bang = true })
+end
 ask.on_question = function(params)
   local s = session.find(params.sessionId)
   if not s then
@@ -96,6 +125,7 @@ ask.on_answer = function(params, answer, dismissed)
   local tool = type(params.tool) == "table" and params.tool or {}
   if s and params.kind == "confirm" and tool.name == "rewind" and answer == "yes" and type(tool.plan) == "table" then
     s.rewound = tool.plan -- the command goes on: reload and redraw when it answers
+    s.kept = require("elelem.rewind").snapshot(tool.plan, s.info and s.info.cwd) -- before the restore
   end
   if s then
     local question = params.prompt or (params.tool and params.tool.name) or "?"
@@ -279,6 +309,29 @@ function M.accept(arg)
   end
   r:all(true, { turn = vim.trim(arg or "") == "turn" })
   return true
+end
+
+--- `:ElelemReview`: moves into the newest open review (shown again if hidden).
+---@return boolean
+function M.review()
+  if not require("elelem.review").enter() then
+    vim.notify("elelem: no review is open", vim.log.levels.INFO)
+    return false
+  end
+  return true
+end
+
+--- `:ElelemAnswer [answer]`: answers the question waiting in this tab's chat.
+---@param answer string?
+---@return boolean
+function M.answer(answer)
+  return require("elelem.chatask").answer(answer)
+end
+
+--- The answers of the question waiting in this tab's chat (completion of :ElelemAnswer).
+---@return string[]
+function M.answer_options()
+  return require("elelem.chatask").options()
 end
 
 --- Rejects the whole change of the open review; `reason` is shown to the model.

@@ -47,6 +47,7 @@ local function open_chat(buf)
     concealcursor = "",
     foldenable = true,
     foldminlines = 0,
+    smoothscroll = true, -- a paragraph taller than the window scrolls by screen lines: its end shows
     winfixwidth = vertical,
     winfixheight = not vertical,
   })
@@ -59,11 +60,29 @@ end
 local function open_input(buf, chat_win)
   local win = api.nvim_open_win(buf, false, { split = "below", win = chat_win, height = config.options.chat.input_height })
   set(win, COMMON)
-  set(win, {
-    winfixheight = true,
-    winbar = "%#ElelemDim# <CR>/<C-s> send · <C-c> cancel · /<Tab> commands · q close%*",
-  })
+  set(win, { winfixheight = true, winbar = M.prompt_bar(buf) })
   return win
+end
+
+--- The prompt area's winbar: the pending attachments when there are any (always in view,
+--- unlike a virtual line above line 1), else the keys.
+---@param buf integer
+---@return string
+function M.prompt_bar(buf)
+  local pending = vim.b[buf].elelem_pending
+  if type(pending) == "string" and pending ~= "" then
+    local shown = pending:gsub("%%", "%%%%")
+    return "%#ElelemTitle# attached:%* " .. shown .. " %<%#ElelemDim#(:ElelemAdd! clears)%*"
+  end
+  return "%#ElelemDim# <CR>/<C-s> send · <C-c> cancel · /<Tab> commands · q close%*%<" -- cut at the end
+end
+
+--- Sets the winbar of every window showing the prompt buffer `buf`.
+---@param buf integer
+function M.prompt_status(buf)
+  for _, win in ipairs(vim.fn.win_findbuf(buf)) do
+    set(win, { winbar = M.prompt_bar(buf) })
+  end
 end
 
 --- Shows the chat and its prompt in the current tab (reusing windows already there) and

@@ -12,6 +12,9 @@ function M.line(server)
   if server.state == "ready" then
     parts[1] = parts[1] .. (", %d tool%s"):format(tools, tools == 1 and "" or "s")
   end
+  if type(server.attempts) == "number" and server.attempts > 1 then
+    table.insert(parts, ("%d attempts"):format(server.attempts))
+  end
   if type(server.error) == "string" and server.error ~= "" then
     table.insert(parts, "error: " .. server.error)
   end
@@ -57,18 +60,62 @@ function M.changes(old, new)
   return out
 end
 
---- A new MCP status (`result.mcp`, `event/mcp`) of session `self`: each server whose state
---- changed gets a line in its chat, and so does each new problem.
+--- Writes `s`'s server lines that waited for the turn to end (a turn's reply is never cut
+--- by a status line).
+---@param s elelem.Session
+function M.flush(s)
+  local later = s.mcp_later or {}
+  s.mcp_later = nil
+  for _, name in ipairs(later) do
+    for _, server in ipairs(type(s.mcp) == "table" and type(s.mcp.servers) == "table" and s.mcp.servers or {}) do
+      if server.name == name then
+        s.chat:sticky("mcp:" .. name, "MCP " .. M.line(server), M.hl(server))
+      end
+    end
+  end
+end
+
+--- Writes every server's line again (the chat was redrawn: a rewind, a resume).
+---@param s elelem.Session
+function M.redraw(s)
+  for _, server in ipairs(type(s.mcp) == "table" and type(s.mcp.servers) == "table" and s.mcp.servers or {}) do
+    s.chat:sticky("mcp:" .. tostring(server.name), "MCP " .. M.line(server), M.hl(server))
+  end
+end
+
+---@param server table
+---@return string
+function M.hl(server)
+  return (server.state == "retrying" or server.state == "failed") and "ElelemError" or "ElelemDim"
+end
+
+--- A new MCP status (`result.mcp`, `event/mcp`) of session `self`: each server has one line
+--- in its chat, updated in place as its state changes (state, attempts, last error); a new
+--- one while a reply streams is written when the turn ends. Each new problem is said once.
 ---@param self elelem.Session
 ---@param status table?
 function M.update(self, status)
   if type(status) ~= "table" then
     return
   end
-  local changed = M.changes(self.mcp, status)
+  local changed = {}
+  for _, line in ipairs(M.changes(self.mcp, status)) do
+    changed[line] = true
+  end
   self.mcp = status
-  for _, line in ipairs(changed) do
-    self.chat:notice("MCP " .. line)
+  for _, server in ipairs(type(status.servers) == "table" and status.servers or {}) do
+    local line = M.line(server)
+    local key = "mcp:" .. tostring(server.name)
+    local shown = self.chat.stickies and self.chat.stickies[key]
+    local streaming = self.chat.mode ~= nil or #self.chat.queue > 0 -- a reply is being written
+    if changed[line] and (shown or not streaming) then
+      self.chat:sticky(key, "MCP " .. line, M.hl(server))
+    elseif changed[line] then
+      self.mcp_later = self.mcp_later or {}
+      if not vim.tbl_contains(self.mcp_later, server.name) then
+        table.insert(self.mcp_later, server.name)
+      end
+    end
   end
   for _, problem in ipairs(type(status.problems) == "table" and status.problems or {}) do
     if not self.mcp_problems or not vim.tbl_contains(self.mcp_problems, problem) then

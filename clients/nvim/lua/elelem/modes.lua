@@ -68,7 +68,18 @@ function M.statusline()
   if not s or not s.id then
     return ""
   end
-  return ("elelem:%s%s"):format(s:mode() or "build", s.busy and " …" or "")
+  local pending = 0
+  for _, r in ipairs(require("elelem.review").open) do
+    if r.params.sessionId == s.id then
+      pending = pending + 1
+    end
+  end
+  local asking = false
+  for _, q in ipairs(require("elelem.chatask").open) do
+    asking = asking or q.session == s
+  end
+  return ("elelem:%s%s%s%s"):format(s:mode() or "build", s.busy and " …" or "", pending > 0 and " [review]" or "",
+    asking and " [question]" or "")
 end
 
 return M

@@ -3,7 +3,12 @@
 --- rejected. The keys (configurable, `setup({ review = { keys = ... } })`): `ga` / `gr`
 --- accept / reject the hunk under the cursor, `gA` / `gR` all of them, `gT` every change of
 --- this turn, `]h` / `[h` move between hunks. The review ends when every hunk is decided
---- (or the window is closed: all rejected), and `done` gets the decision.
+--- (or the buffer is wiped: all rejected), and `done` gets the decision.
+---
+--- Focus is the user's: the split opens beside, without the cursor, and says so (a
+--- notification, a chat line, the statusline); `:ElelemReview` moves into it. Its keys are
+--- the review buffer's own, so what is typed elsewhere never reaches it. `q` only hides it
+--- (it stays pending; `:ElelemReview` shows it again).
 local config = require("elelem.config")
 
 local M = {}
@@ -27,6 +32,7 @@ local ns = api.nvim_create_namespace("elelem.review")
 ---@field finished boolean
 local Review = {}
 Review.__index = Review
+M.Review = Review
 
 ---@type elelem.Review[] open reviews, oldest first
 M.open = {}
@@ -53,7 +59,7 @@ end
 ---@return string
 local function help()
   local k = config.options.review.keys
-  return ("%s/%s accept/reject hunk · %s/%s all · %s accept all this turn · %s/%s next/prev · q reject all"):format(
+  return ("%s/%s accept/reject hunk · %s/%s all · %s accept all this turn · %s/%s next/prev · q hide"):format(
     k.accept, k.reject, k.accept_all, k.reject_all, k.accept_turn, k.next, k.prev)
 end
 
@@ -87,6 +93,7 @@ function Review:mark()
       virt_text_pos = "eol",
     })
   end
+  M.on_mark(self)
 end
 
 --- The hunk whose lines hold the cursor (or the first).
@@ -102,69 +109,6 @@ function Review:current()
     end
   end
   return found
-end
-
---- Moves the cursor to the next (`step` 1) or previous (-1) hunk header.
----@param step integer
----@param pending boolean? only undecided hunks
-function Review:move(step, pending)
-  if not (self.win and api.nvim_win_is_valid(self.win)) then
-    return
-  end
-  local row = api.nvim_win_get_cursor(self.win)[1] - 1
-  local hunks = self.params.hunks
-  local from, to = 1, #hunks
-  if step < 0 then
-    from, to = #hunks, 1
-  end
-  for i = from, to, step do
-    local hunk = hunks[i]
-    local r = self.rows[hunk.id]
-    if ((step > 0 and r > row) or (step < 0 and r < row)) and (not pending or self.decided[hunk.id] == nil) then
-      return self:go(hunk)
-    end
-  end
-  if pending then -- wrap around to the first undecided one
-    for _, hunk in ipairs(hunks) do
-      if self.decided[hunk.id] == nil then
-        return self:go(hunk)
-      end
-    end
-  end
-end
-
---- Puts the cursor on `hunk`'s header, and the file's window (if one shows it) on its lines.
----@param hunk table
-function Review:go(hunk)
-  api.nvim_win_set_cursor(self.win, { self.rows[hunk.id] + 1, 0 })
-  local file = self.target and api.nvim_buf_is_valid(self.target) and vim.fn.win_findbuf(self.target)[1]
-  if file then
-    local line = math.max(1, math.min(math.max(hunk.oldStart, 1), api.nvim_buf_line_count(self.target)))
-    pcall(api.nvim_win_set_cursor, file, { line, 0 })
-    api.nvim_win_call(file, function()
-      vim.cmd("normal! zz")
-    end)
-  end
-end
-
---- Marks each hunk's lines in the file's buffer (`ElelemReviewLines`, and `hunk N` beside
---- its first line) while the review is open.
-function Review:mark_target()
-  local buf = self.target
-  if not (buf and api.nvim_buf_is_valid(buf)) then
-    return
-  end
-  local count = api.nvim_buf_line_count(buf)
-  for _, hunk in ipairs(self.params.hunks) do
-    local first = math.min(math.max(hunk.oldStart - 1, 0), count - 1)
-    local last = math.min(first + math.max(hunk.oldLines, 1) - 1, count - 1)
-    pcall(api.nvim_buf_set_extmark, buf, ns, first, 0, {
-      end_row = last,
-      line_hl_group = "ElelemReviewLines",
-      virt_text = { { ("  ◀ hunk %d under review"):format(hunk.id), "ElelemDim" } },
-      virt_text_pos = "eol",
-    })
-  end
 end
 
 --- Ends the review with `decision` (once): the window closes, `done` is called.
@@ -183,7 +127,7 @@ function Review:finish(decision)
       break
     end
   end
-  local focused = self.win and api.nvim_get_current_win() == self.win -- else the user moved on
+  local focused = self.win and api.nvim_win_is_valid(self.win) and api.nvim_get_current_win() == self.win
   if api.nvim_buf_is_valid(self.buf) then
     pcall(api.nvim_buf_delete, self.buf, { force = true })
   end
@@ -191,6 +135,8 @@ function Review:finish(decision)
     pcall(api.nvim_set_current_win, self.back)
   end
   self.done(decision)
+  M.on_mark(self)
+  M.on_change()
 end
 
 --- The decision made so far (undecided hunks count as rejected).
@@ -264,12 +210,12 @@ local function keymaps(r)
     r:move(-1)
   end, "previous hunk")
   map("q", function()
-    r:all(false)
-  end, "reject every hunk and close")
+    r:hide()
+  end, "hide the review (it stays pending: :ElelemReview shows it again)")
 end
 
---- Opens the review of a `files/propose` (review: true) in a split below the current
---- window and focuses it; `done(decision)` is called once.
+--- Opens the review of a `files/propose` (review: true) in a split under the file's window
+--- (else under the layout), without the focus; `done(decision)` is called once.
 ---@param params table
 ---@param opened boolean the editor has the file loaded (else the daemon writes the disk)
 ---@param done fun(decision: elelem.Decision)
@@ -290,7 +236,7 @@ function M.start(params, opened, done)
   end
   api.nvim_buf_set_lines(buf, 0, -1, false, lines)
   vim.bo[buf].modifiable = false
-  vim.bo[buf].bufhidden = "wipe"
+  vim.bo[buf].bufhidden = "hide" -- `q` hides it; it is wiped when the review ends
   vim.bo[buf].filetype = "diff"
   require("elelem.buffers").name(buf, ("elelem://review/%s/%s"):format(tostring(params.toolCallId), M.shown_path(params.path)))
   vim.b[buf].elelem_review = true
@@ -305,30 +251,27 @@ function M.start(params, opened, done)
     end,
   })
   table.insert(M.open, r)
-  r.back = api.nvim_get_current_win()
-  local height = math.max(6, math.min(#lines + 1, math.floor(vim.o.lines * 0.5)))
   -- under a window that shows the file, else under the whole layout
   r.target = opened and require("elelem.buffers").find(params.path) or nil
-  local beside = r.target and vim.fn.win_findbuf(r.target)[1]
-  local target = beside and api.nvim_win_get_tabpage(beside) == api.nvim_get_current_tabpage() and beside or -1
-  r.win = api.nvim_open_win(buf, true, { split = "below", win = target, height = height })
-  if vim.fn.mode():match("^[iR]") then
-    vim.cmd.stopinsert() -- typing in the prompt area: the keys now go to the review
-  end
-  vim.wo[r.win].winfixheight = true
-  vim.wo[r.win].wrap = false
-  vim.wo[r.win].foldenable = false
+  r.height = math.max(6, math.min(#lines + 1, math.floor(vim.o.lines * 0.5)))
+  r:window()
   r:mark_target()
-  if hunks[1] then
-    r:go(hunks[1])
-    api.nvim_win_call(r.win, function()
-      vim.fn.winrestview({ topline = 1 }) -- the title and the keys stay in view
-    end)
-  end
-  r:mark()
+  M.on_open(r)
   pcall(vim.cmd.redraw)
   return r
 end
+
+--- Called when a review opens (set by elelem.init: the notification and the chat line).
+---@type fun(r: elelem.Review)
+M.on_open = function() end
+--- Called when a hunk's state changes (the chat's copy of the marks).
+---@type fun(r: elelem.Review)
+M.on_mark = function() end
+--- Called when the open reviews change (the statusline mark).
+---@type fun()
+M.on_change = function() end
+
+require("elelem.review_window").extend(Review, M) -- its window: shown, hidden, entered, moved in
 
 --- Closes every open review of `session_id` (its turn ended or the daemon withdrew it).
 ---@param session_id string?

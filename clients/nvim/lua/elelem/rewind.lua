@@ -2,8 +2,10 @@
 --- rewinds the last turn, `:ElelemRewind` picks one from `session/checkpoints`. Each asks
 --- first: a dry run lists what is restored, brought back and deleted, the files changed
 --- outside the agent, and any unsaved buffer of those files; then the rewind is sent with
---- `force`, the affected buffers are reloaded from disk and the chat is redrawn.
+--- `force`, the affected buffers follow the restored files with the user's unsaved edits
+--- kept (elelem.restore), and the chat is redrawn with the kept turns' tool calls and plan.
 local buffers = require("elelem.buffers")
+local restore = require("elelem.restore")
 local daemon = require("elelem.daemon")
 local errors = require("elelem.errors")
 local session = require("elelem.session")
@@ -89,7 +91,7 @@ function M.describe(plan, cwd)
       table.insert(lines, "no file changes")
     end
   end
-  list("WARNING: unsaved changes in these buffers are lost", unsaved_buffers(plan, cwd))
+  list("unsaved changes kept (merged into the restored text)", unsaved_buffers(plan, cwd))
   local conversation = type(plan.conversation) == "table" and plan.conversation or nil
   if conversation then
     list("drops turns", conversation.dropped)
@@ -97,19 +99,53 @@ function M.describe(plan, cwd)
   return lines
 end
 
---- Reloads the buffers of the touched files from disk (their unsaved changes were named).
+--- The touched files of `plan`, absolute.
 ---@param plan table
 ---@param cwd string?
-function M.reload(plan, cwd)
-  for _, path in ipairs(touched(plan)) do
-    local buf = buffers.find(absolute(path, cwd))
-    if buf and vim.fn.filereadable(absolute(path, cwd)) == 1 then
-      vim.api.nvim_buf_call(buf, function()
-        vim.cmd("silent edit!")
-      end)
+---@return string[]
+function M.paths(plan, cwd)
+  return vim.tbl_map(function(path)
+    return absolute(path, cwd)
+  end, touched(plan))
+end
+
+--- Before a rewind of `plan` goes on: the unsaved text of its buffers (elelem.restore).
+---@param plan table
+---@param cwd string?
+---@return elelem.Kept[]
+function M.snapshot(plan, cwd)
+  return restore.snapshot(M.paths(plan, cwd))
+end
+
+--- After it: the buffers follow the disk, unsaved edits kept; `done(notes)` after any question.
+---@param plan table
+---@param cwd string?
+---@param kept elelem.Kept[]?
+---@param done fun(notes: string[])?
+---@param session string? the session whose turns `plan` drops
+function M.reload(plan, cwd, kept, done, session)
+  local conversation = type(plan.conversation) == "table" and plan.conversation or {}
+  local turns = {}
+  for _, turn in ipairs(type(conversation.dropped) == "table" and conversation.dropped or {}) do
+    if type(turn) == "number" then
+      table.insert(turns, turn)
     end
   end
-  pcall(vim.cmd.checktime)
+  restore.apply(M.paths(plan, cwd), kept or {}, done, { session = session, turns = turns })
+end
+
+--- Redraws the chat from a conversation as it now is (`history`: the messages with the
+--- tool calls between them, their diffs included; then the last plan), so the kept turns
+--- show as they did.
+---@param s elelem.Session
+---@param result table a `session/rewind` or `session/load` result
+function M.redraw(s, result)
+  s.chat:clear()
+  local drawn = s.chat:history(result.history or result.messages or {})
+  if not drawn and type(result.plan) == "table" and type(result.plan.entries) == "table" then
+    s.chat:plan(result.plan.entries)
+  end
+  require("elelem.mcp").redraw(s) -- the servers' states are still current
 end
 
 --- The message for a rewind error, by `data.kind`.
@@ -187,18 +223,22 @@ function M.rewind(s, turn, opts)
         return
       end
       local real = vim.tbl_extend("force", params, { force = true })
+      local kept = M.snapshot(plan, cwd)
       daemon.request("session/rewind", real, function(rerr, result)
         if epoch ~= s.epoch then
           return
         elseif rerr then
           return notify(M.explain(rerr, turn), vim.log.levels.ERROR)
         end
-        M.reload(result, cwd)
-        s.chat:clear()
-        s.chat:history(result.messages or {})
+        M.redraw(s, result)
         local summary = M.describe(result, cwd)
         s.chat:notice(("(rewound to before turn %d%s)"):format(turn, #summary > 0 and (": " .. table.concat(summary, "; ")) or ""))
         s:refresh()
+        M.reload(result, cwd, kept, function(notes)
+          for _, note in ipairs(notes) do
+            s.chat:notice("(" .. note .. ")")
+          end
+        end, s.id)
       end)
     end)
   end)
@@ -210,19 +250,24 @@ end
 ---@param s elelem.Session
 ---@param plan table the question's `tool.plan`
 ---@param output string
-function M.after(s, plan, output)
+---@param kept elelem.Kept[]? the buffers' unsaved text when the user said yes
+function M.after(s, plan, output, kept)
   local cwd = s.info and s.info.cwd
-  M.reload(plan, cwd)
   local epoch = s.epoch
-  daemon.request("session/context", { sessionId = s.id }, function(err, result)
+  -- an open session's `session/load` describes it as it is now, tool calls and plan included
+  daemon.request("session/load", { sessionId = s.id }, function(err, result)
     if epoch ~= s.epoch then
       return
     end
     if not err and type(result) == "table" then
-      s.chat:clear()
-      s.chat:history(result.messages or {})
+      M.redraw(s, result)
     end
     s.chat:output(output)
+    M.reload(plan, cwd, kept, function(notes)
+      for _, note in ipairs(notes) do
+        s.chat:notice("(" .. note .. ")")
+      end
+    end, s.id)
   end)
 end
 

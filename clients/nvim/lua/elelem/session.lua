@@ -94,7 +94,21 @@ function Session:keymaps(buf)
   map("<C-c>", function()
     self:cancel()
   end, "cancel the turn")
+  local chatask = require("elelem.chatask")
+  local k = config.options.review.keys
+  for action, lhs in pairs({ accept = k.accept, reject = k.reject, accept_all = k.accept_all, reject_all = k.reject_all }) do
+    if lhs ~= "" then
+      map(lhs, function()
+        if not require("elelem.chatreview").key(buf, api.nvim_win_get_cursor(0)[1] - 1, action) then
+          vim.cmd.normal({ lhs, bang = true }) -- what it does elsewhere
+        end
+      end, "review: " .. action:gsub("_", " ") .. " (on a hunk shown in the chat)")
+    end
+  end
   map("<CR>", function()
+    if chatask.enter(buf, api.nvim_win_get_cursor(0)[1] - 1) then
+      return
+    end
     local call = self.chat:call_at(api.nvim_win_get_cursor(0)[1] - 1)
     if call then
       return require("elelem.result").open(call)
@@ -137,6 +151,7 @@ function Session:refresh()
     table.insert(parts, "no session yet")
   end
   layout.status(self.chat:buffer(), table.concat(parts, " · "))
+  pcall(vim.cmd.redrawstatus, { bang = true }) -- statusline() says "…" while a turn runs: not after
 end
 
 ---@param result table a `session/new` or `session/load` result
@@ -267,6 +282,7 @@ function Session:send(text)
     self.chat:command(text)
   else
     self.chat:user(text)
+    self.chat:follow() -- sending brings the chat back to its end, wherever the user had read
     if #attachments > 0 then
       self.chat:notice("attached: " .. table.concat(vim.tbl_map(context.label, attachments), " · "))
     end
@@ -314,20 +330,12 @@ function Session:attach(attachments)
   self:show_pending()
 end
 
-local ns_pending = api.nvim_create_namespace("elelem.pending")
-
---- Shows the pending attachments as a virtual line above the prompt.
+--- Shows the pending attachments in the prompt area's winbar (always in view).
 function Session:show_pending()
   local buf = self:input()
-  api.nvim_buf_clear_namespace(buf, ns_pending, 0, -1)
-  if self.pending and #self.pending > 0 then
-    local shown = "attached: " .. table.concat(vim.tbl_map(context.label, self.pending), " · ")
-      .. "  (:ElelemAdd! clears)"
-    api.nvim_buf_set_extmark(buf, ns_pending, 0, 0, {
-      virt_lines = { { { shown, "ElelemDim" } } },
-      virt_lines_above = true,
-    })
-  end
+  local labels = vim.tbl_map(context.label, self.pending or {})
+  vim.b[buf].elelem_pending = #labels > 0 and table.concat(labels, " · ") or nil
+  layout.prompt_status(buf)
 end
 
 --- The pending attachments' labels (what the prompt area shows).
@@ -361,8 +369,10 @@ function Session:turn(text, epoch, attachments, typed)
     self.busy = false
     if type(result.turnId) == "number" then -- names the turn for good: :ElelemRewind takes it
       table.insert(self.turns, { turnId = result.turnId, text = text })
+      require("elelem.restore").turn_ended(id, result.turnId)
     end
     self.chat:finish(result)
+    require("elelem.mcp").flush(self) -- server lines that waited for the reply to end
     self:refresh()
     self:release()
   end)
@@ -379,10 +389,10 @@ function Session:command(line, epoch)
       return self:fail(err, line)
     end
     self.busy = false
-    local rewound = self.rewound -- /undo or /rewind N went on: its plan, from the question
-    self.rewound = nil
+    local rewound, kept = self.rewound, self.kept -- /undo or /rewind N went on: its plan, from the question
+    self.rewound, self.kept = nil, nil
     if rewound then
-      require("elelem.rewind").after(self, rewound, tostring(result.output or ""))
+      require("elelem.rewind").after(self, rewound, tostring(result.output or ""), kept)
       return self:refresh()
     end
     self.chat:output(tostring(result.output or ""))

@@ -22,4 +22,5 @@
 ---@field prestart? boolean start the daemon and open a session on VimEnter, deferred (default false)
 ---@field review? {save?: boolean, keys?: table<string, string>} `save`: write a changed buffer that was clean (default true); keys: accept, reject, accept_all, reject_all, accept_turn, next, prev
 ---@field mcpServers? table MCP servers for every session: ACP's list or the `{NAME = {...}}` map (protocol.md "MCP servers")
+---@field questions? "chat"|"select" where the agent's questions (with options) and the review's hunks are answered: in the chat buffer (default) or vim.ui.select / vim.ui.input
 ---@field editor_state? boolean send `editor/state` (active file, cursor, visible lines) debounced (default false)
