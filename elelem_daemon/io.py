@@ -90,9 +90,19 @@ class NullInput:
         """A question for the user; None when no one answers.
 
         `details` says what is asked: `kind` is `question` (the default) or
-        `permission`, which also carries `tool: {name, arguments, diff?}`.
+        `permission`, which also carries `tool: {name, arguments, diff?}`, and
+        `user_only: True` for a question no auto-approver may answer (a write to a
+        protected path): an Input whose client could answer it without the user raises
+        CannotAsk instead.
         """
         return self._answers.pop(0) if self._answers else None
+
+
+class CannotAsk(Exception):
+    """Raised by an Input's `ask` for a `user_only` question it will not put to its
+    client: that client may answer without the user (an ACP client's approve-all
+    setting). The message says why, in a clause (`this ACP client ...`); the asker
+    refuses what it asked about and says so (builtins/permissions.py)."""
 
 
 async def ask(

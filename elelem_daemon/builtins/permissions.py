@@ -26,7 +26,11 @@ failure `{"error", "name", "args", "ok": false}`):
 - `Permission denied: TOOL`: a `deny` rule;
 - `User denied permission: TOOL`: the user was asked and said no;
 - `Permission denied: TOOL (NO_ANSWER)`: the rule is `ask` and no one answered
-  (no terminal, or an editor that cannot answer `input/ask`).
+  (no terminal, or an editor that cannot answer `input/ask`);
+- `Refused: TOOL PATH (...)`: a protected path, and a client that could answer the
+  question without the user (over ACP, one without forms: its approve-all setting
+  would say yes): the question is `user_only`, the Input raises CannotAsk, nothing is
+  asked, and the chat says what was refused and how to do it (`refusal`).
 
 `review` (write and edit, inside the cwd): the hook lets the call run and the tool
 has the change reviewed (changes.py); outside the cwd, for a tool that makes no change
@@ -48,7 +52,7 @@ from ..base.config import config_dir
 from ..base.log import notice
 from ..edits.changes import check_fresh, reviewer
 from ..edits.filesystem import hard_links
-from ..io import ask
+from ..io import CannotAsk, ask
 from ..ports import SessionView
 from ..registry import Plugin
 from ..safety.protected import protected
@@ -318,6 +322,25 @@ def question(tool: str, args: dict[str, Any], why: str | None = None) -> str:
     return f"{text} ({why}; what is written there decides what runs later)" if why else text
 
 
+def refusal(tool: str, args: dict[str, Any], why: str, client: str) -> tuple[str, str]:
+    """What the user is told in the chat, and what the model reads, when a write to a
+    protected path is refused unasked: `client` says why the client was not asked."""
+    subject = args.get("path") or tool
+    told = (
+        f"Refused: {tool} {subject}. {why}; {client}, and a permission request there may "
+        'be answered without you (an "approve all" setting), so none was sent. To make '
+        "this change, write the file yourself, or run the session in elelem's terminal or "
+        "the VS Code or Neovim client and allow it there."
+    )
+    reason = (
+        f"Refused: {tool} {subject} ({why}; a write there decides what runs later, and "
+        f"{client}, so no one was asked). Do not retry it; tell the user what you meant to "
+        "write: they can write the file themselves, or allow it from elelem's terminal or "
+        "an editor client."
+    )
+    return told, reason
+
+
 def register(plugin: Plugin) -> None:
     @plugin.setup
     def permissions(session: SessionView) -> None:
@@ -346,13 +369,19 @@ def register(plugin: Plugin) -> None:
         if (diff := await preview(session, tool_name, args)) is not None:
             tool["diff"] = diff
         why = guarded(session, tool_name, args)
-        answer = await ask(
-            session.input,
-            question(tool_name, args, why),
-            PROTECTED_OPTIONS if why else OPTIONS,
-            kind="permission",
-            tool=tool,
-        )
+        try:
+            answer = await ask(
+                session.input,
+                question(tool_name, args, why),
+                PROTECTED_OPTIONS if why else OPTIONS,
+                kind="permission",
+                tool=tool,
+                **({"user_only": True} if why else {}),  # no approve-all setting answers it
+            )
+        except CannotAsk as exc:
+            told, reason = refusal(tool_name, args, why or "", str(exc))
+            session.output.say(told)
+            raise PermissionDenied(reason) from None
         if answer is None:
             raise PermissionDenied(f"Permission denied: {tool_name} ({NO_ANSWER})")
         choice = ANSWERS.get(answer.strip().lower())

@@ -21,7 +21,8 @@ asking once too often on Linux costs one question. The set (docs/permissions.md)
 
 The permission policy (builtins/permissions.py) asks before every `write` or `edit`
 (any tool of kind edit, delete or move with a `path`) to a protected path, whatever
-the rules say; an `always` answer does not cover them.
+the rules say; an `always` answer does not cover them, and no "approve all" setting
+answers the question (it is `user_only`: over ACP a form, else refused unasked).
 
 `execute` is a shell: a command the user allowed can write anything its user can.
 What is cheap is to notice: `snapshot(cwd)` stats the protected files that matter most

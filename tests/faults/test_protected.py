@@ -230,6 +230,9 @@ async def test_a_command_that_plants_a_hook_is_reported(
 async def test_the_acp_face_asks_before_a_protected_write(
     env: dict[str, str], workdir: Path
 ) -> None:
+    """With a form (issue 29: never a `session/request_permission`, which an approve-all
+    client answers): its choices hold no `always`, deny first; dismissed, nothing is
+    written. tests/acp_sdk/test_protected.py: a client without forms is refused."""
     allow_everything(env, workdir)
     process = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "elelem_daemon", "daemon", "--acp", "--provider", "stub",
@@ -237,7 +240,8 @@ async def test_the_acp_face_asks_before_a_protected_write(
     )  # fmt: skip
     wire = Wire(process)
     try:
-        await wire.call(0, "initialize", {"protocolVersion": 1})
+        forms = {"elicitation": {"form": {}}}
+        await wire.call(0, "initialize", {"protocolVersion": 1, "clientCapabilities": forms})
         new = await wire.call(
             1, "session/new", {"cwd": str(workdir), "mcpServers": [], "_meta": {"trusted": True}}
         )
@@ -246,20 +250,17 @@ async def test_the_acp_face_asks_before_a_protected_write(
         await wire.send(
             id=2, method="session/prompt", params={"sessionId": session, "prompt": [block]}
         )
-        while (message := await wire.read()).get("method") != "session/request_permission":
+        while (message := await wire.read()).get("method") not in (
+            "elicitation/create",
+            "session/request_permission",
+        ):
             pass
-        options = [o["optionId"] for o in message["params"]["options"]]
-        assert "always" not in options
-        shown = json.dumps(message["params"]["toolCall"])
-        assert "is protected" in shown
+        assert message["method"] == "elicitation/create"
+        options = message["params"]["requestedSchema"]["properties"]["answer"]["enum"]
+        assert "always" not in options and options[0] == "deny"
+        assert "is protected" in message["params"]["message"]
         await wire.line(
-            json.dumps(
-                {
-                    "jsonrpc": "2.0",
-                    "id": message["id"],
-                    "result": {"outcome": {"outcome": "cancelled"}},
-                }
-            )
+            json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": {"action": "cancel"}})
             + "\n"
         )
         assert (await wire.answer(2))["result"]["stopReason"] == "end_turn"

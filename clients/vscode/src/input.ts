@@ -31,6 +31,19 @@ export async function askUser(params: AskParams, token: CancellationToken): Prom
   );
 }
 
+/** The answers of a permission question, as the chat's buttons show them (label without icon, description). */
+export function permissionChoices(params: AskParams): { answer: string; label: string; description: string }[] {
+  const options = params.options?.length ? params.options : ["allow", "deny", "always", "never"];
+  return options.slice(0, 10).map((answer) => {
+    const known = PERMISSION_CHOICES[answer];
+    return {
+      answer: String(answer).slice(0, 100),
+      label: (known?.label ?? String(answer).charAt(0).toUpperCase() + String(answer).slice(1, 100)).replace(/^\$\([a-z-]+\) /, ""),
+      description: known ? known.description(params.tool?.name ?? "tool") : `answer "${String(answer).slice(0, 100)}"`,
+    };
+  });
+}
+
 async function permission(params: AskParams, token: vscode.CancellationToken): Promise<string | undefined> {
   const options = params.options?.length ? params.options : ["allow", "deny", "always", "never"];
   const tool = params.tool;

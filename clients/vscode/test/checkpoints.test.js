@@ -55,8 +55,10 @@ withChat("Undo Last Turn: the modal names the files, the file comes back, its do
   assert.ok(fake.shown.includes(document) && fake.executed.some(([id]) => id === "workbench.action.files.revert"), "the open document was reverted");
   const info = await waitFor(view, (m) => m.type === "say" && /^Rewound to before turn/.test(m.text));
   assert.equal(info.text, `Rewound to before turn ${last.turnId}: 1 file restored.`);
-  const history = view.posted.filter((m) => m.type === "history").at(-1);
-  assert.deepEqual(history.messages.filter((m) => m.role === "user").map((m) => m.content), ["!echo hello"]);
+  // issue 31: redrawn from the transcript cut before the undone turn (cards and all), not from the model's messages
+  const redrawn = view.posted.slice(view.posted.map((m) => m.type).lastIndexOf("clear"));
+  assert.deepEqual(redrawn.filter((m) => m.type === "user").map((m) => m.text), ["!echo hello"]);
+  assert.ok(!redrawn.some((m) => m.type === "history"));
   const turns = await waitFor(view, (m) => m.type === "turns" && m.turns.length === 1);
   assert.equal(turns.turns[0].prompt, "!echo hello");
 });
@@ -77,14 +79,14 @@ withChat("a dirty document among the files is named before anything is touched; 
   assert.equal(fs.readFileSync(file, "utf8"), "two\n");
 });
 
-withChat("an applied change left unsaved is undone by Restore and Discard Unsaved Changes", async ({ view }) => {
+withChat("Restore and Discard Unsaved Changes reverts a document the user typed into", async ({ view }) => {
   const file = path.join(fake.workspaceFolder, "u.txt");
   fs.writeFileSync(file, "one\n");
   const document = fake.open(file, "one\n");
   await writeTurn(view, "u.txt", "two\n");
   assert.equal(document.getText(), "two\n", "applied to the document");
-  assert.equal(fs.readFileSync(file, "utf8"), "one\n", "and left unsaved");
-  document.isDirty = true;
+  assert.equal(fs.readFileSync(file, "utf8"), "two\n", "and saved: the document was clean");
+  document.type("two, and typing\n");
   let offered;
   fake.answers.push((kind, choices, options) => {
     offered = { choices, detail: options.detail };
@@ -95,6 +97,47 @@ withChat("an applied change left unsaved is undone by Restore and Discard Unsave
   assert.match(offered.detail, /Unsaved in the editor .*: u\.txt/);
   assert.ok(fake.shown.includes(document) && fake.executed.some(([id]) => id === "workbench.action.files.revert"), "the unsaved document was reverted");
   await waitFor(view, (m) => m.type === "say" && /^Rewound/.test(m.text));
+});
+
+withChat("Undo Last Turn takes the agent's change out of a document and keeps the user's own unsaved edit (issue 31)", async ({ view }) => {
+  const file = path.join(fake.workspaceFolder, "m.txt");
+  const original = "one\ntwo\nthree\nfour\nfive\n";
+  fs.writeFileSync(file, original);
+  const document = fake.open(file, original);
+  document.type("# mine\n" + original);
+  const accept = (m) => m.type === "review" && view.receive({ type: "review", reviewId: m.reviewId, action: "acceptAll" });
+  view.bus.on("message", accept);
+  try {
+    await send(view, '!tool edit {"path":"m.txt","old":"five\\n","new":"FIVE\\n"}');
+  } finally {
+    view.bus.off("message", accept);
+  }
+  assert.equal(document.getText(), "# mine\n" + original.replace("five", "FIVE"));
+  assert.equal(fs.readFileSync(file, "utf8"), original, "the user's unsaved edit was saved for them");
+  fake.answers.push(() => "Restore");
+  await vscode.commands.executeCommand("elelem.undoLastTurn");
+  await waitFor(view, (m) => m.type === "say" && /^Rewound/.test(m.text));
+  assert.equal(document.getText(), "# mine\n" + original, "the buffer is as before the turn");
+  assert.equal(fs.readFileSync(file, "utf8"), original, "the disk is as before the turn");
+});
+
+withChat("turns are named as the user counts them, not by turnId (a command between them)", async ({ view }) => {
+  const file = path.join(fake.workspaceFolder, "n.txt");
+  fs.writeFileSync(file, "one\n");
+  await send(view, "!echo hello");
+  await send(view, "/help");
+  const { last } = await writeTurn(view, "n.txt", "two\n");
+  let asked;
+  fake.answers.push((kind, choices, options) => {
+    asked = { title: fake.messages.at(-1)[1], detail: options?.detail };
+    return "Restore";
+  });
+  await vscode.commands.executeCommand("elelem.undoLastTurn");
+  const info = await waitFor(view, (m) => m.type === "say" && /^Rewound to before turn/.test(m.text));
+  assert.notEqual(last.turnId, 2, "the daemon counts the command: this test needs turnId != number");
+  assert.equal(asked.title, "Restore the checkpoint before turn 2?");
+  assert.match(asked.detail, /The conversation loses turn 2\./);
+  assert.equal(info.text, "Rewound to before turn 2: 1 file restored.");
 });
 
 withChat("Restore Checkpoint… lists the turns, newest first, and rewinds the one picked", async ({ view }) => {

@@ -120,18 +120,22 @@ withChat("@ completes file names through session/complete", async ({ view }) => 
   assert.ok(items.some((x) => x.label === "@src/routes.py"), JSON.stringify(items));
 });
 
-withChat("editor/state reaches the system prompt after a pause, and never the conversation", async ({ view, chat }) => {
+withChat("editor/state reaches the next prompt as a note after a pause, never the system prompt", async ({ view, chat }) => {
   await send(view, "!echo start");
   const { file } = editorOn("state.py");
   fake.activeEditorChanged.fire(fake.activeTextEditor);
-  let system = "";
-  for (let i = 0; i < 50 && !system.includes("state.py"); i++) {
-    await new Promise((r) => setTimeout(r, 200));
-    system = (await chat.context()).find((m) => m.role === "system")?.content ?? "";
+  // protocol.md "editor/state": a <context-note> ahead of the next prompt (session/context shows it there)
+  let noted;
+  for (let i = 0; i < 20 && !noted; i++) {
+    await new Promise((r) => setTimeout(r, 500));
+    await send(view, `!echo next ${i}`);
+    const messages = await chat.context();
+    noted = messages.filter((m) => m.role === "user").find((m) => JSON.stringify(m.content).includes("state.py"));
   }
-  assert.match(system, /state\.py/);
-  const kept = (await chat.context()).filter((m) => m.role !== "system");
-  assert.ok(!JSON.stringify(kept).includes(file));
+  assert.ok(noted, "no prompt carried the editor's state");
+  assert.match(JSON.stringify(noted.content), /context-note/);
+  const system = (await chat.context()).find((m) => m.role === "system")?.content ?? "";
+  assert.ok(!system.includes(file), "the system prompt changed for the editor's state");
 });
 
 withChat("fs/read_text_file serves open documents (-32002 otherwise); fs/write_text_file edits an open document in one step, else the disk", async () => {

@@ -2,7 +2,10 @@
 
 `AcpOutput` turns the core's events into `session/update`s and gives each tool call a
 `toolCallId` unique in the session (providers may reuse theirs). `AcpInput` turns the
-core's questions into `session/request_permission` or an `elicitation/create` form.
+core's questions into `session/request_permission` or an `elicitation/create` form; a
+question only the user may answer (`user_only`: a write to a protected path) is never a
+permission request, which an approve-all client answers for the user: a form when the
+client takes them, else not asked at all (CannotAsk).
 Both are built before the session (which takes them) and `attach`ed to it after.
 """
 
@@ -13,7 +16,7 @@ import secrets
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ...io import NullInput, NullOutput
+from ...io import CannotAsk, NullInput, NullOutput
 from ...jsonrpc.errors import RpcError
 from ...result import Result
 from . import updates
@@ -39,6 +42,8 @@ NAMED = {"permission": PERMISSION_KINDS, "confirm": CONFIRM_KINDS}
 # kind (codecompanion: Accept, Always accept, Reject) then draw up to four apart.
 CHOICE_KINDS = ("allow_once", "allow_always", "reject_once", "reject_always")
 CHOICE_ID = "choice-"
+REFUSING = ("deny", "never", "no")  # the answers that let nothing happen
+NO_FORMS = "this ACP client declares no forms (`elicitation.form` in its capabilities)"
 
 
 class AcpOutput(NullOutput):
@@ -175,14 +180,22 @@ class AcpInput(NullInput):
         options: list[str] | None = None,
         kind: str = "question",
         tool: dict[str, Any] | None = None,
+        user_only: bool = False,
         **_: Any,
     ) -> str | None:
         """A question becomes a form (`elicitation/create`) when the client takes them;
         a permission, or a question with choices otherwise, `session/request_permission`.
 
         A question without choices for a client without forms cannot be asked: it gets
-        no answer, and the model reads that the user gave none.
+        no answer, and the model reads that the user gave none. A `user_only` question
+        is a form, its refusing choices first (a form sent back with its first value
+        allows nothing), or, for a client without forms, raises CannotAsk.
         """
+        if user_only:
+            if not self.elicits:
+                raise CannotAsk(NO_FORMS)
+            first = sorted(options or [], key=lambda option: option not in REFUSING)
+            return await self._elicit(prompt, first, tool)
         if kind != "permission" and self.elicits:
             return await self._elicit(prompt, options, tool)
         if not options:
