@@ -28,6 +28,7 @@ import json
 import os
 import pwd
 import shutil
+import signal
 import subprocess
 import tempfile
 from collections.abc import Awaitable, Callable
@@ -175,6 +176,10 @@ async def measure(peer: Peer) -> Seen:
         rss = tree_rss_mb(conn)
     finally:
         await conn.close()
+        try:  # what the peer left running (the Claude CLI outlives its adapter a moment)
+            os.killpg(conn.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
     return Seen((init - start) * 1000, (ready - start) * 1000, rss)
 
 
