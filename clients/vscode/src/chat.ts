@@ -26,6 +26,7 @@ import {
   Message,
   Method,
   SessionInfo,
+  TrustInfo,
   TurnResult,
   errorText,
   isKind,
@@ -650,6 +651,8 @@ export class Chat implements vscode.Disposable {
     this.mcp = mcp;
     this.show({ type: "session", sessionId, cwd, provider, model, commands, trusted: vscode.workspace.isTrusted, mode });
     if (mcp && (mcp.servers?.length || mcp.problems?.length)) this.show({ type: "mcp", mcp });
+    const trust = trustLine(session.trust);
+    if (trust) this.show({ type: "say", kind: "info", text: trust });
   }
 
   private event(name: string, params: EventParams): void {
@@ -722,4 +725,19 @@ function chipOf(a: Attachment): { type: string; label: string } {
 
 export function workspaceCwd(): string {
   return vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? os.homedir();
+}
+
+/**
+ * One chat line on the workspace's own plugins, rules, modes, skills and MCP servers when the
+ * session opens (issue 29): what was loaded, or what was not and that trusting the workspace
+ * (VS Code's own decision, `Workspaces: Manage Workspace Trust`) would load it. The list is
+ * the daemon's `trust.loads` (the one home of that rule); nothing when it is empty.
+ */
+export function trustLine(trust: TrustInfo | undefined): string | undefined {
+  const loads = Array.isArray(trust?.loads) ? trust.loads.map(String) : [];
+  if (!trust || loads.length === 0) return undefined;
+  const list = loads.join("; ");
+  return trust.trusted
+    ? `Loaded from the trusted workspace: ${list}`
+    : `The workspace is not trusted, so this was not loaded: ${list}. Trusting the workspace (Workspaces: Manage Workspace Trust) would load it, in a new session.`;
 }
