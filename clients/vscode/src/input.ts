@@ -71,7 +71,10 @@ async function permission(params: AskParams, token: vscode.CancellationToken): P
 /** `confirm` (`/undo`, `/rewind`): yes or no, with the dry run's plan as the details. */
 async function confirm(params: AskParams, token: vscode.CancellationToken): Promise<string | undefined> {
   const plan = (params.tool as { plan?: RewindResult } | undefined)?.plan;
-  const detail = plan ? describe(plan, []).replace(/\n/g, " · ") : undefined;
+  // The daemon's question says the plan under its first line, turns numbered as the user
+  // counts them; without it, the plan in this client's words.
+  const said = (params.prompt ?? "").split("\n").slice(1).map((l) => l.trim()).filter(Boolean);
+  const detail = said.length ? said.join(" · ") : plan ? describe(plan, []).replace(/\n/g, " · ") : undefined;
   const options = params.options?.length ? params.options : ["yes", "no"];
   const items = options.map((answer) => ({
     label: answer === "yes" ? "$(check) Yes" : answer === "no" ? "$(close) No" : answer,
@@ -79,7 +82,8 @@ async function confirm(params: AskParams, token: vscode.CancellationToken): Prom
     detail: answer === "yes" ? detail : undefined,
     answer,
   }));
-  const picked = await vscode.window.showQuickPick(items, { title: "Elelem asks", placeHolder: params.prompt, ignoreFocusOut: true }, token);
+  const placeHolder = (params.prompt ?? "").split("\n")[0];
+  const picked = await vscode.window.showQuickPick(items, { title: "Elelem asks", placeHolder, ignoreFocusOut: true }, token);
   return picked?.answer;
 }
 

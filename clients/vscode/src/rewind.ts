@@ -1,6 +1,8 @@
 // Checkpoints (protocol.md `session/checkpoints`, `session/rewind`; docs/checkpoints.md):
-// a dry run, a modal confirmation naming what changes (and the user's own edits and unsaved
-// documents at risk), the rewind with `force`, then the open documents reloaded from disk.
+// a dry run, a modal confirmation naming what changes (each deleted file by the turn that
+// created it, what is left as it is and why, the user's own files and unsaved documents at
+// risk), the rewind with `confirm` naming exactly the files the user agreed to lose (never
+// `force`: a file changed meanwhile is asked about again), then the open documents restored.
 // The chat redraws itself from the answer's `messages` (chat.ts).
 import * as fs from "fs";
 import * as path from "path";
@@ -34,6 +36,10 @@ export interface FilesPlan {
   outside: string[];
   unsaved: string[];
   uncovered: string[];
+  /** each deleted file: the undone turn (turnId) that created it */
+  createdBy?: Record<string, number>;
+  /** left exactly as they are: no checkpoint holds them, and why (when turn `turn` began) */
+  kept?: { path: string; reason: string; turn: number }[];
 }
 
 /** A change the client applied to a document in a turn: the text before and after it. */
@@ -91,21 +97,35 @@ export async function rewindTurn(daemon: Daemon, sessionId: string, cwd: string,
     }
   }
   // Unsaved documents of the files the rewind touches or the undone turns changed (an
-  // applied change left unsaved lives only in its document): the user chooses.
-  const dirty = dirtyDocuments([...touched(plan.files), ...turnFiles, ...edits.map((e) => e.path)], cwd);
+  // applied change left unsaved lives only in its document): the user chooses. The rewind
+  // then names in `confirm` exactly the files the user saw at risk; if another one changed
+  // meanwhile the daemon refuses (`outside_changes`), and the new plan is asked again.
   const DISCARD = "Restore and Discard Unsaved Changes";
-  const choice = await vscode.window.showWarningMessage(
-    `Restore the checkpoint before turn ${shown}?`,
-    { modal: true, detail: describe(plan, dirty.map((d) => vscode.workspace.asRelativePath(d.uri)), numberOf) },
-    ...(dirty.length ? ["Restore", DISCARD] : ["Restore"]),
-  );
-  if (choice !== "Restore" && choice !== DISCARD) return undefined;
-  const before = choice === DISCARD ? new Map<string, string | undefined>() : await diskTexts(dirty);
-  let result: RewindResult;
-  try {
-    result = await daemon.request<RewindResult>(Method.sessionRewind, { sessionId, turnId, files, force: true });
-  } catch (error) {
-    return void (await explain(error, shown));
+  let result: RewindResult | undefined;
+  let choice: string | undefined;
+  let dirty: vscode.TextDocument[] = [];
+  let before = new Map<string, string | undefined>();
+  for (let asked = 0; !result; asked++) {
+    dirty = dirtyDocuments([...touched(plan.files), ...turnFiles, ...edits.map((e) => e.path)], cwd);
+    const again = asked ? "Your files changed since the last question: this is the plan now.\n" : "";
+    choice = await vscode.window.showWarningMessage(
+      `Restore the checkpoint before turn ${shown}?`,
+      { modal: true, detail: again + describe(plan, dirty.map((d) => vscode.workspace.asRelativePath(d.uri)), numberOf) },
+      ...(dirty.length ? ["Restore", DISCARD] : ["Restore"]),
+    );
+    if (choice !== "Restore" && choice !== DISCARD) return undefined;
+    before = choice === DISCARD ? new Map<string, string | undefined>() : await diskTexts(dirty);
+    const confirm = lost(plan.files);
+    try {
+      result = await daemon.request<RewindResult>(Method.sessionRewind, { sessionId, turnId, files, ...(confirm.length ? { confirm } : {}) });
+    } catch (error) {
+      if (!isKind(error, "outside_changes") || asked >= 4) return void (await explain(error, shown));
+      try {
+        plan = await daemon.request<RewindResult>(Method.sessionRewind, { sessionId, turnId, files, dryRun: true });
+      } catch (again) {
+        return void (await explain(again, shown));
+      }
+    }
   }
   if (choice === DISCARD) await reloadDocuments(result.files, cwd, log, dirty);
   else if (files) await restoreDocuments(result.files, cwd, log, edits, before);
@@ -124,16 +144,45 @@ export function describe(plan: RewindResult, dirty: string[], numberOf: (turnId:
   else {
     list("Restored", f.restored);
     list("Brought back", f.created);
-    list("Deleted", f.deleted);
+    const byTurn = new Map<number | undefined, string[]>();
+    for (const name of f.deleted) {
+      const turn = f.createdBy?.[name];
+      const key = typeof turn === "number" ? turn : undefined;
+      byTurn.set(key, [...(byTurn.get(key) ?? []), name]);
+    }
+    for (const turn of [...byTurn.keys()].filter((t): t is number => t !== undefined).sort((a, b) => a - b)) {
+      list(`Created by turn ${numberOf(turn)} (deleted)`, byTurn.get(turn));
+    }
+    list("Made since, not by the agent's turns (deleted)", byTurn.get(undefined));
     list("Folders made again", f.dirsCreated);
     list("Folders removed", f.dirsRemoved);
-    list("⚠ Changed outside the agent since (your edits there are lost)", f.outside);
-    list("⚠ Not covered by any checkpoint (left as they are)", [...f.unsaved, ...f.uncovered]);
+    list("⚠ You lose your edits (changed outside the agent since)", f.outside);
+    list("⚠ You lose their current content (no checkpoint holds it)", f.unsaved);
+    list("Left as they are (not saved)", f.uncovered);
+    const kept = new Map<string, string[]>();
+    for (const k of Array.isArray(f.kept) ? f.kept : []) {
+      const why = (KEPT[k.reason] ?? "not saved").replace("{turn}", String(numberOf(k.turn)));
+      kept.set(why, [...(kept.get(why) ?? []), String(k.path)]);
+    }
+    for (const [why, names] of kept) list(`Left as they are (no checkpoint holds them), ${why}`, names);
     if (f.kind === "copy") lines.push("Without git, what commands changed is not restored.");
   }
   list("Unsaved in the editor (Restore takes the turn's changes out of them and keeps your own unsaved edits; Discard reverts them to the disk)", dirty);
   if (plan.conversation) lines.push(`The conversation loses turn${plan.conversation.dropped.length === 1 ? "" : "s"} ${plan.conversation.dropped.map(numberOf).join(", ")}.`);
   return lines.join("\n");
+}
+
+/** A `kept` entry's reason in words. */
+const KEPT: Record<string, string> = {
+  ignored: "ignored when turn {turn} began",
+  too_big: "over the size limit when turn {turn} began",
+  nested: "inside a nested repository when turn {turn} began",
+  unlisted: "the checkpoint of turn {turn} could not list all it left out",
+};
+
+/** The user's files a rewind of `plan` would lose (`outside` and `unsaved`): what `confirm` names. */
+export function lost(plan: FilesPlan | null): string[] {
+  return plan ? [...new Set([...(plan.outside ?? []), ...(plan.unsaved ?? [])])] : [];
 }
 
 function touched(plan: FilesPlan | null): string[] {

@@ -140,6 +140,62 @@ withChat("turns are named as the user counts them, not by turnId (a command betw
   assert.equal(info.text, "Rewound to before turn 2: 1 file restored.");
 });
 
+withChat("the plan names each deleted file's turn, what is kept and why, the user's files lost; confirm names exactly them (issues 29, 31)", async ({ view }) => {
+  const notes = path.join(fake.workspaceFolder, "p.txt");
+  const made = path.join(fake.workspaceFolder, "made.txt");
+  const big = path.join(fake.workspaceFolder, "big.csv");
+  fs.writeFileSync(notes, "the user's notes\n");
+  fs.writeFileSync(big, "id,value\n" + "1,22222222\n".repeat(2000)); // over the 4K limit
+  await send(view, "!echo hello");
+  await send(view, "/help"); // a command takes a turnId, not a number
+  const second = (await writeTurn(view, "p.txt", "the agent's notes\n")).last;
+  await writeTurn(view, "made.txt", "made by the agent\n");
+  await writeTurn(view, "big.csv", "one line\n");
+  assert.notEqual(second.turnId, 2, "this test needs turnId != number");
+  const asked = [];
+  fake.answers.push((kind, offered) => offered.find((i) => i.label.startsWith("Turn 2:")));
+  fake.answers.push((kind, choices, options) => {
+    asked.push(options.detail);
+    fs.writeFileSync(notes, "typed while the question was open\n"); // the user's edit, after the plan was shown
+    return "Restore";
+  });
+  fake.answers.push((kind, choices, options) => {
+    asked.push(options.detail);
+    return "Restore";
+  });
+  await vscode.commands.executeCommand("elelem.restoreCheckpoint");
+  const info = await waitFor(view, (m) => m.type === "say" && /^Rewound to before turn/.test(m.text));
+  assert.equal(info.text, "Rewound to before turn 2: 2 files restored.");
+  assert.equal(asked.length, 2, "asked again: a file of the user's changed under the question");
+  assert.match(asked[0], /^Created by turn 3 \(deleted\): made\.txt$/m);
+  assert.match(asked[0], /^Left as they are \(no checkpoint holds them\), over the size limit when turn 2 began: big\.csv$/m);
+  assert.doesNotMatch(asked[0], /You lose/);
+  assert.match(asked[0], /The conversation loses turns 2, 3, 4\./);
+  assert.match(asked[1], /^Your files changed since the last question: this is the plan now\.$/m);
+  assert.match(asked[1], /^⚠ You lose your edits \(changed outside the agent since\): p\.txt$/m);
+  assert.equal(fs.readFileSync(notes, "utf8"), "the user's notes\n", "restored: the user agreed to lose the edit");
+  assert.ok(!fs.existsSync(made));
+  assert.equal(fs.readFileSync(big, "utf8"), "one line\n", "no checkpoint held it: left as it is");
+}, { "elelem.env": { ...DAEMON_ENV, ELELEM_CHECKPOINTS_MAX_FILE: "4K" } });
+
+withChat("a user's file changed under the question, then declined: nothing changes", async ({ view }) => {
+  const notes = path.join(fake.workspaceFolder, "q.txt");
+  fs.writeFileSync(notes, "one\n");
+  await writeTurn(view, "q.txt", "two\n");
+  fake.answers.push(() => {
+    fs.writeFileSync(notes, "mine\n");
+    return "Restore";
+  });
+  let again;
+  fake.answers.push((kind, choices, options) => {
+    again = options.detail;
+    return undefined; // Cancel
+  });
+  await vscode.commands.executeCommand("elelem.undoLastTurn");
+  assert.match(again, /You lose your edits \(changed outside the agent since\): q\.txt/);
+  assert.equal(fs.readFileSync(notes, "utf8"), "mine\n");
+});
+
 withChat("Restore Checkpoint… lists the turns, newest first, and rewinds the one picked", async ({ view }) => {
   const file = path.join(fake.workspaceFolder, "c.txt");
   fs.writeFileSync(file, "zero\n");
@@ -204,7 +260,7 @@ withChat("/undo typed in the chat asks a confirm question with the plan, answere
   });
   await send(view, "/undo");
   assert.ok(items, "a confirm question was asked");
-  assert.match(items.find((i) => i.answer === "yes").detail, /Restored: f\.txt/);
+  assert.match(items.find((i) => i.answer === "yes").detail, /files restored: f\.txt/); // the daemon's words
   assert.equal(fs.readFileSync(file, "utf8"), "zero\n");
 });
 

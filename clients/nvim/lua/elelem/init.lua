@@ -347,8 +347,8 @@ function M.undo()
   require("elelem.rewind").undo()
 end
 
---- Rewinds to before turn `turn`, or picks the turn from a list.
----@param turn integer?
+--- Rewinds to before the turn numbered `turn` (as the user counts them), or picks one.
+---@param turn integer|string|nil
 function M.rewind(turn)
   require("elelem.rewind").pick(turn)
 end

@@ -93,6 +93,30 @@ await runCase("rewind", screenshot, async (page) => {
   check((await page.locator(".tab.active.dirty").count()) === 1, "the user's edit is no longer unsaved");
   await page.screenshot({ path: path.join(path.dirname(screenshot), "undo.png") });
 
+  step("issues 29, 31: the modal names a deleted file by the turn the user counts; a file changed under it is asked again");
+  const MADE = path.join(workspace, "made.txt");
+  await send(frame, '!tool write {"path":"made.txt","content":"made by the agent\\n"}');
+  await acceptInChat(frame);
+  check(fs.existsSync(MADE), "the agent's made.txt is on the disk");
+  await runCommand(page, "Elelem: Undo Last Turn");
+  const modal = page.locator(".monaco-dialog-box");
+  await modal.waitFor();
+  const first = await modal.innerText();
+  check(/Restore the checkpoint before turn 2\?/.test(first) && /Created by turn 2 \(deleted\): made\.txt/.test(first) && !/You lose/.test(first),
+    `the first confirmation (turn 2 as the user counts; its id is 4): ${first}`);
+  fs.writeFileSync(MADE, "the user's words\n"); // typed elsewhere while the modal is open
+  await modal.locator(".monaco-button").filter({ hasText: /^Restore$/ }).first().click();
+  await page.waitForFunction(() => /this is the plan now/.test(document.querySelector(".monaco-dialog-box")?.innerText ?? ""));
+  const again = await modal.innerText();
+  check(/You lose your edits \(changed outside the agent since\): made\.txt/.test(again), `the second confirmation: ${again}`);
+  check(fs.readFileSync(MADE, "utf8") === "the user's words\n", "nothing was changed before the user agreed");
+  await page.screenshot({ path: path.join(path.dirname(screenshot), "rewind-again.png") });
+  const said = () => [...document.querySelectorAll(".notice.info")].filter((n) => /Rewound to before turn 2:/.test(n.textContent)).length;
+  const earlier = await frame.evaluate(said); // the first Undo above rewound a turn 2 too
+  await modal.locator(".monaco-button").filter({ hasText: /^Restore$/ }).first().click();
+  await frame.waitForFunction((n) => [...document.querySelectorAll(".notice.info")].filter((x) => /Rewound to before turn 2:/.test(x.textContent)).length > n, earlier);
+  check(!fs.existsSync(MADE), "made.txt, agreed to lose, is deleted");
+
   step("issue 31, item 11: Open Session… with only this session stored says so");
   await runCommand(page, "Elelem: Open Session");
   const toast = page.locator(".notifications-toasts .notification-toast", { hasText: "Elelem:" }).last();
