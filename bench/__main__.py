@@ -43,7 +43,7 @@ def parser() -> argparse.ArgumentParser:
     cli.add_argument(
         "--peers",
         action="store_true",
-        help="also measure codex app-server, codex-acp, claude-code-acp (npm, network; not CI)",
+        help="also measure codex app-server, codex-acp, claude-agent-acp (npm, network; not CI)",
     )
     cli.add_argument("--strict", action="store_true", help="exit 2 when a target does not hold")
     return cli
@@ -57,9 +57,10 @@ def machine() -> str:
     )
 
 
-async def measure(ctx: Context, names: list[str]) -> tuple[list[Row], bool]:
+async def measure(ctx: Context, names: list[str], loads: list[float]) -> tuple[list[Row], bool]:
     rows: list[Row] = []
     crashed = False
+    loads.append(os.getloadavg()[0])
     for name in names:
         print(f"bench: {name}…", file=sys.stderr, flush=True)
         start = time.perf_counter()
@@ -69,13 +70,23 @@ async def measure(ctx: Context, names: list[str]) -> tuple[list[Row], bool]:
             traceback.print_exc()
             crashed = True
             rows.append(Row(name, None, note="CRASHED: see stderr"))
-        print(f"bench: {name} took {time.perf_counter() - start:.1f} s", file=sys.stderr)
+        loads.append(os.getloadavg()[0])
+        print(
+            f"bench: {name} took {time.perf_counter() - start:.1f} s, load {loads[-1]:.1f}",
+            file=sys.stderr,
+        )
     return rows, crashed
 
 
-def record(table: str) -> None:
+def load(samples: list[float]) -> str:
+    """The 1-minute load average over the run (at its start and after each figure): the
+    machine may be shared, and the ratios mean more than the times under load."""
+    return f"load average {min(samples):.1f}–{max(samples):.1f} (1 min, after each figure)"
+
+
+def record(table: str, loads: str) -> None:
     stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    block = f"{BEGIN}\nLatest full run, {stamp}, on {machine()}:\n\n{table}\n{END}"
+    block = f"{BEGIN}\nLatest full run, {stamp}, on {machine()}, {loads}:\n\n{table}\n{END}"
     text = README.read_text(encoding="utf-8") if README.exists() else f"{BEGIN}\n{END}\n"
     README.write_text(
         re.sub(f"{re.escape(BEGIN)}.*?{re.escape(END)}", lambda _: block, text, flags=re.S),
@@ -96,12 +107,14 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 1
     ctx = Context(quick=options.quick, daemon_python=options.daemon_python)
+    samples: list[float] = []
     try:
-        rows, crashed = asyncio.run(measure(ctx, names))
+        rows, crashed = asyncio.run(measure(ctx, names, samples))
     finally:
         shutil.rmtree(ctx.home, ignore_errors=True)
+    loads = load(samples)
     mode = "quick (small sizes; timings are not judged)" if ctx.quick else "full"
-    print(f"\nelelem-daemon benchmark, {mode}, on {machine()}\n")
+    print(f"\nelelem-daemon benchmark, {mode}, on {machine()}, {loads}\n")
     print(markdown(rows) if options.markdown else render(rows))
     judged = [row for row in rows if row.ok is not None]
     failed = [row.figure for row in judged if not row.ok]
@@ -110,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
         + (f"; not held: {', '.join(failed)}" if failed else "")
     )
     if options.readme and not ctx.quick and not crashed:
-        record(markdown(rows))
+        record(markdown(rows), loads)
     if crashed:
         return 1
     return 2 if failed and options.strict and not ctx.quick else 0

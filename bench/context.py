@@ -97,9 +97,10 @@ async def initialize(conn: Conn, **capabilities: Any) -> Any:
 
 
 async def settled(conn: Conn) -> None:
-    """Wait until the daemon face has loaded pygls (faces/daemon/early.py answers the first
-    `session/new` without it; the first other request waits for it), so that a figure
-    about streaming or cancelling does not time the import."""
+    """One round trip after the first session, so that a figure about streaming or
+    cancelling times no start-up work left over. (Since issue 30 the daemon answers
+    `initialize` with pygls loaded; issue 22's faces/daemon/early.py answered the first
+    `session/new` without it, and the first other request waited for the import.)"""
     await conn.request("session/list", {})
 
 

@@ -60,7 +60,10 @@ class Conn:
         framing: str = "content-length",
         env: dict[str, str] | None = None,
         cwd: str | None = None,
+        inherit: bool = True,
     ) -> Conn:
+        """Start `argv`; its environment is this process's with `env` laid over it, or
+        `env` alone when `inherit` is false."""
         log = tempfile.NamedTemporaryFile(  # noqa: SIM115 - kept for the crash report
             prefix="bench-stderr-", suffix=".log", delete=False
         )
@@ -69,7 +72,7 @@ class Conn:
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=log,
-            env={**os.environ, **(env or {})},
+            env={**os.environ, **(env or {})} if inherit else dict(env or {}),
             cwd=cwd,
             start_new_session=True,
             limit=READ_SIZE,

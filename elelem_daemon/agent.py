@@ -16,6 +16,14 @@ result), after the Output: the store records it for redrawing.
 
 Steers (steering.py) the user sends while a turn runs go with its next provider
 request, after the tool round, and are kept between the prompt and the reply.
+
+The window (context/compaction.py): `gauge` holds the provider's count for the last
+request. A kept turn's request the server refuses for size is not kept: the history
+before the prompt is compacted and the request sent again, once; when that cannot be
+done the prompt is dropped too (`kept` false) and the user told how to recover. A
+request after a tool round that would pass ELELEM_COMPACT_AT of the window compacts
+that history first (once a turn, counting the retry). One
+tool result takes at most a share of the window (ELELEM_TOOL_SHARE).
 """
 
 from __future__ import annotations
@@ -30,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from .base.jsonsafe import problem
 from .budget import RoundBudget
+from .context import compaction
 from .conversation import Content, Conversation, Message
 from .io import NullOutput, Output
 from .result import Result
@@ -51,13 +60,16 @@ OVERFLOW_HINT = (
     " (the conversation is too long for the model's context: "
     "/compact to summarise it, or /clear to start over)"
 )
+NOT_KEPT = "; the prompt was not kept"
+TOO_LONG = " (the prompt alone is too long for the model's context: it was not kept)"
 
 
 @dataclass(frozen=True)
 class TurnResult:
     """How a turn ended. `stop_reason`: `end_turn`, `error` (the provider failed: the
     reply is `Error: ...`), `cancelled`, `max_tokens` (the provider said the reply was
-    cut off by its token limit) or `max_turn_requests`. `usage`: the token counts the
+    cut off by its token limit) or `max_turn_requests`; `overflow`: the server refused
+    its last request as too long for the model's window. `usage`: the token counts the
     providers reported, summed. `context_tokens`: how full the model's context is after
     the turn: its last request's input and output tokens (None when unreported). For a
     cancelled turn `reply` is what was kept (`<text so far>[cancelled]`), and `kept` is
@@ -68,6 +80,7 @@ class TurnResult:
     usage: dict[str, int] = field(default_factory=dict)
     kept: bool = True
     context_tokens: int | None = None
+    overflow: bool = False  # the server refused its last request as too long
 
     def __str__(self) -> str:
         return self.reply
@@ -104,6 +117,7 @@ class _Round:
         self.kept: Message = {}
         self.stop: str | None = None  # a `stop` event's reason (`max_tokens`)
         self.usage: dict[str, int] = {}
+        self.overflow = False  # the server refused the request for size
 
     def context_tokens(self) -> int | None:
         """This request's input and output tokens, if the provider reported them."""
@@ -140,6 +154,7 @@ class Agent:
         self.steering = Steering()  # user messages for the running turn (steering.py)
         # which tools the model is offered, read at every request (the session's mode)
         self.tool_filter: Callable[[Any], bool] | None = None
+        self.gauge = compaction.Gauge()  # how full the last request was (compaction.py)
 
     @property
     def conversation(self) -> Conversation:
@@ -163,6 +178,7 @@ class Agent:
         transcript = self.transcript if keep else self.transcript.aside()
         conversation = transcript.conversation
         conversation.add("user", prompt)  # 2. record the prompt
+        retried = refused = False  # a request refused for size (compacted, sent again)
         scratch: list[Message] = []
         steered: list[str] = []  # steers sent (steering.py), kept before the reply
         usage: dict[str, int] = {}
@@ -171,9 +187,17 @@ class Agent:
         try:
             for rounds in range(1, self.max_rounds + 1):
                 scratch += self.steers(steered)  # what the user sent meanwhile goes too
+                if keep and scratch and not retried:  # past ELELEM_COMPACT_AT: compact
+                    retried = await compaction.during_turn(self, scratch)
                 self.output.waiting()
                 fetched = _Round()
                 content, failed = await self.fetch(scratch, fetched, usage, transcript)
+                refused = fetched.overflow
+                if fetched.overflow and keep:  # refused for size: nothing of it is kept
+                    if not retried and await self.compact_refused(transcript):
+                        retried = True
+                        continue  # sent again on the compacted history
+                    return self.refused(content, usage, steered)
                 stop = "error" if failed else stop  # 3-4. call it (above)
                 self.output.reply(content)  # 5. print the reply so far
                 if not fetched.calls:  # 6. stop, or run the tools and go again
@@ -203,7 +227,33 @@ class Agent:
             return self.last
         self.keep_steers(conversation, steered)
         conversation.add("assistant", content)  # 7. record the reply
-        self.last = TurnResult(content, stop, usage, context_tokens=fetched.context_tokens())
+        self.last = TurnResult(
+            content, stop, usage, context_tokens=fetched.context_tokens(), overflow=refused
+        )
+        return self.last
+
+    async def compact_refused(self, transcript: Transcript) -> bool:
+        """The request was refused for size: compact the history before the prompt
+        (the newest kept message), unless ELELEM_COMPACT_RETRY says not to."""
+        if not compaction.retry_on() or len(transcript.conversation) < 2:
+            return False
+        return await compaction.compact(
+            self, "the model refused the request as too long; sending it again", spare=1
+        )
+
+    def refused(self, content: str, usage: dict[str, int], steered: list[str]) -> TurnResult:
+        """A request refused for size that compaction could not save: the prompt (the
+        newest kept message) and the steers sent are dropped, and the user told."""
+        conversation = self.transcript.conversation
+        last = conversation.last
+        if last is not None and last.get("role") == "user":
+            conversation.edit(len(conversation) - 1, None)
+        steered.clear()
+        hint = OVERFLOW_HINT + NOT_KEPT if len(conversation) else TOO_LONG
+        text = content.removeprefix("Error: ") + hint
+        log.warning("agent: %s", text)
+        self.output.say(text, "error")
+        self.last = TurnResult(f"Error: {text}", "error", usage, kept=False, overflow=True)
         return self.last
 
     def steers(self, steered: list[str]) -> list[Message]:
@@ -238,13 +288,20 @@ class Agent:
                     self._on(event, fetched, usage)
         except Exception as exc:
             text = str(exc)
+            fetched.calls.clear()
             if getattr(exc, "data", {}).get("context_overflow"):
+                fetched.overflow = True  # the turn says it, or compacts and goes on
+                if (transcript or self.transcript) is self.transcript:
+                    log.info("agent: %s", text)
+                    return f"Error: {text}", True
                 text += OVERFLOW_HINT
             log.warning("agent: %s", text)
             self.output.say(text, "error")
-            fetched.calls.clear()
             return f"Error: {text}", True
-        return "".join(fetched.said), False
+        said = "".join(fetched.said)
+        measured = compaction.size(messages, tools) + len(said) + len(repr(fetched.calls))
+        self.gauge.measure(measured, fetched.context_tokens())
+        return said, False
 
     def _on(self, event: dict[str, Any], fetched: _Round, usage: dict[str, int]) -> None:
         kind = event.get("type")
@@ -282,6 +339,8 @@ class Agent:
             self.output.doing(shown)
             result = budget.skipped() if budget.spent else await self.run(call, event.get("error"))
             self.output.result(shown, result)
+            if budget.each is None:  # a large one: cut to a share of the window
+                budget.each = await compaction.tool_limit(self.provider, len(result.to_json()))
             for listener in list(self.call_listeners) if self.keeping else []:
                 listener(shown, result)
             traffic.append(

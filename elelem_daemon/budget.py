@@ -7,6 +7,11 @@ Once the budget is spent, the round's remaining calls do not run: each gets a
 failure the model reads (`not run: ...`), so it can ask again in the next round.
 A result that would pass the cap is replaced by a failure saying how large it was.
 Clients still see each result that ran (`event/result`) whole.
+
+Each result is also cut to `each` characters when given: the share of the model's
+context window one result may take (ELELEM_TOOL_SHARE, context/compaction.py). The cut
+keeps the result's start and says how much was left out, so the model can ask for
+less at a time.
 """
 
 from __future__ import annotations
@@ -18,8 +23,9 @@ ROUND_CAP = int(number("ELELEM_ROUND_CAP", 4000000, minimum=1))
 
 
 class RoundBudget:
-    def __init__(self, cap: int | None = None) -> None:
+    def __init__(self, cap: int | None = None, each: int | None = None) -> None:
         self.cap = ROUND_CAP if cap is None else cap
+        self.each = each
         self.used = 0
 
     @property
@@ -35,7 +41,7 @@ class RoundBudget:
 
     def admit(self, result: Result) -> str:
         """The JSON the model reads for result, within what is left of the budget."""
-        text = result.to_json()
+        text = cut(result.to_json(), self.each)
         if self.spent:  # a call that did not run: its short failure
             return text
         if self.used + len(text) > self.cap:
@@ -46,3 +52,14 @@ class RoundBudget:
             ).to_json()
         self.used += len(text)
         return text
+
+
+def cut(text: str, each: int | None) -> str:
+    """`text` within `each` characters, its start kept and the cut said."""
+    if each is None or len(text) <= each:
+        return text
+    note = (
+        f"\n[cut: this result was {len(text)} characters, past the share of the model's "
+        "context window one result may take (ELELEM_TOOL_SHARE); ask for less at a time]"
+    )
+    return text[: max(each - len(note), 0)] + note

@@ -69,6 +69,9 @@ class SessionView(Protocol):
     def provider(self) -> Provider: ...
 
     @property
+    def answering(self) -> str | None: ...
+
+    @property
     def toolbox(self) -> Toolbox: ...
 
     @property

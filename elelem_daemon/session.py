@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from .agent import Agent, TurnCancelled, TurnResult
 from .base.errors import AttachmentError, NotRunning, UnknownSession
 from .commands import Commands
-from .context import as_is
+from .context import as_is, compaction
 from .context.environment import Environment
 from .conversation import Content, Conversation, Message
 from .edits.changes import Seen
@@ -201,6 +201,8 @@ class Session:
         comes while they run cuts them short, but the turn's result stands). With `keep`
         false it leaves the conversation as it was (/compact): numbered, and its hooks
         run (its tools' changes are checkpointed), but not marked: no rewind names it.
+        A kept turn whose request would pass ELELEM_COMPACT_AT of the model's window
+        compacts the history first (context/compaction.py), before its mark.
         What the agent read in the last turn no longer counts (changes.Seen)."""
         self.seen.new_turn()
         self._turning = keep  # a steer sent from now on goes with this turn
@@ -214,6 +216,8 @@ class Session:
                     "attachments go with a text prompt, not one already in parts",
                     reason="invalid",
                 )
+            if keep:  # past ELELEM_COMPACT_AT of the window: the history is summarised first
+                await compaction.before_turn(self.agent, prompt)
         except AttachmentError:
             if self._opened is not None and self._opened == self.turns:
                 self.turns -= 1  # nothing was kept or sent: no turn took place
@@ -309,6 +313,14 @@ class Session:
             self.agent.output = captured.inner
         exit, self._exit = self._exit, False
         return CommandResult("\n".join(captured.lines), exit, captured.markdown)
+
+    @property
+    def answering(self) -> str | None:
+        """The model that answers: the one the server's last answer named (a local
+        server serves its own, whatever was asked for), else the provider's, else the
+        session's."""
+        named = getattr(self.provider, "answering", None) or getattr(self.provider, "model", None)
+        return str(named) if named else self.model
 
     def switch(self, provider_name: str | None = None, model: str | None = None) -> None:
         """Rebuild the provider (by name and/or model); keeps the conversation. The

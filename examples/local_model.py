@@ -43,6 +43,13 @@ def options(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--seed", type=int, default=None, help="a fixed sampling seed")
     parser.add_argument(
+        "--dry",
+        type=float,
+        default=0.8,
+        help="DRY repetition penalty (0 turns it off): a small model otherwise repeats "
+        "itself until its token cap, in a call's strings too",
+    )
+    parser.add_argument(
         "--template", default=str(TEMPLATE), help="a jinja chat template file, or `model`"
     )
     return parser.parse_args(argv)
@@ -65,6 +72,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     params = xllamacpp.CommonParams()
     params.model.path = model
+    params.model_alias = {Path(model).stem}  # what /v1/models and each answer name
     params.hostnames = [opts.host]
     params.port = opts.port
     params.n_ctx = opts.ctx
@@ -74,6 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     params.use_jinja = True
     if opts.seed is not None:
         params.sampling.seed = opts.seed
+    params.sampling.dry_multiplier = opts.dry
     if opts.template != "model":
         params.chat_template = Path(opts.template).read_text(encoding="utf-8")
     # blocked before the server starts its threads, so that only sigwait sees them

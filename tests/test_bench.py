@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -35,3 +37,44 @@ def test_quick_in_process_figures_print_one_markdown_table() -> None:
     assert len(rows) == 2 and all(" µs |" in row for row in rows)
     assert any(line.startswith("| messages for a fetch, 10,000 kept |") for line in lines)
     assert "targets hold" in run.stdout
+
+
+def test_a_refused_peer_session_is_not_a_figure(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A peer that answers `session/new` with an error (no login) started no session: its
+    time and memory are left out, with the reason, and no target compares with it."""
+    monkeypatch.syspath_prepend(str(ROOT))
+    from bench.figures.peers import Peer, Seen, rows_of
+
+    async def never(_conn: object) -> None:  # not called: rows only
+        raise AssertionError
+
+    table = [Peer(name, never, never, never) for name in ("elelem daemon", "codex-acp")]
+    refused = "not measured: session refused, error -32000: Authentication required"
+    seen = {
+        "elelem daemon": [Seen(200.0, 230.0, 40.0), Seen(210.0, 240.0, 41.0)],
+        "codex-acp": [Seen(300.0, None, None, refused), Seen(310.0, None, None, refused)],
+    }
+    rows = {row.figure: row for row in rows_of(table, seen, 2)}
+    assert rows["peer codex-acp: spawn → initialize"].value == 305.0
+    session = rows["peer codex-acp: spawn → session"]
+    assert session.value is None and session.verdict == "SKIP" and session.note == refused
+    assert not any("codex-acp: RSS" in name for name in rows)
+    assert not any("×" in name for name in rows)  # nothing to compare ours with
+    assert rows["peer elelem daemon: spawn → session"].value == 235.0
+
+
+def test_memory_is_judged_against_the_lightest_peer_that_started_a_session(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.syspath_prepend(str(ROOT))
+    from bench.figures.peers import against
+
+    rows = against(
+        {"elelem daemon": 450.0, "claude-agent-acp": 3500.0},
+        {"elelem daemon": 45.0, "claude-agent-acp": 305.0, "codex app-server": 170.0},
+        5,
+    )
+    memory = next(row for row in rows if row.figure.startswith("memory after a session"))
+    assert memory.baseline == 170.0 and memory.ok is True
+    ready = next(row for row in rows if "× claude-agent-acp" in row.figure)
+    assert ready.ok is True and ready.baseline == 3500.0

@@ -8,6 +8,12 @@ request (`session/new` for the daemon, any request for the echo server), which i
 a user can start typing. The ready-session row (issue 22) runs the same steps against
 the ACP face of the same checkout (`elelem daemon --acp`, NDJSON): the two faces share
 the core, so the ratio is what the daemon face's own transport costs.
+
+Issue 30 dropped the targets of the cold start (≤ 2.5× the bare server) and of the ready
+session (≤ 1.2× the ACP face): only a stand-in for lsprotocol and an early responder
+before pygls reached them. The rows stay, informative; the start-up target a user feels
+is the ready chat against the peers (`--peers`), since the editor clients prestart the
+daemon.
 """
 
 from __future__ import annotations
@@ -22,8 +28,6 @@ from ..context import Context, initialize
 from ..table import Row, median
 from ..wire import Conn
 
-TARGET = 2.5
-READY_TARGET = 1.2  # the daemon face's ready session, × the ACP face's
 ASK_TARGET = 1.3  # `elelem ask`, whole, × the ACP face's spawn → session
 Step = Callable[[Conn], Awaitable[Any]]
 
@@ -100,9 +104,7 @@ async def run(ctx: Context) -> list[Row]:
             init,
             "ms",
             bare_init,
-            target=f"≤ {TARGET}× bare server",
-            ok=init / bare_init <= TARGET,
-            note=note,
+            note=f"{note} (informative)",
         ),
         Row("cold start to a session (→ session/new)", ready, "ms", bare_ready, note=note),
         *await ready_session(ctx),
@@ -146,9 +148,7 @@ async def ready_session(ctx: Context) -> list[Row]:
             ready,
             "ms",
             acp_ready,
-            target=f"≤ {READY_TARGET}× ACP face",
-            ok=ready / acp_ready <= READY_TARGET,
-            note=f"median of {runs}; baseline: `elelem daemon --acp`, the same steps",
+            note=f"median of {runs}; baseline: `elelem daemon --acp`, the same steps (informative)",
         ),
         Row(
             "`elelem ask` (stub), spawn → exit",

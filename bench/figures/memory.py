@@ -1,7 +1,9 @@
 """Memory: RSS of the daemon idle, after 100 open sessions, after a 10,000-message session.
 
 The baseline is the bare echo server's RSS (a Python process that imported asyncio);
-a second row compares the idle daemon with the ACP face after the same first session.
+a second row compares the idle daemon with the ACP face after the same first session
+(informative since issue 30: its ≤ 1.2× target needed the stand-in for lsprotocol; the
+memory target against the real peers is `--peers`'s).
 The long session is built from `!echo` turns: each adds a user and an assistant message.
 """
 
@@ -13,7 +15,6 @@ from ..context import Context, initialize, open_session
 from ..table import Row
 
 IDLE_MB, SESSIONS_MB = 60.0, 30.0
-ACP_RATIO = 1.2  # the idle daemon face, × the idle ACP face (issue 22)
 
 
 async def settled_mb(conn) -> float:  # noqa: ANN001 - a wire.Conn
@@ -66,9 +67,7 @@ async def run(ctx: Context) -> list[Row]:
             idle,
             "MB",
             acp_idle,
-            target=f"≤ {ACP_RATIO:g}× ACP face",
-            ok=idle <= ACP_RATIO * acp_idle,
-            note="after initialize, session/new, session/list (pygls loaded); baseline: ACP face",
+            note="informative; after initialize, session/new, session/list; baseline: ACP face",
         ),
         Row(
             f"memory, +{sessions} open sessions",

@@ -3,6 +3,12 @@ official ACP Python SDK (`servers/peer_agent.py`), side by side with the daemon.
 
 The ratio is daemon / peer: below 1 is a faster start, above 1 a faster stream. As for
 the cold start, an informative row goes on to the first `session/new` answer.
+
+The cold start's target ("faster than the peer") went with issue 30: the daemon answers
+`initialize` once pygls is imported as shipped (lsprotocol's types with it), about as
+late as the SDK agent answers after importing pydantic; only the stand-in for lsprotocol
+and the early responder made it faster. The row stays, informative; the start-up figure
+against the real peers is `--peers`'s ready chat.
 """
 
 from __future__ import annotations
@@ -62,9 +68,7 @@ async def run(ctx: Context) -> list[Row]:
             daemon_ms,
             "ms",
             peer_ms,
-            target="faster than the peer (< 1×)",
-            ok=daemon_ms < peer_ms,
-            note=f"median of {runs}; {note}",
+            note=f"median of {runs}; {note} (informative)",
         ),
         Row(
             "peer: cold start to a session",

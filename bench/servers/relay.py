@@ -1,6 +1,6 @@
 """The token-latency baseline: a bare relay from an OpenAI-format SSE stream to stdout.
 
-Standard library only. `bench/relay {port, count, gap}` (Content-Length JSON-RPC on
+Standard library only. `bench/relay {port, count, gap, first?}` (Content-Length JSON-RPC on
 stdio, like `echo.py`) posts a streaming chat request to the SSE server on 127.0.0.1,
 turns each chunk's `delta.content` into an `event/saying` notification the moment it
 is parsed (one write + flush each), then answers. No agent, no HTTP library, no
@@ -22,13 +22,13 @@ def send(message: dict) -> None:
     OUT.flush()
 
 
-async def relay(port: int, count: int, gap: int) -> None:
+async def relay(port: int, count: int, gap: float, first: float = 0) -> None:
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
     body = json.dumps(
         {
             "model": "bench",
             "stream": True,
-            "messages": [{"role": "user", "content": f"{count} {gap}"}],
+            "messages": [{"role": "user", "content": f"{count} {gap} {first}"}],
         }
     ).encode()
     writer.write(
@@ -76,7 +76,8 @@ async def main() -> None:
             continue
         params = message.get("params") or {}
         if message.get("method") == "bench/relay":
-            await relay(int(params["port"]), int(params["count"]), int(params["gap"]))
+            gap, first = float(params["gap"]), float(params.get("first", 0))
+            await relay(int(params["port"]), int(params["count"]), gap, first)
         send({"jsonrpc": "2.0", "id": message["id"], "result": {}})
 
 

@@ -2,9 +2,10 @@
 
 `python bench/servers/sse.py` listens on 127.0.0.1 (a free port, printed as the first
 line of stdout) and answers:
-- `POST /v1/chat/completions` with `stream: true`: the last user message is `N MS`;
-  it streams N chunks whose `delta.content` is `c0 `, `c1 `, ..., MS ms apart, then a
-  finish chunk, a usage chunk and `data: [DONE]`. Each chunk's `time.perf_counter()`
+- `POST /v1/chat/completions` with `stream: true`: the last user message is `N MS`
+  or `N MS FIRST`; it sends its headers, waits FIRST ms (a model reading the prompt;
+  default 0), then streams N chunks whose `delta.content` is `c0 `, `c1 `, ..., MS ms
+  apart, then a finish chunk, a usage chunk and `data: [DONE]`. Each chunk's `time.perf_counter()`
   just before its write is kept (CLOCK_MONOTONIC: comparable across processes).
 - `GET /stamps`: those times for the last stream, as a JSON list.
 
@@ -43,13 +44,15 @@ def delta(content: str | None, finish: str | None = None) -> dict:
     }
 
 
-async def stream(writer: asyncio.StreamWriter, count: int, delay: float) -> None:
+async def stream(writer: asyncio.StreamWriter, count: int, delay: float, first: float = 0) -> None:
     writer.write(
         b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
         b"Cache-Control: no-cache\r\nTransfer-Encoding: chunked\r\n\r\n"
     )
     await writer.drain()
     stamps.clear()
+    if first:
+        await asyncio.sleep(first)
     for i in range(count):
         await asyncio.sleep(delay)
         data = chunk(delta(f"c{i} "))
@@ -89,8 +92,8 @@ async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> N
             content = last["content"]
             if isinstance(content, list):
                 content = "".join(part.get("text", "") for part in content)
-            count, _, delay = content.partition(" ")
-            await stream(writer, int(count), float(delay or 0) / 1000)
+            count, delay, first = (content.split() + ["0", "0"])[:3]
+            await stream(writer, int(count), float(delay) / 1000, float(first) / 1000)
         else:
             writer.write(plain("404 Not Found", b'{"error":{"message":"not found"}}'))
         await writer.drain()

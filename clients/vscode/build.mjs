@@ -16,7 +16,7 @@ await esbuild.build({
 });
 // The pure modules on their own, for the unit tests (not in the .vsix: .vscodeignore lists what is).
 await esbuild.build({
-  entryPoints: ["src/hunks.ts", "src/rewind.ts", "src/context.ts", "src/files.ts", "src/input.ts"],
+  entryPoints: ["src/hunks.ts", "src/merge.ts", "src/rewind.ts", "src/context.ts", "src/files.ts", "src/input.ts"],
   bundle: true,
   external: ["vscode", "vscode-jsonrpc", "vscode-jsonrpc/node"],
   platform: "node",

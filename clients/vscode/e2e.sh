@@ -39,11 +39,13 @@ mkdir -p "$WORK"/{ext,ud/User,ws,home,xdg-config,xdg-data,xdg-state,xdg-cache}
 mkdir -p "$WORK/ws-review"
 for i in $(seq 1 20); do printf 'line_%02d = %d\n' "$i" "$i"; done > "$WORK/ws-review/review.py"
 mkdir -p "$WORK/ws-rewind" "$WORK/ws-context/.vscode"
-printf 'first version\n' > "$WORK/ws-rewind/notes.txt"
+printf 'first version\nalpha\nbeta\ngamma\ndelta\n' > "$WORK/ws-rewind/notes.txt"
 printf 'def main():\n    return 42\n' > "$WORK/ws-context/app.py"
 printf '{\n  "a": 1,\n}\n' > "$WORK/ws-context/bad.json"
 printf '{"elelem.model": "vision"}\n' > "$WORK/ws-context/.vscode/settings.json"
-mkdir -p "$WORK/ws-modes"
+mkdir -p "$WORK/ws-modes" "$WORK/ws-mcp/.vscode"
+# a server that cannot start, retried quickly (issue 31: one line in the chat, not one per retry)
+printf '{"elelem.mcpServers": {"broken": {"command": "/nonexistent/elelem-mcp-server"}}, "elelem.env": {"ELELEM_MCP_BACKOFF": "0.2"}}\n' > "$WORK/ws-mcp/.vscode/settings.json"
 printf 'def greet(name):\n    """Say hello."""\n    return f"hello, {name}"\n\n\nprint(greet("elelem"))\n' > "$WORK/ws/hello.py"
 node -e 'console.log(JSON.stringify({
   "elelem.command": process.env.ELELEM_TEST_COMMAND,
@@ -87,7 +89,7 @@ curl -fsS "http://127.0.0.1:$PORT/healthz" >/dev/null || { cat "$WORK/code-serve
 SHOT="${ELELEM_E2E_SCREENSHOT:-$HERE/test-results/screenshot.png}"
 mkdir -p "$(dirname "$SHOT")"
 # ELELEM_E2E_CASES picks cases (default: all), e.g. ELELEM_E2E_CASES=review ./e2e.sh
-CASES="${ELELEM_E2E_CASES:-chat review rewind context modes}"
+CASES="${ELELEM_E2E_CASES:-chat review rewind context modes mcp}"
 failed=0
 for case in $CASES; do
   case "$case" in

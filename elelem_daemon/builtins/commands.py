@@ -5,9 +5,13 @@ decides (session.py)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
 from typing import Any
 
+from ..context import compaction
+from ..context.compaction import COMPACT_PROMPT
 from ..control.editing import EditError, tokens
 from ..conversation import image_bytes, images_in, text_of
 from ..ports import SessionView
@@ -16,8 +20,19 @@ from ..turns.usage import summary
 from .context_edit import USAGE
 from .context_edit import run as edit_context
 
+log = logging.getLogger(__name__)
 CONTEXT_VERBS = ["json", "delete", "edit"]
-COMPACT_PROMPT = "Summarize: accomplishments, state, next steps. Brief."
+LIST_TIMEOUT = 10.0  # seconds for `/model` to hear what the server serves
+MAX_LISTED = 100  # models `/model` shows
+
+
+def overflows(session: SessionView, window: int | None) -> bool:
+    """Whether the summary turn's request would pass the model's window (when known)."""
+    agent = getattr(session, "agent", None)
+    if agent is None or not window:
+        return False
+    ask = [{"role": "user", "content": COMPACT_PROMPT}]
+    return bool(agent.gauge.estimate(compaction.request_chars(agent, ask)) > window)
 
 
 def preview(message: dict[str, Any]) -> str:
@@ -90,6 +105,20 @@ def models_of(session: SessionView) -> list[str]:
     return [str(m) for m in models] if isinstance(models, list | tuple) else []
 
 
+async def served_models(session: SessionView) -> list[str]:
+    """What the provider's server serves (`list_models()`, optional: the openai
+    provider's `GET /models`, asked once), else `provider.models`."""
+    lister = getattr(session.provider, "list_models", None)
+    if callable(lister):
+        try:
+            async with asyncio.timeout(LIST_TIMEOUT):
+                listed = await lister()
+            return [str(m) for m in listed][:MAX_LISTED]
+        except Exception as exc:  # a listing is a nicety: never an error
+            log.info("/model: no listing: %s", exc)
+    return models_of(session)[:MAX_LISTED]
+
+
 def register(plugin: Plugin) -> None:
     @plugin.command("help", "Show available commands")
     def help_(session: SessionView, args: str | None) -> None:
@@ -128,12 +157,15 @@ def register(plugin: Plugin) -> None:
         session.output.say(f"  → switched to {args}")
 
     @plugin.command("model", "Show or switch the model", lambda s: lambda: models_of(s))
-    def model(session: SessionView, args: str | None) -> None:
+    async def model(session: SessionView, args: str | None) -> None:
         if args:
             session.switch(model=args)
-        session.output.say(f"  → model: {session.model}")
-        if models := models_of(session):
-            session.output.say(f"  → available: {marked(models, session.model)}")
+        answering = session.answering
+        chosen = getattr(session.provider, "model", session.model)  # a server's own, once known
+        asked = f" (asked for {chosen})" if chosen not in (None, answering) else ""
+        session.output.say(f"  → model: {answering}{asked}")
+        if models := await served_models(session):
+            session.output.say(f"  → available: {marked(models, answering)}")
 
     @plugin.command("reload", "Reload plugins")
     def reload(session: SessionView, args: str | None) -> None:
@@ -159,14 +191,27 @@ def register(plugin: Plugin) -> None:
     @plugin.command("compact", "Compress context")
     async def compact(session: SessionView, args: str | None) -> None:
         """Atomic: the summary turn runs aside (nothing of it is kept or stored), and
-        only a summary that ended normally replaces the history."""
-        summary = await session.turn(COMPACT_PROMPT, keep=False)
-        if summary.stop_reason != "end_turn":  # failed, cut off, or too long to read
+        only a summary that ended normally replaces the history. A history too long
+        for the model's window, or one the summary turn failed on, is summarised in
+        pieces instead (context/compaction.py)."""
+        window = await compaction.window_of(session.provider)
+        whole, text = not overflows(session, window), None
+        if whole:
+            summary = await session.turn(COMPACT_PROMPT, keep=False)
+            text = summary.reply if summary.stop_reason == "end_turn" else None
+            whole = not summary.overflow  # refused as too long: in pieces all the same
+        if not whole:  # too long to send whole: in pieces, oldest first
+            try:
+                history = list(session.conversation)
+                text = await compaction.summarise(session.provider, history, window)
+            except Exception as exc:
+                session.output.say(f"compact failed: {exc}", "error")
+        if text is None:  # failed, cut off, or too long to read
             session.output.say("compact failed: the conversation is kept (/clear starts over)")
             return
         count = len(session.conversation)
         session.conversation.clear()
-        session.conversation.add("user", f"Context: {summary.reply}")
+        session.conversation.add("user", f"Context: {text}")
         plural = "" if count == 1 else "s"
         session.output.say(f"  → compacted: {count} message{plural} became 1")
 

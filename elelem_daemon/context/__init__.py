@@ -12,6 +12,8 @@ the live editor state) becomes what the model reads, the same from every face:
 - `editor_state`: the live `editor/state`, a note ahead of the turn's prompt;
 - `environment`: where the agent runs, the system prompt's fixed block;
 - `prefix`: says once what changed in the prompt's stable prefix (transcript.py).
+- `compaction`: the model's window kept from filling: the history summarised ahead of
+  it and when the server refuses a request as too long, tool results cut to a share.
 
 Nothing is imported here: a session pays for these modules when it uses them.
 """

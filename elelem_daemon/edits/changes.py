@@ -28,6 +28,10 @@ The one home of the rules every face follows (docs/permissions.md, "Review"):
 5. **The model reads exactly what happened** (`said`): the texts are the constants
    below; a partial acceptance is a success that names each rejected hunk and its
    lines, with the diff of what landed.
+6. **What the model is told is true on disk**: after a change landed, the disk is
+   checked (`on_disk`); when it does not hold the new text (the editor left it in an
+   unsaved buffer), the result says so (`disk`: NOT_ON_DISK), since `grep`, `execute`
+   and the other tools read the disk.
 """
 
 from __future__ import annotations
@@ -53,6 +57,10 @@ CONFLICT = "conflict: the file changed since you read it; read it again"
 REJECTED = "the user rejected the change"
 ACCEPTED = "accepted by the user"
 ACCEPTED_FOR_TURN = "accepted: the user accepts every change in this turn"
+NOT_ON_DISK = (
+    "not saved: the change is in the user's editor only, so tools that read the disk "
+    "(grep, glob, execute) still see the old file until the user saves it"
+)
 NO_REVIEW = "not applied: the change needed the user's review, and no one answered"
 UNKNOWN = (
     "the editor reported a result that is not the accepted hunks applied to the file "
@@ -252,7 +260,26 @@ async def land(
             seen.applied.pop(path, None)
     elif outcome.unknown:
         seen.poison(path)
-    return await said(change, outcome, reviewed=by is not None, for_turn=for_turn)
+    result = await said(change, outcome, reviewed=by is not None, for_turn=for_turn)
+    if outcome.landed and outcome.text is not None and not await on_disk(path, outcome.text):
+        result["disk"] = NOT_ON_DISK  # the editor kept it in a buffer: say so (rule 6)
+    return result
+
+
+async def on_disk(path: Path, text: str) -> bool:
+    """Whether the disk holds exactly `text` (bounded: a file larger than the text is not read)."""
+
+    def check() -> bool:
+        data = text.encode("utf-8")
+        try:
+            if path.stat().st_size != len(data):
+                return False
+            with path.open("rb") as f:
+                return f.read(len(data) + 1) == data
+        except OSError:
+            return False
+
+    return await asyncio.to_thread(check)
 
 
 async def _propose(session: SessionView, change: Change) -> Outcome:

@@ -7,7 +7,8 @@ Settings (environment):
     OPENAI_MODEL          default gpt-4o
     OPENAI_BASE_URL       default https://api.openai.com/v1 (`/chat/completions` is added)
     OPENAI_MAX_TOKENS     a reply cap, sent as `max_completion_tokens` to api.openai.com
-                          and as `max_tokens` elsewhere; unset sends none
+                          and as `max_tokens` elsewhere; unset sends none, except to
+                          llama.cpp's server: an eighth of its context (served.py)
     OPENAI_STREAM_USAGE   `0` stops asking for usage (`stream_options`), for servers
                           that reject it; default 1
     OPENAI_VISION         `0` says the model does not read images: a turn with an image
@@ -17,8 +18,14 @@ Settings (environment):
     OPENAI_TOOL_CHOICE    `auto` (default), `required` or `none`, sent with tools; or two,
                           `FIRST,AFTER`: FIRST while the conversation ends with the user's
                           message, AFTER once tool results follow (`required,none` makes
-                          a small local model call a tool, then answer)
+                          a small local model call a tool, then answer; on llama.cpp
+                          `required` also sends the call's JSON schema, and `none`
+                          sends no tools: served.py)
     OPENAI_PROMPT_CACHE   `0` sends neither `prompt_cache_key` nor `cache_prompt`; default 1
+
+Before its first request to a server other than api.openai.com, the provider asks the
+server what it is and serves (`Served`, served.py: llama.cpp's `/props`, `/v1/models`),
+once, within 5 s; `answering` is the `model` the server's answers name.
 
 Prompt caching: every request carries `prompt_cache_key`, the session's id (the session
 sets `cache_key`), so OpenAI routes a session's requests to the cache that holds its
@@ -35,6 +42,7 @@ llama.cpp's `timings.cache_n` when only that is sent.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import os
@@ -45,9 +53,11 @@ import httpx
 
 from ..base import keys
 from ..base.errors import ProviderError
-from .calls import CUT_OFF, doing
+from .calls import CUT_OFF, clip
+from .chat import counts, doings, encode, gather, parts, timed
 from .http import RETRY_STATUS, Failure, HTTPProvider
-from .window import tokens
+from .served import ForcedCall, Served, call_schema, read_models, read_props
+from .window import LOOKUP_TIMEOUT, tokens
 
 log = logging.getLogger(__name__)
 DEFAULT_MODEL = "gpt-4o"
@@ -77,7 +87,8 @@ class OpenAIProvider(HTTPProvider):
         self.billed = self.official  # a local server's model name says nothing of a price
         if self.official and not self.api_key:
             raise ProviderError("openai: set OPENAI_API_KEY, or OPENAI_BASE_URL for a local server")
-        self.model = model or env.get("OPENAI_MODEL") or DEFAULT_MODEL
+        self.chosen = model or env.get("OPENAI_MODEL") or None  # None: the default
+        self.model = self.chosen or DEFAULT_MODEL
         raw = env.get("OPENAI_MAX_TOKENS", "").strip()
         if raw and not raw.isdigit():
             raise ProviderError(f"OPENAI_MAX_TOKENS must be a whole number of tokens, got {raw!r}")
@@ -88,27 +99,71 @@ class OpenAIProvider(HTTPProvider):
         self.prompt_cache = switch(env.get("OPENAI_PROMPT_CACHE", "1"))
         super().__init__(client)
         self.secrets = [self.api_key]
+        self.models: list[str] = []  # what the server serves, once asked (`/model`)
+        self.answering: str | None = None  # the model the last answer named
+        self.served: Served | None = None
+        self._served: asyncio.Future[Served] | None = None
+        self._forced = False  # the request being read was forced into a call's shape
+
+    async def server(self) -> Served:
+        """What the server says of itself (served.py), asked once; `Served()` when it
+        says nothing within LOOKUP_TIMEOUT: never an error."""
+        if self._served is None:
+            self._served = asyncio.ensure_future(self._ask_server())
+        return await asyncio.shield(self._served)
+
+    async def _ask_server(self) -> Served:
+        headers = {"authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+        served = Served()
+        try:
+            async with asyncio.timeout(LOOKUP_TIMEOUT):
+                if not self.official:
+                    root = self.base_url.removesuffix("/v1")
+                    try:
+                        served.llama, served.n_ctx = read_props(
+                            await self.get_json(f"{root}/props", headers)
+                        )
+                    except ProviderError:
+                        pass
+                llama, served.models, served.entries = read_models(
+                    await self.get_json(f"{self.base_url}/models", headers)
+                )
+                served.llama = served.llama or llama
+        except Exception as exc:  # metadata is a nicety: never an error for a turn
+            log.info("openai: %s says nothing of itself: %s", self.base_url, self.redact(str(exc)))
+        self.served, self.models = served, served.models
+        if self.chosen is None and not self.official and served.models:
+            self.model = served.models[0]  # a local server's own model, not gpt-4o
+        return served
+
+    @property
+    def asks_server(self) -> bool:
+        """Whether a request waits for `server()`: on a server other than OpenAI's, when
+        its answer changes the request (no OPENAI_MAX_TOKENS, `required`, no model)."""
+        needed = self.max_tokens is None or "required" in self.tool_choice or not self.chosen
+        return not self.official and needed
+
+    async def list_models(self) -> list[str]:
+        """The ids the server serves (`GET /models`), for `/model`."""
+        return list((await self.server()).models)
+
+    async def fetch(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+    ) -> AsyncIterator[dict[str, Any]]:
+        if self.asks_server:
+            await self.server()  # once: what the server is decides the request's shape
+        async for event in super().fetch(messages, tools):
+            yield event
 
     async def window_lookup(self) -> int | None:
         """llama.cpp's `/props` (`n_ctx`: the context the server runs with), else the
         model's entry in `/models` (vLLM's `max_model_len`, LM Studio's and OpenRouter's
         `context_length`). OpenAI's own API says neither: the known table answers."""
-        headers = {"authorization": f"Bearer {self.api_key}"} if self.api_key else {}
-        if not self.official:
-            root = self.base_url.removesuffix("/v1")
-            try:
-                props = await self.get_json(f"{root}/props", headers)
-            except ProviderError:
-                props = None
-            if isinstance(props, dict):
-                settings = props.get("default_generation_settings")
-                found = tokens(settings.get("n_ctx")) if isinstance(settings, dict) else None
-                if (found := found or tokens(props.get("n_ctx"))) is not None:
-                    return found
-        listed = await self.get_json(f"{self.base_url}/models", headers)
-        entries = listed.get("data") if isinstance(listed, dict) else None
-        for entry in entries if isinstance(entries, list) else []:
-            if isinstance(entry, dict) and entry.get("id") == self.model:
+        served = await self.server()
+        if served.n_ctx is not None:
+            return served.n_ctx
+        for entry in served.entries:
+            if entry.get("id") == self.model:
                 for key in ("max_model_len", "context_length", "context_window"):
                     if (found := tokens(entry.get(key))) is not None:
                         return found
@@ -123,16 +178,22 @@ class OpenAIProvider(HTTPProvider):
         body: dict[str, Any] = {"model": self.model, "stream": True}
         if self.stream_usage:
             body["stream_options"] = {"include_usage": True}
-        if self.max_tokens:
-            body["max_completion_tokens" if self.official else "max_tokens"] = self.max_tokens
+        served = self.served or Served()
+        if cap := self.max_tokens or served.cap:
+            body["max_completion_tokens" if self.official else "max_tokens"] = cap
         if self.prompt_cache and self.cache_key:
             body["prompt_cache_key"] = self.cache_key
         if self.prompt_cache and not self.official:
             body["cache_prompt"] = True
-        if tools:
+        self._forced = False
+        after_results = bool(messages) and messages[-1].get("role") == "tool"
+        choice = self.tool_choice[-1 if after_results else 0]
+        if tools and not (choice == "none" and served.llama):  # llama.cpp: none sends none
             body["tools"] = tools
-            after_results = bool(messages) and messages[-1].get("role") == "tool"
-            body["tool_choice"] = self.tool_choice[-1 if after_results else 0]
+            body["tool_choice"] = choice
+            if choice == "required" and served.llama and (shape := call_schema(tools)):
+                body["response_format"] = shape  # the whole answer is one call (served.py)
+                self._forced = True
         body["messages"] = encode(messages, self.vision)
         return f"{self.base_url}/chat/completions", headers, body
 
@@ -142,6 +203,7 @@ class OpenAIProvider(HTTPProvider):
         timing: dict[str, int] = {}
         finished = False
         done = False
+        forced = ForcedCall() if self._forced else None
         async for events in self.events(response):
             for _, data in events:
                 if data.strip() == "[DONE]":
@@ -154,6 +216,8 @@ class OpenAIProvider(HTTPProvider):
                     raise stream_error(chunk)
                 if isinstance(chunk.get("usage"), dict):
                     usage = counts(chunk["usage"]) or usage
+                if isinstance(chunk.get("model"), str) and chunk["model"]:
+                    self.answering = chunk["model"][:200]
                 if isinstance(chunk.get("timings"), dict):  # llama.cpp's own counts
                     timing = timed(chunk["timings"])
                 for choice in chunk.get("choices") or []:
@@ -163,7 +227,10 @@ class OpenAIProvider(HTTPProvider):
                         yield {"type": "thinking", "text": reasoning}
                     content = delta.get("content")
                     if content and isinstance(content, str):
-                        yield {"type": "saying", "text": content}
+                        if forced is not None:
+                            forced.add(content)  # a call's JSON, read at the end
+                        else:
+                            yield {"type": "saying", "text": content}
                     if "tool_calls" in delta:
                         for fragment in delta["tool_calls"] or []:
                             gather(calls, fragment)
@@ -172,6 +239,7 @@ class OpenAIProvider(HTTPProvider):
                         raise stream_error(chunk)
                     if finish and not finished:
                         finished = True
+                        settle(forced, calls)
                         for event in doings(calls):
                             yield event
                         if finish == "length":
@@ -182,10 +250,27 @@ class OpenAIProvider(HTTPProvider):
         if not done and not finished:
             raise ProviderError("openai: the stream ended before finish_reason or [DONE]")
         if not finished:
+            settle(forced, calls)
             for event in doings(calls):
                 yield event
         if usage or timing:
             yield {"type": "usage", **timing, **usage}
+
+
+def settle(forced: ForcedCall | None, calls: dict[int, dict[str, str]]) -> None:
+    """A forced answer becomes its call. One that is not a call (a string the model never
+    closed, cut off by the token cap) fails as retryable: nothing of it was shown, so it
+    is asked again (ELELEM_RETRIES), and then the turn ends with the error."""
+    if forced is None:
+        return
+    if (call := forced.call()) is not None:
+        calls[len(calls)] = call
+        return
+    raise Failure(
+        "openai: the answer forced into a tool call is not one (cut off by the token cap?): "
+        f"{clip(forced.leftover(), 80)!r}",
+        retryable=True,
+    )
 
 
 def switch(raw: str) -> bool:
@@ -204,63 +289,6 @@ def tool_choice(raw: str) -> tuple[str, ...]:
     return choices
 
 
-def gather(calls: dict[int, dict[str, str]], fragment: dict[str, Any]) -> None:
-    """Fold one `delta.tool_calls[]` fragment into its call's buffer (keyed by index)."""
-    index = fragment.get("index")
-    if not isinstance(index, int):
-        index = len(calls)
-    buffer = calls.setdefault(index, {"id": "", "name": "", "arguments": ""})
-    if fragment.get("id"):
-        buffer["id"] = str(fragment["id"])
-    function = fragment.get("function") or {}
-    if function.get("name"):
-        buffer["name"] = str(function["name"])
-    arguments = function.get("arguments")
-    if isinstance(arguments, str):
-        buffer["arguments"] += arguments
-    elif arguments is not None:
-        buffer["arguments"] += json.dumps(arguments)
-
-
-def doings(calls: dict[int, dict[str, str]]) -> list[dict[str, Any]]:
-    events = [
-        doing(call["id"] or f"call_{n}", call["name"], call["arguments"])
-        for n, (_, call) in enumerate(sorted(calls.items()), 1)
-    ]
-    calls.clear()
-    return events
-
-
-def count(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
-
-
-def counts(usage: dict[str, Any]) -> dict[str, int]:
-    prompt, completion = count(usage.get("prompt_tokens")), count(usage.get("completion_tokens"))
-    if prompt is None or completion is None:
-        return {}
-    out = {"input_tokens": prompt, "output_tokens": completion}
-    details = usage.get("prompt_tokens_details")
-    cached = count(details.get("cached_tokens")) if isinstance(details, dict) else None
-    if cached is not None:
-        out["cache_read_tokens"] = min(cached, prompt)
-    return out
-
-
-def timed(timings: dict[str, Any]) -> dict[str, int]:
-    """llama.cpp's `timings`: `prompt_n` tokens evaluated now, `cache_n` reused; they
-    stand in for what `usage` does not say."""
-    evaluated, reused = count(timings.get("prompt_n")), count(timings.get("cache_n"))
-    out: dict[str, int] = {}
-    if reused is not None:
-        out["cache_read_tokens"] = reused
-    if evaluated is not None:
-        out["input_tokens"] = evaluated + (reused or 0)
-    if (predicted := count(timings.get("predicted_n"))) is not None:
-        out["output_tokens"] = predicted
-    return out
-
-
 def stream_error(chunk: dict[str, Any]) -> Failure:
     error = chunk.get("error", chunk)
     if isinstance(error, dict):
@@ -271,59 +299,4 @@ def stream_error(chunk: dict[str, Any]) -> Failure:
     return Failure(f"openai: {message}", retryable=retryable)
 
 
-def encode(messages: list[dict[str, Any]], vision: bool = True) -> list[dict[str, Any]]:
-    """The agent's history in Chat Completions shape; tool calls as JSON-string arguments.
-
-    An assistant message with only tool calls gets `content: ""`, not null: OpenAI takes
-    both, llama-cpp-python's server rejects null. Content parts (conversation.py) go as
-    `text` and `image_url` parts, or, without `vision`, as their text.
-    """
-    out: list[dict[str, Any]] = []
-    for message in messages:
-        role, content = message["role"], message.get("content")
-        if role == "tool":
-            out.append(
-                {
-                    "role": "tool",
-                    "tool_call_id": message["tool_call_id"],
-                    "content": str(content or ""),
-                }
-            )
-        elif role == "assistant" and message.get("tool_calls"):
-            out.append(
-                {
-                    "role": "assistant",
-                    "content": "" if content is None else str(content),
-                    "tool_calls": [
-                        {
-                            "id": c["id"],
-                            "type": "function",
-                            "function": {
-                                "name": c["name"],
-                                "arguments": json.dumps(
-                                    c.get("arguments") or {},
-                                    separators=(",", ":"),
-                                    ensure_ascii=False,
-                                ),
-                            },
-                        }
-                        for c in message["tool_calls"]
-                    ],
-                }
-            )
-        elif isinstance(content, list):
-            from ..conversation import text_of
-
-            out.append({"role": role, "content": parts(content) if vision else text_of(content)})
-        else:
-            out.append({"role": role, "content": "" if content is None else str(content)})
-    return out
-
-
-def parts(content: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [
-        {"type": "image_url", "image_url": {"url": f"data:{p['mimeType']};base64,{p['data']}"}}
-        if p.get("type") == "image"
-        else {"type": "text", "text": str(p.get("text", ""))}
-        for p in content
-    ]
+__all__ = ["OpenAIProvider", "encode", "parts", "tool_choice", "switch"]

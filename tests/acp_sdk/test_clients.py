@@ -387,10 +387,10 @@ async def test_usage_update_when_the_provider_reports_tokens(home: Path, project
         }
         (usage,) = await client.expect("usage_update")  # the lookup ran beside the turn
         assert usage == {"sessionUpdate": "usage_update", "used": 539, "size": 4096}
-        assert [r.path for r in server.requests if r.method == "GET"] == ["/props"]  # once
+        assert [r.path for r in server.gets] == ["/props", "/v1/models"]  # once
         await client.request("session/prompt", {"sessionId": sid, "prompt": text("again")})
         assert len(await client.expect("usage_update", 2)) == 2
-        assert [r.path for r in server.requests if r.method == "GET"] == ["/props"]
+        assert [r.path for r in server.gets] == ["/props", "/v1/models"]
         await client.close()
     finally:
         server.stop()
@@ -464,7 +464,7 @@ async def test_no_usage_update_without_a_window(home: Path, project: Path) -> No
         answer = await client.request("session/prompt", {"sessionId": sid, "prompt": text("hi")})
         assert answer["result"]["usage"]["totalTokens"] == 539
         await client.request("session/list", {})  # anything sent after the answer is in
-        assert [r.path for r in server.requests if r.method == "GET"] == ["/props", "/v1/models"]
+        assert [r.path for r in server.gets] == ["/props", "/v1/models"]
         assert client.of("usage_update") == []
         await client.close()
     finally:

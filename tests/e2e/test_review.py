@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from support.editor import ReviewingEditor
 
+from elelem_daemon.edits.changes import NOT_ON_DISK
 from elelem_daemon.jsonrpc.client import Client, RpcError
 
 from .conftest import within
@@ -87,6 +88,7 @@ async def test_accepted_lands_in_the_buffer(reviewing, editor, workdir: Path) ->
         "review": "accepted by the user",
         "replaced": "world",
         "with": "there",
+        "disk": NOT_ON_DISK,  # the editor kept it unsaved: the model is told so
         "ok": True,
     }
     assert buffer.text == "hello there\n" and buffer.undo == ["hello world\n"]
@@ -131,6 +133,7 @@ async def test_partial_keeps_exactly_the_accepted_hunks(reviewing, editor, workd
             " line 29\n line 30\n"
         ),
         "review": "applied 2 of 3 hunks; hunk 2 (lines 12–18) was rejected by the user",
+        "disk": NOT_ON_DISK,
         "ok": True,
     }
 
@@ -245,6 +248,32 @@ async def test_a_read_then_an_edit_in_the_same_turn_is_no_conflict(reviewing, ed
     assert [p["baseVersion"] for p in editor.proposals] == [1, 2]
 
 
+# -- what the model is told is true on disk (protocol.md, "Files") ----------------------
+async def test_an_accepted_change_the_editor_saved_is_seen_by_the_next_command(
+    reviewing, editor, workdir: Path
+) -> None:
+    client, session = reviewing
+    editor.saves = True
+    (workdir / "a.txt").write_text("hello world\n")
+    editor.open(workdir / "a.txt", "hello world\n")
+    script = tools(
+        ("edit", {"path": "a.txt", "old": "world", "new": "there"}),
+        ("execute", {"command": "grep -c 'hello there' a.txt || echo NOT-ON-DISK"}),
+    )
+    edit, grep = await results(client, session, script)
+    assert edit["ok"] and edit["review"] == "accepted by the user" and "disk" not in edit
+    assert "NOT-ON-DISK" not in json.dumps(grep) and "1" in json.dumps(grep)
+
+
+async def test_a_change_left_unsaved_is_said_to_the_model(reviewing, editor, workdir) -> None:
+    client, session = reviewing
+    (workdir / "a.txt").write_text("hello world\n")
+    editor.open(workdir / "a.txt", "hello world\n")
+    (result,) = await results(client, session, tool("edit", path="a.txt", old="world", new="x"))
+    assert result["ok"] and result["disk"] == NOT_ON_DISK
+    assert (workdir / "a.txt").read_text() == "hello world\n"
+
+
 # -- files the editor does not have open ------------------------------------------------
 async def test_a_file_not_open_is_reviewed_then_written_by_the_daemon(
     reviewing, editor, workdir: Path
@@ -335,6 +364,7 @@ async def test_allow_applies_through_the_buffer_unreviewed(spawn, editor, env, w
         "bytes": 2,
         "path": "a.txt",
         "diff": "--- a.txt\n+++ a.txt\n@@ -1 +1 @@\n-a\n+b\n",
+        "disk": NOT_ON_DISK,
         "ok": True,
     }
     assert [p["review"] for p in editor.proposals] == [False] and buffer.text == "b\n"

@@ -3,7 +3,8 @@
 It runs its own asyncio loop in a thread, so synchronous code (the Ollama probe) and
 the test's own loop can both talk to it. Each POST takes the next queued `Reply`;
 GET paths answer from `routes`. Every request is recorded (method, path, headers,
-body). A reply's body is a list of steps:
+body): a GET (metadata: a provider asks what the server is) in `gets`, the others in
+`requests`. A reply's body is a list of steps:
 
 - `bytes`: written as one chunk and flushed (chunked transfer encoding);
 - `Sleep(s)`: wait, e.g. to outlast the client's read timeout;
@@ -77,6 +78,7 @@ class ReplayServer:
         self.replies: list[Reply] = []
         self.routes: dict[str, Reply] = {}
         self.requests: list[Request] = []
+        self.gets: list[Request] = []
         self.disconnected = threading.Event()
         self._loop = asyncio.new_event_loop()
         self._ready = threading.Event()
@@ -130,7 +132,9 @@ class ReplayServer:
                 key, value = line.split(":", 1)
                 headers[key.strip().lower()] = value.strip()
         body = await reader.readexactly(int(headers.get("content-length", 0)))
-        self.requests.append(Request(method, path, headers, body))
+        (self.gets if method == "GET" else self.requests).append(
+            Request(method, path, headers, body)
+        )
         reply = self.routes.get(path) if method == "GET" else None
         if reply is None:
             reply = self.replies.pop(0) if self.replies and method == "POST" else None

@@ -22,8 +22,9 @@ LLAMA_OVERFLOW = {
 }
 HINT = (
     " (the conversation is too long for the model's context: "
-    "/compact to summarise it, or /clear to start over)"
+    "/compact to summarise it, or /clear to start over); the prompt was not kept"
 )
+TOO_LONG = " (the prompt alone is too long for the model's context: it was not kept)"
 
 
 @pytest.fixture
@@ -108,10 +109,42 @@ async def test_a_conversation_too_long_says_how_to_recover(
     session, out = session_for(name, server, monkeypatch, project)
     server.queue(json_reply(400, payload), stream("openai_text.sse"))
     result = await session.turn("a very long question")
-    assert result.reply == f"Error: {text}{HINT}"
-    assert result.stop_reason == "error"
-    assert out.of("say") == [(text + HINT, "error")]
-    assert len(server.requests) == 1  # a 400 is not retried
+    assert result.reply == f"Error: {text}{TOO_LONG}"  # no history to compact
+    assert result.stop_reason == "error" and not result.kept
+    assert out.of("say") == [(text + TOO_LONG, "error")]
+    assert len(server.requests) == 1  # a 400 is not retried as it is
+    assert len(session.conversation) == 0  # neither the prompt nor its error is kept
+
+
+@pytest.mark.parametrize("retry", ["1", "0"])
+async def test_a_refused_conversation_is_compacted_and_sent_again(
+    server, monkeypatch, project, retry
+):
+    """llama.cpp's refusal with a history: compacted, then sent again (issue 32), or,
+    with ELELEM_COMPACT_RETRY=0, not kept and said."""
+    monkeypatch.setenv("ELELEM_COMPACT_RETRY", retry)
+    session, out = session_for("openai", server, monkeypatch, project)
+    session.conversation.add("user", "an old question")
+    session.conversation.add("assistant", "an old answer")
+    server.queue(
+        json_reply(400, LLAMA_OVERFLOW), stream("openai_text.sse"), stream("openai_text.sse")
+    )
+    result = await session.turn("a very long question")
+    text = "openai 400: request (6010 tokens) exceeds the available context size (4096 tokens)"
+    if retry == "0":
+        assert result.reply == f"Error: {text}, try increasing it{HINT}"
+        assert [m["content"] for m in session.conversation] == ["an old question", "an old answer"]
+        return
+    assert result.stop_reason == "end_turn" and not result.reply.startswith("Error")
+    assert [kind for _, kind in out.of("say")] == ["info"]
+    assert out.of("say")[0][0].startswith("context compacted: 2 messages became 1")
+    posts = [r for r in server.requests if r.method == "POST"]
+    summary, resent = posts[1].json, posts[2].json
+    assert "tools" not in summary and "an old question" in summary["messages"][-1]["content"]
+    assert [m["content"] for m in resent["messages"][1:]] == [
+        f"Context: {session.conversation[0]['content'].removeprefix('Context: ')}",
+        "a very long question",
+    ]
 
 
 async def test_another_400_gets_no_hint(server, monkeypatch, project):

@@ -19,6 +19,14 @@ from elelem_daemon.base.errors import ProviderError
 from elelem_daemon.providers.http import build_client
 from elelem_daemon.providers.openai import OpenAIProvider
 
+
+@pytest.fixture(autouse=True)
+def scripted_streams_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With a cap set, a model named and `auto`, the openai provider asks a server nothing
+    before a turn (providers/served.py): these servers script the stream alone."""
+    monkeypatch.setenv("OPENAI_MAX_TOKENS", "64")
+
+
 Script = Callable[[asyncio.StreamReader, asyncio.StreamWriter, int], Awaitable[None]]
 OK_HEAD = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
 CHUNKED = OK_HEAD + b"transfer-encoding: chunked\r\n\r\n"

@@ -27,7 +27,7 @@ async def test_anthropic_reads_max_input_tokens(server, monkeypatch) -> None:
     )
     assert await provider.context_window() == 1_000_000
     assert await provider.context_window() == 1_000_000  # cached: asked once
-    (request,) = server.requests
+    (request,) = server.gets
     assert request.headers["anthropic-version"] and request.headers["x-api-key"]
     await provider.aclose()
 
@@ -36,7 +36,7 @@ async def test_openai_compatible_llama_cpp_props(server, monkeypatch) -> None:
     provider = build("openai", server, monkeypatch, OPENAI_MODEL="smol")
     server.routes["/props"] = json_reply(200, {"default_generation_settings": {"n_ctx": 4096}})
     assert await provider.context_window() == 4096
-    assert [r.path for r in server.requests] == ["/props"]
+    assert [r.path for r in server.gets] == ["/props", "/v1/models"]  # both, once
     await provider.aclose()
 
 
@@ -46,7 +46,7 @@ async def test_openai_compatible_models_list(server, monkeypatch, key: str) -> N
     listed = {"data": [{"id": "other", key: 1}, {"id": "qwen", key: 32768}]}
     server.routes["/v1/models"] = json_reply(200, listed)
     assert await provider.context_window() == 32768  # /props answered 404 first
-    assert [r.path for r in server.requests] == ["/props", "/v1/models"]
+    assert [r.path for r in server.gets] == ["/props", "/v1/models"]
     await provider.aclose()
 
 

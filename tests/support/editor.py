@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 
@@ -70,6 +71,7 @@ class ReviewingEditor:
         self.withdrawn: list[dict[str, Any]] = []
         self.decide: Callable[[dict[str, Any]], dict[str, Any]] = lambda params: {"accept": "all"}
         self.asked = asyncio.Event()  # set when a proposal arrives
+        self.saves = False  # True: an applied change is also saved (the disk holds it)
 
     def handlers(self) -> dict[str, Callable[[Any], Any]]:
         return {"files/read": self.read, "files/propose": self.propose}
@@ -125,6 +127,8 @@ class ReviewingEditor:
             answer["acceptAllForTurn"] = True
         if buffer is not None:
             buffer.set(text)  # one undo step
+            if self.saves:
+                Path(params["path"]).write_text(text)
         return self._answer(answer)
 
     def _answer(self, answer: Any) -> Any:

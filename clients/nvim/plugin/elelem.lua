@@ -87,7 +87,7 @@ command("ElelemUndo", function()
 end, { desc = "elelem: undo the last turn (its files and its messages), after a confirmation" })
 
 command("ElelemRewind", function(opts)
-  elelem().rewind(tonumber(opts.args))
+  elelem().rewind(opts.args)
 end, { nargs = "?", desc = "elelem: rewind to before a turn (picked from a list, or N)" })
 
 command("ElelemAdd", function(opts)

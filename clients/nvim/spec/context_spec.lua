@@ -113,14 +113,17 @@ describe("context", function()
     assert.matches("hello from the project", H.text())
   end)
 
-  it("asks about a folder with rules but no plugins, and sends nothing for an empty one", function()
+  it("sends vim.secure's answer for the folder, and nothing for an unknown one", function()
     local trust = require("elelem.trust")
     local project = H.tmp .. "/ruled"
     vim.fn.mkdir(project .. "/.agents", "p")
-    assert.is_nil(trust.decide(project)) -- nothing to trust: nothing said
     vim.fn.writefile({ "execute deny" }, project .. "/.agents/permissions")
     H.setup({ cwd = project })
-    assert.is_false(trust.decide(project)) -- headless, never asked: not trusted
+    assert.is_nil(trust.decide(project)) -- unknown: the daemon's trusted-folders file decides
+    H.turn("!echo hi") -- headless: untrusted, and nothing asked
+    assert.are.same({ "permission rule (.agents/permissions): execute deny" }, H.session().info.trust.loads)
+    assert.is_false(H.session().info.trust.trusted)
+    assert.is_false(trust.due(H.session().info))
     local real = vim.uv.fs_realpath(project)
     local dir = vim.api.nvim_create_buf(false, true) -- as `:edit .` then `:trust`
     vim.api.nvim_buf_set_name(dir, real)

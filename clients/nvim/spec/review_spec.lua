@@ -134,6 +134,18 @@ describe("files through the editor", function()
     assert.are.same(twenty, buffer_lines(buf))
   end)
 
+  it("an accepted edit is on the disk before the agent's next tool call reads it (issue 31)", function()
+    open(twenty)
+    local script = vim.json.encode({
+      { "edit", { path = file, old = "line 4\n", new = "line four here\n" } },
+      { "grep", { pattern = "four h", path = file } },
+    })
+    reviewing("!tools " .. script)
+    vim.cmd("normal ga")
+    H.idle()
+    assert.matches("line four here", last_result()) -- the grep after it, in the same turn
+  end)
+
   it("leaves a buffer with the user's unsaved changes unsaved, and with review.save off any", function()
     local buf = open(twenty)
     api.nvim_buf_set_lines(buf, 0, 1, false, { "mine, unsaved" })

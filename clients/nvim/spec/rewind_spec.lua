@@ -100,12 +100,18 @@ describe("undo and rewind", function()
     assert.are.same({ "before the agent" }, vim.fn.readfile(file))
   end)
 
-  it("says why for an unknown turn", function()
+  it("says why for a turn number the conversation does not hold, or not a number", function()
     H.turn("!echo one")
     vim.cmd("ElelemRewind 42")
     H.wait(function()
-      return #H.notified("turn 42 is no longer in the conversation") > 0
+      return #H.notified("no turn 42 in this conversation (turns 1 to 1)") > 0
     end, "the error")
+    for _, bad in ipairs({ "abc", "1.5", "0", "-3", "1e999", ("9"):rep(400) }) do
+      vim.cmd("ElelemRewind " .. bad)
+      H.wait(function()
+        return #H.notified("not a turn number: " .. bad:sub(1, 40)) > 0
+      end, "the error for " .. bad)
+    end
   end)
 
   it("/undo asks its confirm question through vim.ui.select, then reloads and redraws", function()
@@ -120,7 +126,7 @@ describe("undo and rewind", function()
     H.turn("/undo")
     assert.are.equal("elelem.confirm", prompts[1].kind)
     assert.are.same({ "yes", "no" }, prompts[1].items)
-    assert.matches("restores: undone%.txt", prompts[1].prompt)
+    assert.matches("^Rewind to before turn 2%?\n  files restored: undone%.txt\n", prompts[1].prompt)
     assert.matches("unsaved changes kept %(merged into the restored text%): undone%.txt", prompts[1].prompt)
     assert.are.same({ "before the agent" }, vim.fn.readfile(file))
     H.wait(function()

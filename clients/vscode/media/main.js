@@ -149,6 +149,12 @@ function toolResult(message) {
   const body = card.querySelector(".body");
   body.append(el("div", "label", "Result"), el("pre", "result", formatResult(message.result)));
   if (typeof message.result?.diff === "string") body.append(diffBlock(message.result.diff));
+  // A review decided, then the document changed before it landed: nothing was applied.
+  const decided = card.querySelector(".review.done .review-decision");
+  if (decided && !message.ok && /^conflict/.test(String(message.result?.error ?? ""))) {
+    decided.textContent = "Not applied: the file changed during the review (conflict).";
+    decided.classList.add("error");
+  }
   // files/propose's review, as the model reads it (result.review: accepted, partial, for the turn)
   if (typeof message.result?.review === "string") {
     card.classList.add("reviewed");
@@ -164,7 +170,7 @@ function markTurn(node, turnId) {
   const actions = el("div", "user-actions");
   const button = el("button", "restore", "↶ Restore checkpoint");
   button.type = "button";
-  button.title = `Undo turn ${turnId} and every later one: files and conversation go back to before it`;
+  button.title = "Undo this turn and every later one: files and conversation go back to before it";
   button.dataset.turnId = String(turnId);
   actions.append(button);
   node.after(actions);
@@ -217,6 +223,14 @@ function reviewCard(m) {
   } else (turn ? turn.el : log).append(node);
   node.scrollIntoView({ block: "end" });
 }
+
+log.addEventListener("click", (event) => {
+  const button = event.target.closest?.(".notice.ask button.ask-choice");
+  if (!button || button.disabled) return;
+  const question = button.closest(".notice.ask");
+  for (const b of question.querySelectorAll("button")) b.disabled = true;
+  vscode.postMessage({ type: "askAnswer", askId: Number(question.dataset.ask), answer: button.dataset.answer });
+});
 
 function reviewDone(m) {
   const node = log.querySelector(`.review[data-review="${m.reviewId}"]`);
@@ -374,7 +388,7 @@ function showPlan(entries, turnId) {
 }
 
 const mcpLine = $("#mcp");
-const mcpSeen = new Map(); // server name -> last state said in the log
+const mcpSeen = new Map(); // server name -> its one line in the log; "problem:TEXT" -> true
 const MCP_STATES = { starting: "starting…", ready: "ready", retrying: "retrying", "needs-auth": "needs your approval", failed: "failed", stopped: "stopped" };
 /** session/new's `mcp` and every `event/mcp`: one status line, and a notice when a server is in trouble. */
 function showMcp(mcp) {
@@ -389,13 +403,21 @@ function showMcp(mcp) {
       return node;
     }),
   );
+  // A server in trouble is one line in the chat, updated in place (state, attempts, last
+  // error): never a line per retry, and never inside a streaming reply.
   for (const server of servers) {
-    if (mcpSeen.get(server.name) === server.state) continue;
-    mcpSeen.set(server.name, server.state);
-    if (["failed", "retrying", "needs-auth"].includes(server.state)) {
-      const why = server.state === "needs-auth" ? "waits for your approval in the browser" : `${MCP_STATES[server.state]}${server.error ? `: ${server.error}` : ""}`;
-      add(el("div", `notice ${server.state === "needs-auth" ? "info" : "error"} mcp-notice`, `MCP server ${server.name} ${why}`));
+    const line = mcpSeen.get(server.name);
+    const trouble = ["failed", "retrying", "needs-auth"].includes(server.state);
+    if (!line && !trouble) continue;
+    const node = line ?? el("div", "notice mcp-notice");
+    if (!line) {
+      mcpSeen.set(server.name, node);
+      log.append(node);
     }
+    const attempts = Number(server.attempts) > 1 ? ` (${Number(server.attempts)} attempts)` : "";
+    const why = server.state === "needs-auth" ? "waits for your approval in the browser" : `${MCP_STATES[server.state] ?? server.state}${attempts}${server.error ? `: ${server.error}` : ""}`;
+    node.className = `notice ${server.state === "ready" || server.state === "needs-auth" ? "info" : "error"} mcp-notice`;
+    node.textContent = `MCP server ${server.name} ${why}`;
   }
   for (const problem of mcp?.problems ?? []) {
     if (mcpSeen.has(`problem:${problem}`)) continue;
@@ -541,12 +563,31 @@ const handlers = {
       node.append(el("div", "label", `Tool: ${m.tool.name}`), el("pre", "arguments", JSON.stringify(m.tool.arguments ?? {}, null, 2)));
     }
     if (m.tool?.diff) node.append(diffBlock(m.tool.diff));
+    if (Array.isArray(m.choices) && m.choices.length) {
+      // elelem.askInChat: the answers are buttons here; nothing takes the keyboard.
+      node.classList.add("waiting");
+      node.dataset.ask = String(m.askId);
+      const buttons = el("div", "ask-buttons");
+      for (const choice of m.choices) {
+        const b = el("button", `ask-choice ask-${String(choice.answer).replace(/[^a-z-]/gi, "")}`, choice.label);
+        b.type = "button";
+        b.title = choice.description;
+        b.dataset.answer = choice.answer;
+        buttons.append(b);
+      }
+      node.append(buttons);
+    }
     asking = card ? card.querySelector(".body") : null;
     if (card) card.open = true;
     (asking ?? (turn ? turn.el : log)).append(node);
     node.scrollIntoView({ block: "end" });
   },
   answer(m) {
+    const question = m.askId !== undefined ? log.querySelector(`.notice.ask[data-ask="${m.askId}"]`) : null;
+    if (question) {
+      question.classList.remove("waiting");
+      for (const b of question.querySelectorAll("button")) b.disabled = true;
+    }
     const node = el("div", "notice answer", m.text === null ? "No answer." : `You answered: ${m.text}`);
     (asking ?? (turn ? turn.el : log)).append(node);
     asking = null;

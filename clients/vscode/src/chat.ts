@@ -6,10 +6,11 @@ import { CancellationToken } from "vscode-jsonrpc/node";
 import { Completion } from "./completion";
 import { mcpServers, readSettings } from "./config";
 import { Daemon, ExitInfo } from "./daemon";
-import { askUser, bridge } from "./input";
-import { propose, readFile, readTextFile, writeTextFile } from "./files";
+import { bridge } from "./input";
+import { Questions } from "./questions";
+import { Landed, propose, readFile, readTextFile, writeTextFile } from "./files";
 import { Reviews } from "./review";
-import { CheckpointTurn, checkpoints, rewindTurn } from "./rewind";
+import { AppliedEdit, CheckpointTurn, checkpoints, rewindTurn } from "./rewind";
 import { Attachment, EditorStateSender, fromEditor } from "./context";
 import { openStored, Remembered } from "./stored";
 import { Transcript } from "./transcript";
@@ -25,6 +26,7 @@ import {
   Message,
   Method,
   SessionInfo,
+  TrustInfo,
   TurnResult,
   errorText,
   isKind,
@@ -63,8 +65,14 @@ export class Chat implements vscode.Disposable {
   private readonly reviews: Reviews;
   private readonly editorState: EditorStateSender;
   private readonly contextEdits = new ContextEdits();
-  /** The documents each turn's changes were applied to (not on disk until saved): a rewind offers to discard them. */
-  private readonly appliedEdits = new Map<number, Set<string>>();
+  private readonly questions = new Questions(
+    (message) => this.show(message),
+    () => this.view !== undefined,
+  );
+  /** The MCP servers' latest states (`event/mcp`), for a header redrawn after a rewind. */
+  private mcp?: SessionInfo["mcp"];
+  /** The changes each turn applied to documents (the text before and after): a rewind takes them out of the buffers. */
+  private readonly appliedEdits = new Map<number, AppliedEdit[]>();
 
   constructor(
     private readonly log: Log,
@@ -160,6 +168,8 @@ export class Chat implements vscode.Disposable {
         return this.pickMode().catch((error) => this.failed(error));
       case "rewind":
         return this.rewind(Number(message.turnId)).catch((error) => this.failed(error));
+      case "askAnswer":
+        return this.questions.answered(Number(message.askId), String(message.answer ?? ""));
       case "review":
         return this.reviews.act(
           Number(message.reviewId),
@@ -387,13 +397,28 @@ export class Chat implements vscode.Disposable {
       }
     }
     const undone = turns.filter((t) => t.turnId >= turnId!).flatMap((t) => t.files);
-    for (const [turn, paths] of this.appliedEdits) if (turn >= turnId) undone.push(...paths);
-    const result = await rewindTurn(this.daemon!, session.sessionId, session.cwd, turnId, this.log, undone);
+    const edits = [...this.appliedEdits].filter(([turn]) => turn >= turnId!).sort(([a], [b]) => a - b).flatMap(([, e]) => e);
+    const numberOf = (id: number) => turns.find((t) => t.turnId === id)?.number ?? id; // as the user counts turns
+    const shown = numberOf(turnId);
+    const result = await rewindTurn(this.daemon!, session.sessionId, session.cwd, turnId, this.log, undone, edits, numberOf);
     if (!result) return;
-    if (result.messages) {
+    for (const turn of [...this.appliedEdits.keys()]) if (turn >= turnId) this.appliedEdits.delete(turn);
+    if (result.conversation && this.transcript.cutAtTurn(turnId)) {
+      // The kept turns as they were drawn: tool cards, diffs, plan and the header's states.
+      const mcp = this.mcp;
+      this.view?.post({ type: "clear" });
+      for (const old of this.transcript.all()) this.view?.post(old);
+      if (mcp) this.show({ type: "mcp", mcp }); // states as they are now, not as the cut left them
+      if (this.session?.mode) this.show({ type: "mode", mode: this.session.mode });
+    } else if (result.messages) {
+      const mcp = this.mcp;
       this.transcript.clear();
       this.view?.post({ type: "clear" });
       this.showSession(session);
+      if (mcp) {
+        this.mcp = mcp;
+        this.show({ type: "mcp", mcp });
+      }
       this.show({ type: "history", messages: result.messages });
     }
     const files = result.files;
@@ -401,15 +426,19 @@ export class Chat implements vscode.Disposable {
     this.show({
       type: "say",
       kind: "info",
-      text: `Rewound to before turn ${turnId}` + (files ? `: ${changed} file${changed === 1 ? "" : "s"} restored.` : " (the conversation only)."),
+      text: `Rewound to before turn ${shown}` + (files ? `: ${changed} file${changed === 1 ? "" : "s"} restored.` : " (the conversation only)."),
     });
     await this.markTurns(session);
   }
 
-  private edited(turnId: unknown, path: unknown): void {
+  private edited(turnId: unknown, path: unknown, before: string, after: string): void {
     if (typeof turnId !== "number" || typeof path !== "string") return;
-    if (!this.appliedEdits.has(turnId)) this.appliedEdits.set(turnId, new Set());
-    this.appliedEdits.get(turnId)!.add(path);
+    // Bounded: a huge text is not kept (a rewind then reloads that document from the disk
+    // alone), and only the last 50 turns' changes are.
+    if (before.length + after.length > 16_000_000) return;
+    if (!this.appliedEdits.has(turnId)) this.appliedEdits.set(turnId, []);
+    while (this.appliedEdits.size > 50) this.appliedEdits.delete(Math.min(...this.appliedEdits.keys()));
+    this.appliedEdits.get(turnId)!.push({ path, before, after });
   }
 
   /** Tell the webview which user message is which turn, so each gets its Restore action. */
@@ -449,12 +478,14 @@ export class Chat implements vscode.Disposable {
   }
 
   private async turn(session: SessionInfo, text: string, attachments: Attachment[]): Promise<void> {
-    this.show({ type: "user", text, attachments: attachments.map(chipOf) });
+    const user: ViewMessage = { type: "user", text, attachments: attachments.map(chipOf) };
+    this.show(user);
     const result = await this.daemon!.request<TurnResult>(Method.sessionTurn, {
       sessionId: session.sessionId,
       text,
       ...(attachments.length ? { attachments: attachments.map(({ label: _, ...a }) => a) } : {}),
     });
+    if (typeof result.turnId === "number") user.turnId = result.turnId; // a rewind cuts the transcript here
     this.show({ type: "turnEnd", ...result });
   }
 
@@ -511,8 +542,19 @@ export class Chat implements vscode.Disposable {
           requests: {
             [Method.filesRead]: (params) => readFile(params),
             [Method.filesPropose]: async (params, token) => {
-              const result = await propose(params, this.reviews, bridge(token), this.log);
-              if (result?.applied) this.edited(params.turnId, params.path);
+              const landed: Landed = {};
+              const result = await propose(params, this.reviews, bridge(token), this.log, landed);
+              if (result?.applied && typeof result.text === "string") this.edited(params.turnId, params.path, params.oldText ?? "", result.text);
+              if (result?.applied && landed.unsaved && landed.unsaved !== "setting") {
+                const name = vscode.workspace.asRelativePath(params.path);
+                const why = landed.unsaved === "userEdits" ? "it also holds your own unsaved edits" : "VS Code could not save it";
+                this.show({
+                  type: "say",
+                  kind: "info",
+                  turnId: params.turnId,
+                  text: `${name}: the agent's change is in the editor but not saved (${why}). The agent was told its commands see the old file; save it (Ctrl+S) for them to see the change.`,
+                });
+              }
               return result;
             },
             [Method.fsReadTextFile]: (params) => readTextFile(params),
@@ -606,21 +648,24 @@ export class Chat implements vscode.Disposable {
     this.session = session;
     this.remembered.set(session.sessionId);
     const { sessionId, cwd, provider, model, commands, mcp, mode } = session;
+    this.mcp = mcp;
     this.show({ type: "session", sessionId, cwd, provider, model, commands, trusted: vscode.workspace.isTrusted, mode });
     if (mcp && (mcp.servers?.length || mcp.problems?.length)) this.show({ type: "mcp", mcp });
+    const trust = trustLine(session.trust);
+    if (trust) this.show({ type: "say", kind: "info", text: trust });
   }
 
   private event(name: string, params: EventParams): void {
     if (params.sessionId !== this.session?.sessionId) return;
     if (name === "mode" && params.mode) this.session.mode = params.mode as ModeInfo;
+    if (name === "mcp" && params.mcp) this.mcp = params.mcp as SessionInfo["mcp"];
     const { sessionId: _, ...rest } = params;
     this.show({ ...rest, type: name });
   }
 
+  /** `input/ask`: in the chat's card (a permission question) or a quick pick (questions.ts). */
   private async ask(params: AskParams, token: CancellationToken): Promise<{ text: string } | null> {
-    this.show({ type: "ask", prompt: params.prompt, kind: params.kind ?? "question", tool: params.tool });
-    const answer = await askUser(params, token);
-    this.show({ type: "answer", text: answer ?? null });
+    const answer = await this.questions.ask(params, token);
     return answer === undefined ? null : { text: answer };
   }
 
@@ -680,4 +725,19 @@ function chipOf(a: Attachment): { type: string; label: string } {
 
 export function workspaceCwd(): string {
   return vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? os.homedir();
+}
+
+/**
+ * One chat line on the workspace's own plugins, rules, modes, skills and MCP servers when the
+ * session opens (issue 29): what was loaded, or what was not and that trusting the workspace
+ * (VS Code's own decision, `Workspaces: Manage Workspace Trust`) would load it. The list is
+ * the daemon's `trust.loads` (the one home of that rule); nothing when it is empty.
+ */
+export function trustLine(trust: TrustInfo | undefined): string | undefined {
+  const loads = Array.isArray(trust?.loads) ? trust.loads.map(String) : [];
+  if (!trust || loads.length === 0) return undefined;
+  const list = loads.join("; ");
+  return trust.trusted
+    ? `Loaded from the trusted workspace: ${list}`
+    : `The workspace is not trusted, so this was not loaded: ${list}. Trusting the workspace (Workspaces: Manage Workspace Trust) would load it, in a new session.`;
 }

@@ -13,7 +13,7 @@ async function pickCheckpoint(chat: Chat): Promise<void> {
     return;
   }
   const items = [...turns].reverse().map((t) => ({
-    label: `Turn ${t.turnId}: ${t.prompt}`,
+    label: `Turn ${t.number ?? t.turnId}: ${t.prompt}`,
     description: new Date(t.at).toLocaleString(),
     detail: t.checkpoint === null ? "changed no file" : t.checkpoint === "lost" ? "its files cannot be restored" : `${t.filesTotal} file${t.filesTotal === 1 ? "" : "s"}: ${t.files.slice(0, 5).join(", ")}`,
     turnId: t.turnId,

@@ -46,16 +46,23 @@ export async function writeTextFile(params: { path?: unknown; content?: unknown 
   }
   const document = openDocument(params.path);
   if (document) {
+    const wasDirty = document.isDirty;
     if (!(await replaceAll(document, params.content))) throw new Error(`VS Code refused the edit of ${params.path}`);
-    await saveIfAsked(document);
+    await settle(document, wasDirty);
     return null;
   }
   await vscode.workspace.fs.writeFile(vscode.Uri.file(params.path), Buffer.from(params.content, "utf8"));
   return null;
 }
 
-/** `files/propose`: conflict first, then the review (or none), then one edit of the document. */
-export async function propose(params: ProposeParams, reviews: Reviews, token: vscode.CancellationToken, log: Log): Promise<ProposeResult | null> {
+/** What became of an applied change on the disk, for the chat (not sent to the daemon). */
+export interface Landed {
+  /** the document stays unsaved: it also held the user's own unsaved edits (or saving is off) */
+  unsaved?: "userEdits" | "setting" | "failed";
+}
+
+/** `files/propose`: conflict first, then the review (or none), then one edit of the document, then saved (`settle`). */
+export async function propose(params: ProposeParams, reviews: Reviews, token: vscode.CancellationToken, log: Log, landed: Landed = {}): Promise<ProposeResult | null> {
   if (typeof params?.path !== "string" || typeof params.newText !== "string" || !Array.isArray(params.hunks)) {
     throw new ResponseError(-32602, "files/propose: path, newText and hunks are required");
   }
@@ -80,6 +87,7 @@ export async function propose(params: ProposeParams, reviews: Reviews, token: vs
   const now = openDocument(params.path);
   if (now && now.getText() !== oldText) return { outcome: "conflict" };
   if (!now) return { outcome, acceptedHunks: accepted, text, applied: false, ...extra };
+  const wasDirty = now.isDirty;
   const edit = new vscode.WorkspaceEdit();
   for (const r of replacements(oldText, params.newText, params.hunks, accepted)) {
     edit.replace(now.uri, new vscode.Range(now.positionAt(r.start), now.positionAt(r.end)), r.text);
@@ -88,7 +96,8 @@ export async function propose(params: ProposeParams, reviews: Reviews, token: vs
     log.warn(`files/propose: VS Code did not apply the change to ${params.path} as proposed`);
     throw new Error(`VS Code refused the edit of ${params.path}`);
   }
-  await saveIfAsked(now);
+  const unsaved = await settle(now, wasDirty, log);
+  if (unsaved) landed.unsaved = unsaved;
   return { outcome, acceptedHunks: accepted, text, applied: true, ...extra };
 }
 
@@ -98,7 +107,23 @@ async function replaceAll(document: vscode.TextDocument, text: string): Promise<
   return vscode.workspace.applyEdit(edit);
 }
 
-/** `elelem.saveAppliedEdits`: save a document the agent changed (default: leave it dirty, like Keep). */
-async function saveIfAsked(document: vscode.TextDocument): Promise<void> {
-  if (vscode.workspace.getConfiguration("elelem").get<boolean>("saveAppliedEdits", false)) await document.save();
+/**
+ * After the agent's change landed in `document` (protocol.md, "Files": what the model is told
+ * is true on disk): `elelem.saveAppliedEdits` "whenClean" (the default) saves it when it held
+ * no unsaved edits of the user's before the change, so the agent's next command sees the
+ * change; a document that did is left unsaved (the user's edits are theirs to save), and the
+ * daemon, which checks the disk, tells the model so. "always" saves it anyway, "never" never
+ * (booleans of older settings: true is "always", false "never"). Why it stayed unsaved, if it did.
+ */
+export async function settle(document: vscode.TextDocument, wasDirty: boolean, log?: Log): Promise<Landed["unsaved"]> {
+  const setting = vscode.workspace.getConfiguration("elelem").get<unknown>("saveAppliedEdits", "whenClean");
+  const mode = setting === true ? "always" : setting === false ? "never" : setting === "always" || setting === "never" ? setting : "whenClean";
+  if (mode === "never") return "setting";
+  if (mode === "whenClean" && wasDirty) return "userEdits";
+  try {
+    if (await document.save()) return undefined;
+  } catch (error) {
+    log?.warn(`could not save ${document.uri.fsPath}: ${(error as Error).message}`);
+  }
+  return "failed";
 }

@@ -31,6 +31,19 @@ export async function askUser(params: AskParams, token: CancellationToken): Prom
   );
 }
 
+/** The answers of a permission question, as the chat's buttons show them (label without icon, description). */
+export function permissionChoices(params: AskParams): { answer: string; label: string; description: string }[] {
+  const options = params.options?.length ? params.options : ["allow", "deny", "always", "never"];
+  return options.slice(0, 10).map((answer) => {
+    const known = PERMISSION_CHOICES[answer];
+    return {
+      answer: String(answer).slice(0, 100),
+      label: (known?.label ?? String(answer).charAt(0).toUpperCase() + String(answer).slice(1, 100)).replace(/^\$\([a-z-]+\) /, ""),
+      description: known ? known.description(params.tool?.name ?? "tool") : `answer "${String(answer).slice(0, 100)}"`,
+    };
+  });
+}
+
 async function permission(params: AskParams, token: vscode.CancellationToken): Promise<string | undefined> {
   const options = params.options?.length ? params.options : ["allow", "deny", "always", "never"];
   const tool = params.tool;
@@ -58,7 +71,10 @@ async function permission(params: AskParams, token: vscode.CancellationToken): P
 /** `confirm` (`/undo`, `/rewind`): yes or no, with the dry run's plan as the details. */
 async function confirm(params: AskParams, token: vscode.CancellationToken): Promise<string | undefined> {
   const plan = (params.tool as { plan?: RewindResult } | undefined)?.plan;
-  const detail = plan ? describe(plan, []).replace(/\n/g, " · ") : undefined;
+  // The daemon's question says the plan under its first line, turns numbered as the user
+  // counts them; without it, the plan in this client's words.
+  const said = (params.prompt ?? "").split("\n").slice(1).map((l) => l.trim()).filter(Boolean);
+  const detail = said.length ? said.join(" · ") : plan ? describe(plan, []).replace(/\n/g, " · ") : undefined;
   const options = params.options?.length ? params.options : ["yes", "no"];
   const items = options.map((answer) => ({
     label: answer === "yes" ? "$(check) Yes" : answer === "no" ? "$(close) No" : answer,
@@ -66,7 +82,8 @@ async function confirm(params: AskParams, token: vscode.CancellationToken): Prom
     detail: answer === "yes" ? detail : undefined,
     answer,
   }));
-  const picked = await vscode.window.showQuickPick(items, { title: "Elelem asks", placeHolder: params.prompt, ignoreFocusOut: true }, token);
+  const placeHolder = (params.prompt ?? "").split("\n")[0];
+  const picked = await vscode.window.showQuickPick(items, { title: "Elelem asks", placeHolder, ignoreFocusOut: true }, token);
   return picked?.answer;
 }
 

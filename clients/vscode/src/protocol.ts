@@ -48,6 +48,17 @@ export interface SessionInfo {
   mcp?: McpStatus;
   /** Issue 20: the active mode and the ones to pick from (CONTRACT20). */
   mode?: ModeInfo;
+  /** Issue 29: the folder's trust, and what trusting it would load (the daemon's list). */
+  trust?: TrustInfo;
+}
+
+/** `trust` of a session result (protocol.md, `session/new`). */
+export interface TrustInfo {
+  folder: string;
+  trusted: boolean;
+  skipped: string[];
+  /** One line per plugin file, rule, mode, skill, MCP server (command masked); bounded. */
+  loads: string[];
 }
 
 export interface McpServer {

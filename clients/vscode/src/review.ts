@@ -118,7 +118,7 @@ export class Reviews implements vscode.Disposable {
     const cancelled = token.onCancellationRequested(() => review.finish(undefined));
     try {
       this.events.started(review);
-      void this.show(review);
+      void this.show(review, true); // beside, without the keyboard: the user may be typing
       const decision = await review.done;
       this.events.ended(review, decision);
       return decision;
@@ -207,9 +207,9 @@ export class Reviews implements vscode.Disposable {
     return this.open.get(id);
   }
 
-  private async show(review: Review): Promise<void> {
+  private async show(review: Review, preserveFocus = false): Promise<void> {
     try {
-      await vscode.commands.executeCommand("vscode.diff", review.original, review.proposal, review.title, { preview: false });
+      await vscode.commands.executeCommand("vscode.diff", review.original, review.proposal, review.title, { preview: false, preserveFocus });
     } catch (error) {
       void vscode.window.showWarningMessage(`Elelem: could not open the diff: ${(error as Error).message}`);
     }

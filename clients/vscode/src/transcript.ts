@@ -18,6 +18,17 @@ export class Transcript {
     }
   }
 
+  /**
+   * Forget turn `turnId` and every later one: cut at its user message (whose `turnId` the
+   * turn's end gave it). False when the transcript does not have it (a redrawn history).
+   */
+  cutAtTurn(turnId: number): boolean {
+    const at = this.messages.findIndex((m) => m.type === "user" && typeof m.turnId === "number" && m.turnId >= turnId);
+    if (at < 0) return false;
+    this.messages = this.messages.slice(0, at);
+    return true;
+  }
+
   clear(): void {
     this.messages = [];
   }

@@ -55,8 +55,10 @@ withChat("Undo Last Turn: the modal names the files, the file comes back, its do
   assert.ok(fake.shown.includes(document) && fake.executed.some(([id]) => id === "workbench.action.files.revert"), "the open document was reverted");
   const info = await waitFor(view, (m) => m.type === "say" && /^Rewound to before turn/.test(m.text));
   assert.equal(info.text, `Rewound to before turn ${last.turnId}: 1 file restored.`);
-  const history = view.posted.filter((m) => m.type === "history").at(-1);
-  assert.deepEqual(history.messages.filter((m) => m.role === "user").map((m) => m.content), ["!echo hello"]);
+  // issue 31: redrawn from the transcript cut before the undone turn (cards and all), not from the model's messages
+  const redrawn = view.posted.slice(view.posted.map((m) => m.type).lastIndexOf("clear"));
+  assert.deepEqual(redrawn.filter((m) => m.type === "user").map((m) => m.text), ["!echo hello"]);
+  assert.ok(!redrawn.some((m) => m.type === "history"));
   const turns = await waitFor(view, (m) => m.type === "turns" && m.turns.length === 1);
   assert.equal(turns.turns[0].prompt, "!echo hello");
 });
@@ -77,14 +79,14 @@ withChat("a dirty document among the files is named before anything is touched; 
   assert.equal(fs.readFileSync(file, "utf8"), "two\n");
 });
 
-withChat("an applied change left unsaved is undone by Restore and Discard Unsaved Changes", async ({ view }) => {
+withChat("Restore and Discard Unsaved Changes reverts a document the user typed into", async ({ view }) => {
   const file = path.join(fake.workspaceFolder, "u.txt");
   fs.writeFileSync(file, "one\n");
   const document = fake.open(file, "one\n");
   await writeTurn(view, "u.txt", "two\n");
   assert.equal(document.getText(), "two\n", "applied to the document");
-  assert.equal(fs.readFileSync(file, "utf8"), "one\n", "and left unsaved");
-  document.isDirty = true;
+  assert.equal(fs.readFileSync(file, "utf8"), "two\n", "and saved: the document was clean");
+  document.type("two, and typing\n");
   let offered;
   fake.answers.push((kind, choices, options) => {
     offered = { choices, detail: options.detail };
@@ -95,6 +97,103 @@ withChat("an applied change left unsaved is undone by Restore and Discard Unsave
   assert.match(offered.detail, /Unsaved in the editor .*: u\.txt/);
   assert.ok(fake.shown.includes(document) && fake.executed.some(([id]) => id === "workbench.action.files.revert"), "the unsaved document was reverted");
   await waitFor(view, (m) => m.type === "say" && /^Rewound/.test(m.text));
+});
+
+withChat("Undo Last Turn takes the agent's change out of a document and keeps the user's own unsaved edit (issue 31)", async ({ view }) => {
+  const file = path.join(fake.workspaceFolder, "m.txt");
+  const original = "one\ntwo\nthree\nfour\nfive\n";
+  fs.writeFileSync(file, original);
+  const document = fake.open(file, original);
+  document.type("# mine\n" + original);
+  const accept = (m) => m.type === "review" && view.receive({ type: "review", reviewId: m.reviewId, action: "acceptAll" });
+  view.bus.on("message", accept);
+  try {
+    await send(view, '!tool edit {"path":"m.txt","old":"five\\n","new":"FIVE\\n"}');
+  } finally {
+    view.bus.off("message", accept);
+  }
+  assert.equal(document.getText(), "# mine\n" + original.replace("five", "FIVE"));
+  assert.equal(fs.readFileSync(file, "utf8"), original, "the user's unsaved edit was saved for them");
+  fake.answers.push(() => "Restore");
+  await vscode.commands.executeCommand("elelem.undoLastTurn");
+  await waitFor(view, (m) => m.type === "say" && /^Rewound/.test(m.text));
+  assert.equal(document.getText(), "# mine\n" + original, "the buffer is as before the turn");
+  assert.equal(fs.readFileSync(file, "utf8"), original, "the disk is as before the turn");
+});
+
+withChat("turns are named as the user counts them, not by turnId (a command between them)", async ({ view }) => {
+  const file = path.join(fake.workspaceFolder, "n.txt");
+  fs.writeFileSync(file, "one\n");
+  await send(view, "!echo hello");
+  await send(view, "/help");
+  const { last } = await writeTurn(view, "n.txt", "two\n");
+  let asked;
+  fake.answers.push((kind, choices, options) => {
+    asked = { title: fake.messages.at(-1)[1], detail: options?.detail };
+    return "Restore";
+  });
+  await vscode.commands.executeCommand("elelem.undoLastTurn");
+  const info = await waitFor(view, (m) => m.type === "say" && /^Rewound to before turn/.test(m.text));
+  assert.notEqual(last.turnId, 2, "the daemon counts the command: this test needs turnId != number");
+  assert.equal(asked.title, "Restore the checkpoint before turn 2?");
+  assert.match(asked.detail, /The conversation loses turn 2\./);
+  assert.equal(info.text, "Rewound to before turn 2: 1 file restored.");
+});
+
+withChat("the plan names each deleted file's turn, what is kept and why, the user's files lost; confirm names exactly them (issues 29, 31)", async ({ view }) => {
+  const notes = path.join(fake.workspaceFolder, "p.txt");
+  const made = path.join(fake.workspaceFolder, "made.txt");
+  const big = path.join(fake.workspaceFolder, "big.csv");
+  fs.writeFileSync(notes, "the user's notes\n");
+  fs.writeFileSync(big, "id,value\n" + "1,22222222\n".repeat(2000)); // over the 4K limit
+  await send(view, "!echo hello");
+  await send(view, "/help"); // a command takes a turnId, not a number
+  const second = (await writeTurn(view, "p.txt", "the agent's notes\n")).last;
+  await writeTurn(view, "made.txt", "made by the agent\n");
+  await writeTurn(view, "big.csv", "one line\n");
+  assert.notEqual(second.turnId, 2, "this test needs turnId != number");
+  const asked = [];
+  fake.answers.push((kind, offered) => offered.find((i) => i.label.startsWith("Turn 2:")));
+  fake.answers.push((kind, choices, options) => {
+    asked.push(options.detail);
+    fs.writeFileSync(notes, "typed while the question was open\n"); // the user's edit, after the plan was shown
+    return "Restore";
+  });
+  fake.answers.push((kind, choices, options) => {
+    asked.push(options.detail);
+    return "Restore";
+  });
+  await vscode.commands.executeCommand("elelem.restoreCheckpoint");
+  const info = await waitFor(view, (m) => m.type === "say" && /^Rewound to before turn/.test(m.text));
+  assert.equal(info.text, "Rewound to before turn 2: 2 files restored.");
+  assert.equal(asked.length, 2, "asked again: a file of the user's changed under the question");
+  assert.match(asked[0], /^Created by turn 3 \(deleted\): made\.txt$/m);
+  assert.match(asked[0], /^Left as they are \(no checkpoint holds them\), over the size limit when turn 2 began: big\.csv$/m);
+  assert.doesNotMatch(asked[0], /You lose/);
+  assert.match(asked[0], /The conversation loses turns 2, 3, 4\./);
+  assert.match(asked[1], /^Your files changed since the last question: this is the plan now\.$/m);
+  assert.match(asked[1], /^⚠ You lose your edits \(changed outside the agent since\): p\.txt$/m);
+  assert.equal(fs.readFileSync(notes, "utf8"), "the user's notes\n", "restored: the user agreed to lose the edit");
+  assert.ok(!fs.existsSync(made));
+  assert.equal(fs.readFileSync(big, "utf8"), "one line\n", "no checkpoint held it: left as it is");
+}, { "elelem.env": { ...DAEMON_ENV, ELELEM_CHECKPOINTS_MAX_FILE: "4K" } });
+
+withChat("a user's file changed under the question, then declined: nothing changes", async ({ view }) => {
+  const notes = path.join(fake.workspaceFolder, "q.txt");
+  fs.writeFileSync(notes, "one\n");
+  await writeTurn(view, "q.txt", "two\n");
+  fake.answers.push(() => {
+    fs.writeFileSync(notes, "mine\n");
+    return "Restore";
+  });
+  let again;
+  fake.answers.push((kind, choices, options) => {
+    again = options.detail;
+    return undefined; // Cancel
+  });
+  await vscode.commands.executeCommand("elelem.undoLastTurn");
+  assert.match(again, /You lose your edits \(changed outside the agent since\): q\.txt/);
+  assert.equal(fs.readFileSync(notes, "utf8"), "mine\n");
 });
 
 withChat("Restore Checkpoint… lists the turns, newest first, and rewinds the one picked", async ({ view }) => {
@@ -161,7 +260,7 @@ withChat("/undo typed in the chat asks a confirm question with the plan, answere
   });
   await send(view, "/undo");
   assert.ok(items, "a confirm question was asked");
-  assert.match(items.find((i) => i.answer === "yes").detail, /Restored: f\.txt/);
+  assert.match(items.find((i) => i.answer === "yes").detail, /files restored: f\.txt/); // the daemon's words
   assert.equal(fs.readFileSync(file, "utf8"), "zero\n");
 });
 

@@ -123,13 +123,17 @@ class FakeDocument {
   type(text) {
     this.text = text;
     this.version++;
+    this.isDirty = true;
   }
   undo() {
     this.text = this.undos.pop();
     this.version++;
+    this.isDirty = true;
   }
   async save() {
     this.saved++;
+    require("fs").writeFileSync(this.uri.fsPath, this.text);
+    this.isDirty = false;
     return true;
   }
 }
@@ -182,6 +186,14 @@ const fake = {
   /** A document the editor has open (unsaved text allowed). */
   open(fsPath, text) {
     const document = new FakeDocument(fsPath, text);
+    // dirty when it differs from the disk, as VS Code's would be (issue 31 saves only clean ones)
+    let disk;
+    try {
+      disk = require("fs").readFileSync(fsPath, "utf8");
+    } catch {
+      disk = undefined;
+    }
+    document.isDirty = disk !== text;
     this.textDocuments.push(document);
     return document;
   },
@@ -355,6 +367,7 @@ const vscode = {
         }
         document.text = text;
         document.version++;
+        document.isDirty = true;
       }
       fake.applied.push(edit);
       return true;

@@ -10,7 +10,7 @@ const net = require("net");
 const os = require("os");
 const path = require("path");
 const { spawn } = require("child_process");
-const { fake, activate, deactivate, waitFor, send, REPO } = require("./helpers");
+const { vscode, fake, activate, deactivate, waitFor, send, REPO } = require("./helpers");
 
 const PYTHON = path.join(REPO, ".venv/bin/python");
 const SERVERS = path.join(REPO, "tests/mcp/servers");
@@ -45,7 +45,20 @@ withChat("elelem.mcpServers starts a stdio server: its status reaches the chat, 
   const result = call.find((m) => m.type === "result");
   assert.equal(result.ok, true, JSON.stringify(result));
   assert.match(JSON.stringify(result.result), /5/);
-}, { "elelem.mcpServers": { demo: { command: PYTHON, args: [path.join(SERVERS, "demo.py")] }, broken: { command: 7 } } });
+}, { "elelem.mcpServers": { demo: { command: PYTHON, args: [path.join(SERVERS, "demo.py")] }, broken: { command: 7 } }, "elelem.askInChat": false });
+
+withChat("after Undo Last Turn the header's MCP state is the current one, not session/new's (issue 31)", async ({ view }) => {
+  await send(view, "!echo hi");
+  await waitFor(view, serverState("demo", "ready"), { timeout: 60_000 });
+  await send(view, "!echo again");
+  fake.answers.push(() => "Restore");
+  await vscode.commands.executeCommand("elelem.undoLastTurn");
+  await waitFor(view, (m) => m.type === "say" && /^Rewound/.test(m.text));
+  const redrawn = view.posted.slice(view.posted.map((m) => m.type).lastIndexOf("clear"));
+  const mcp = redrawn.filter((m) => m.type === "mcp").at(-1);
+  assert.equal(mcp.mcp.servers.find((s) => s.name === "demo").state, "ready", JSON.stringify(mcp));
+  assert.deepEqual(redrawn.filter((m) => m.type === "user").map((m) => m.text), ["!echo hi"]);
+}, { "elelem.mcpServers": { demo: { command: PYTHON, args: [path.join(SERVERS, "demo.py")] } } });
 
 function freePort() {
   return new Promise((resolve) => {

@@ -82,8 +82,9 @@ withChat("a partial acceptance lands in the document as one edit, and the model 
   assert.match(result.result.review, /^applied 1 of 2 hunks; hunk 2 \(lines \d+.\d+\) was rejected by the user/);
   assert.equal(document.getText(), LINES({ 2: 20 }));
   assert.equal(fake.applied.length, 1, "one WorkspaceEdit: one undo step");
-  assert.equal(fs.readFileSync(file, "utf8"), LINES(), "the disk is untouched: the change is left unsaved");
-  assert.equal(document.saved, 0);
+  // issue 31: the document had no unsaved edit of the user's: saved, so the agent's next command sees it
+  assert.equal(document.saved, 1);
+  assert.equal(fs.readFileSync(file, "utf8"), LINES({ 2: 20 }));
   document.undo();
   assert.equal(document.getText(), LINES());
   const done = view.posted.find((m) => m.type === "reviewDone");
@@ -137,6 +138,19 @@ withChat("accept all saves the document when elelem.saveAppliedEdits is on", asy
   assert.equal(document.getText(), LINES({ 3: 30 }));
   assert.equal(document.saved, 1);
 }, { "elelem.saveAppliedEdits": true });
+
+withChat("a document with the user's own unsaved edits is not saved for them: the chat and the model say so", async ({ view }) => {
+  const { file, document } = openFile("d.py");
+  document.type("# mine\n" + LINES());
+  const { results, posted } = await turnWithReviews(view, '!tool edit {"path":"d.py","old":"line_9 = 9\\n","new":"line_9 = 90\\n"}', () => ({ action: "acceptAll" }));
+  const result = results.at(-1);
+  assert.equal(result.result.review, "accepted by the user");
+  assert.match(result.result.disk, /^not saved: the change is in the user's editor only/);
+  assert.equal(document.getText(), "# mine\n" + LINES({ 9: 90 }));
+  assert.equal(document.saved, 0);
+  assert.equal(fs.readFileSync(file, "utf8"), LINES(), "the user's unsaved line was saved for them");
+  assert.ok(posted.some((m) => m.type === "say" && /d\.py: the agent's change is in the editor but not saved \(it also holds your own unsaved edits\)/.test(m.text)));
+});
 
 withChat("reject all changes nothing and the model reads the rejection", async ({ view }) => {
   const { document } = openFile("c.py");

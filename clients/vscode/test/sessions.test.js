@@ -8,9 +8,9 @@ const { vscode, fake, activate, deactivate, waitFor, send } = require("./helpers
 
 const SERVER = `${JSON.stringify(process.execPath)} ${JSON.stringify(path.join(__dirname, "servers/stored-daemon.js"))}`;
 
-function withChat(name, body) {
+function withChat(name, body, settings = {}) {
   test(name, async () => {
-    const env = await activate({ "elelem.command": SERVER });
+    const env = await activate({ "elelem.command": SERVER, ...settings });
     try {
       await body(env);
     } finally {
@@ -79,4 +79,26 @@ withChat("a permission question offers allow, deny, always and never, each with 
   assert.match(asked.what[0].detail, /rm -rf build/);
   assert.equal(last.reply, 'answer: {"text":"always"}');
   assert.equal(posted.find((m) => m.type === "ask").kind, "permission");
+}, { "elelem.askInChat": false });
+
+withChat("a permission question is asked in the chat (the default): buttons, no quick pick", async ({ view }) => {
+  const asked = new Promise((resolve) => {
+    const listener = (m) => {
+      if (m.type !== "ask") return;
+      view.bus.off("message", listener);
+      resolve(m);
+    };
+    view.bus.on("message", listener);
+  });
+  const turn = send(view, "!permission");
+  const ask = await asked;
+  assert.deepEqual(ask.choices.map((c) => c.answer), ["allow", "deny", "always", "never", "later"]);
+  assert.deepEqual(ask.choices.map((c) => c.label), ["Allow", "Deny", "Always allow", "Never allow", "Later"]);
+  assert.ok(ask.choices.every((c) => c.description), "every button is described");
+  view.receive({ type: "askAnswer", askId: ask.askId, answer: "always" });
+  view.receive({ type: "askAnswer", askId: ask.askId, answer: "deny" }); // a second click: nothing
+  const { last, posted } = await turn;
+  assert.equal(last.reply, 'answer: {"text":"always"}');
+  assert.equal(fake.asked.length, 0, "no quick pick");
+  assert.deepEqual(posted.filter((m) => m.type === "answer").map((m) => m.text), ["always"]);
 });

@@ -145,7 +145,7 @@ test("Open Session… offers this folder's stored sessions by title, newest firs
 
 test("a tool that needs permission asks with a quick pick; deny is what the model reads", async () => {
   const config = fs.mkdtempSync(path.join(os.tmpdir(), "elelem-vscode-config-")); // default rules: execute asks
-  const env = await activate({ "elelem.env": { ...DAEMON_ENV, XDG_CONFIG_HOME: config } });
+  const env = await activate({ "elelem.env": { ...DAEMON_ENV, XDG_CONFIG_HOME: config }, "elelem.askInChat": false });
   try {
     fake.answers.push((kind, items) => items.find((i) => i.answer === "deny"));
     const { posted } = await send(env.view, '!tool execute {"command":"echo hi"}');

@@ -626,6 +626,24 @@ test("MCP status in the header, trouble said once in the log", async () => {
   assert.deepEqual(errors, []);
 });
 
+test("a failing MCP server is one line in the chat, updated in place, never inside a streaming reply (issue 31)", async () => {
+  const { page, post, errors } = await open();
+  const server = (state, attempts, error = null) => ({ name: "broken", source: "client", transport: "stdio", state, tools: [], error, attempts });
+  await post({ type: "user", text: "hi" }, { type: "saying", turnId: 1, text: "streaming " });
+  for (let attempt = 1; attempt <= 5; attempt++) {
+    await post(
+      { type: "mcp", mcp: { servers: [server("starting", attempt)], problems: [] } },
+      { type: "mcp", mcp: { servers: [server("retrying", attempt, `exited with code ${attempt}`)], problems: [] } },
+    );
+  }
+  await post({ type: "saying", turnId: 1, text: "on." }, { type: "mcp", mcp: { servers: [server("failed", 6, "exited with code 6")], problems: [] } });
+  await page.waitForSelector(".notice.mcp-notice.error");
+  const lines = await page.locator(".notice.mcp-notice").allTextContents();
+  assert.deepEqual(lines, ["MCP server broken failed (6 attempts): exited with code 6"]);
+  await page.waitForFunction(() => [...document.querySelectorAll(".turn.assistant .markdown")].at(-1)?.textContent.trim() === "streaming on.");
+  assert.deepEqual(errors, []);
+});
+
 test("the mode in the header opens the picker; the plan is one checklist updated in place; a sub-agent's events nest in its task card", async () => {
   const { page, post, posted, errors } = await open({ width: 360, height: 700 });
   const mode = (current) => ({ current, available: [{ id: "build", name: "Build", description: "all tools" }, { id: "plan", name: "Plan", description: "read only" }] });

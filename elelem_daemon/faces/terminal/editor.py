@@ -63,7 +63,7 @@ class CommandCompleter(Completer):
 def status_text(session: Session, mode: str | None = None) -> str:
     """`provider · model · 12.3k/200k ctx (6%) · 530 in (480 cached), 9 out · $0.0123 ·
     4 messages` (then the mode, when set): turns/usage.py says the middle."""
-    parts = [session.provider_name, str(session.model or "default"), *status(session.usage)]
+    parts = [session.provider_name, str(session.answering or "default"), *status(session.usage)]
     count = len(session.conversation)
     parts.append(f"{count} message{'' if count == 1 else 's'}")
     if mode:

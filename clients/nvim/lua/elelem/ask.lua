@@ -40,9 +40,16 @@ local function prompt_of(params)
     local head = prompt or ("MCP server %s asks you to authorize it in a browser"):format(tostring(params.server))
     return head:find(url, 1, true) and head or (head .. "\n" .. url)
   elseif params.kind == "confirm" and type(params.tool) == "table" and type(params.tool.plan) == "table" then
+    -- the daemon's question says the plan, its turns numbered as the user counts them;
+    -- the editor adds what only it knows: the unsaved buffers of those files
     local s = require("elelem.session").find(params.sessionId)
-    local plan = require("elelem.rewind").describe(params.tool.plan, s and s.info and s.info.cwd)
-    return table.concat(plan, "\n") .. "\n" .. (prompt or "Go on?")
+    local cwd = s and s.info and s.info.cwd
+    local lines = { prompt or "Rewind?" }
+    if not prompt then
+      vim.list_extend(lines, require("elelem.rewind").describe(params.tool.plan, cwd))
+    end
+    vim.list_extend(lines, require("elelem.rewind").unsaved(params.tool.plan, cwd))
+    return table.concat(lines, "\n")
   end
   if not tool then
     return prompt or "elelem asks:"

@@ -58,6 +58,8 @@ function M.load(entry)
     s.chat:notice(("(resumed: %s)"):format(result.title or entry.title or entry.sessionId))
     s.chat:follow() -- at the end, where the conversation goes on
     s:refresh()
+    s.trust_due = trust.due(result)
+    s:ensure(function() end) -- the trust question, if one is due (elelem.trust)
   end)
 end
 

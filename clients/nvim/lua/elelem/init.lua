@@ -150,19 +150,13 @@ input.request = function(text, cb)
 end
 
 --- `prestart`: start the daemon and open this tab's session in the background, so the
---- chat is ready when opened. A project whose plugins await a trust question only gets
---- the daemon: the question waits for the first use.
+--- chat is ready when opened. A trust question the session calls for (elelem.trust) waits
+--- for the first use.
 local function prestart()
   if not config.options.prestart then
     return
   end
-  local cwd = config.cwd()
-  local plugins = vim.fn.isdirectory(vim.fs.joinpath(cwd, ".agents", "plugins")) == 1
-  if plugins and config.options.trust == "ask" then
-    daemon.start()
-  else
-    session.current():ensure(function() end)
-  end
+  session.current():ensure(function() end, true)
 end
 
 --- Configures the plugin; see `:help elelem-setup`. Raises on a bad option.
@@ -353,8 +347,8 @@ function M.undo()
   require("elelem.rewind").undo()
 end
 
---- Rewinds to before turn `turn`, or picks the turn from a list.
----@param turn integer?
+--- Rewinds to before the turn numbered `turn` (as the user counts them), or picks one.
+---@param turn integer|string|nil
 function M.rewind(turn)
   require("elelem.rewind").pick(turn)
 end

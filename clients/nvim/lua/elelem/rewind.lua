@@ -1,112 +1,28 @@
 --- Checkpoints (issue 17, protocol.md `session/rewind`, docs/checkpoints.md): `:ElelemUndo`
---- rewinds the last turn, `:ElelemRewind` picks one from `session/checkpoints`. Each asks
---- first: a dry run lists what is restored, brought back and deleted, the files changed
---- outside the agent, and any unsaved buffer of those files; then the rewind is sent with
---- `force`, the affected buffers follow the restored files with the user's unsaved edits
---- kept (elelem.restore), and the chat is redrawn with the kept turns' tool calls and plan.
-local buffers = require("elelem.buffers")
+--- rewinds the last turn, `:ElelemRewind [N]` picks one from `session/checkpoints` (turns
+--- numbered as the user counts them: `number`, not the session's `turnId`). Each asks first:
+--- a dry run's plan (what is restored, brought back, deleted and which turn created it, what
+--- is left as it is and why, the user's files that would be lost, any unsaved buffer of those
+--- files); then the rewind is sent with `confirm` naming exactly the files the user agreed to
+--- lose, the affected buffers follow the restored files with the user's unsaved edits kept
+--- (elelem.restore), and the chat is redrawn with the kept turns' tool calls and plan.
 local restore = require("elelem.restore")
 local daemon = require("elelem.daemon")
 local errors = require("elelem.errors")
 local session = require("elelem.session")
+local wording = require("elelem.rewind_plan")
 
 local M = {}
+
+-- the plan in words, for ask.lua and init.lua too
+M.describe, M.numbers, M.lost, M.unsaved, M.paths =
+  wording.describe, wording.numbers, wording.lost, wording.unsaved, wording.paths
+local label = wording.label
 
 ---@param message string
 ---@param level integer?
 local function notify(message, level)
   vim.notify("elelem: " .. message, level or vim.log.levels.INFO)
-end
-
----@param list any
----@return string[]
-local function strings(list)
-  local out = {}
-  for _, item in ipairs(type(list) == "table" and list or {}) do
-    table.insert(out, tostring(item))
-  end
-  return out
-end
-
---- The files a plan touches (restored, created, deleted), as given (relative to `cwd`).
----@param plan table a rewind result or dry run
----@return string[]
-local function touched(plan)
-  local files = type(plan.files) == "table" and plan.files or {}
-  local out = {}
-  for _, key in ipairs({ "restored", "created", "deleted" }) do
-    vim.list_extend(out, strings(files[key]))
-  end
-  return out
-end
-
----@param path string
----@param cwd string?
----@return string
-local function absolute(path, cwd)
-  if path:sub(1, 1) == "/" or not cwd then
-    return path
-  end
-  return vim.fs.joinpath(cwd, path)
-end
-
---- The touched files whose buffer has unsaved changes.
----@param plan table
----@param cwd string?
----@return string[]
-local function unsaved_buffers(plan, cwd)
-  local out = {}
-  for _, path in ipairs(touched(plan)) do
-    local buf = buffers.find(absolute(path, cwd))
-    if buf and vim.bo[buf].modified then
-      table.insert(out, path)
-    end
-  end
-  return out
-end
-
---- What a plan (a dry run's result, or `tool.plan` of a `/undo` question) will do, as lines.
----@param plan table
----@param cwd string?
----@return string[]
-function M.describe(plan, cwd)
-  local lines = {}
-  local files = type(plan.files) == "table" and plan.files or nil
-  local function list(label, items)
-    items = strings(items)
-    if #items > 0 then
-      table.insert(lines, ("%s: %s"):format(label, table.concat(items, ", ")))
-    end
-  end
-  if files then
-    list("restores", files.restored)
-    list("brings back", files.created)
-    list("deletes", files.deleted)
-    list("folders made again", files.dirsCreated)
-    list("folders removed", files.dirsRemoved)
-    list("WARNING: changed outside the agent since (your edits there are lost)", files.outside)
-    list("WARNING: no checkpoint holds their current content", files.unsaved)
-    list("left as they are", files.uncovered)
-    if #touched(plan) == 0 then
-      table.insert(lines, "no file changes")
-    end
-  end
-  list("unsaved changes kept (merged into the restored text)", unsaved_buffers(plan, cwd))
-  local conversation = type(plan.conversation) == "table" and plan.conversation or nil
-  if conversation then
-    list("drops turns", conversation.dropped)
-  end
-  return lines
-end
-
---- The touched files of `plan`, absolute.
----@param plan table
----@param cwd string?
----@return string[]
-function M.paths(plan, cwd)
-  return vim.tbl_map(function(path)
-    return absolute(path, cwd)
-  end, touched(plan))
 end
 
 --- Before a rewind of `plan` goes on: the unsaved text of its buffers (elelem.restore).
@@ -148,18 +64,20 @@ function M.redraw(s, result)
   require("elelem.mcp").redraw(s) -- the servers' states are still current
 end
 
---- The message for a rewind error, by `data.kind`.
+--- The message for a rewind error, by `data.kind`. `turn` is the turn as the user counts
+--- them (the number shown), `numbers` names the ids in `data` the same way.
 ---@param err elelem.Error
----@param turn integer
+---@param turn integer|string
+---@param numbers table<integer, integer>?
 ---@return string
-function M.explain(err, turn)
+function M.explain(err, turn, numbers)
   local kind = errors.kind(err)
   local data = type(err.data) == "table" and err.data or {}
   if kind == "session_busy" then
     return "cannot rewind while a turn runs (in this session, or another in the same folder): try again when it ends"
   elseif kind == "unknown_turn" then
     return ("turn %s is no longer in the conversation (the list was stale): :ElelemRewind lists the turns again"):format(
-      tostring(data.turnId or turn))
+      tostring(turn))
   elseif kind == "no_checkpoint" then
     local reasons = {
       disabled = "checkpoints are off (ELELEM_CHECKPOINTS=0)",
@@ -169,9 +87,9 @@ function M.explain(err, turn)
       tampered = "its checkpoint names another turn",
     }
     local reason = reasons[data.reason] or tostring(data.reason or "no checkpoint")
-    return ("the files of turn %s cannot be rewound: %s"):format(tostring(data.turnId or turn), reason)
+    return ("the files of turn %s cannot be rewound: %s"):format(tostring(turn), reason)
   elseif kind == "outside_changes" then
-    local files = type(data.files) == "table" and strings(data.files.outside) or {}
+    local files = type(data.files) == "table" and M.lost({ files = data.files }) or {}
     return ("files changed outside the agent since turn %s: %s"):format(tostring(turn), table.concat(files, ", "))
   elseif kind == "checkpoint_failed" then
     return ("the restore failed (%s); nothing was changed"):format(tostring(data.reason or "error"))
@@ -190,13 +108,20 @@ local function confirm(lines, question, cb)
   end)
 end
 
---- Rewinds session `s` to before `turn` (files and conversation unless `opts` says).
+local ASKS = 5 -- a user file that keeps changing under the question asks again at most this often
+
+--- Rewinds session `s` to before turn `turn` (its `turnId`; files and conversation unless
+--- `opts.files` is false). The user is shown the dry run's plan and asked; the rewind then
+--- names, in `confirm`, exactly the files the user agreed to lose (never `force`): if one
+--- more changed meanwhile, the daemon refuses and the new plan is shown and asked again.
 ---@param s elelem.Session
 ---@param turn integer
----@param opts {files: boolean?}?
+---@param opts {files: boolean?, numbers: table<integer, integer>?, asked: integer?}?
 function M.rewind(s, turn, opts)
   opts = opts or {}
   local files = opts.files ~= false
+  local numbers = opts.numbers or {}
+  local shown = label(numbers, turn)
   if s.busy then
     return notify("cannot rewind while a turn runs: try again when it ends", vim.log.levels.WARN)
   end
@@ -208,31 +133,38 @@ function M.rewind(s, turn, opts)
       return
     elseif err then
       if errors.kind(err) == "no_checkpoint" and files then
-        return confirm({ M.explain(err, turn) }, "Rewind the conversation only?", function(yes)
+        return confirm({ M.explain(err, shown, numbers) }, "Rewind the conversation only?", function(yes)
           if yes then
-            M.rewind(s, turn, { files = false })
+            M.rewind(s, turn, { files = false, numbers = numbers })
           end
         end)
       end
-      return notify(M.explain(err, turn), vim.log.levels.ERROR)
+      return notify(M.explain(err, shown, numbers), vim.log.levels.ERROR)
     end
-    local lines = { ("Rewind to before turn %d%s:"):format(turn, files and "" or " (conversation only)") }
-    vim.list_extend(lines, M.describe(plan, cwd))
+    local lines = { ("Rewind to before turn %s%s:"):format(shown, files and "" or " (conversation only)") }
+    if (opts.asked or 0) > 0 then
+      table.insert(lines, "(your files changed since the last question: this is the plan now)")
+    end
+    vim.list_extend(lines, M.describe(plan, cwd, numbers))
     confirm(lines, "Go on?", function(yes)
       if not yes or epoch ~= s.epoch then
         return
       end
-      local real = vim.tbl_extend("force", params, { force = true })
+      local lost = M.lost(plan)
+      local real = #lost > 0 and vim.tbl_extend("force", params, { confirm = lost }) or params
       local kept = M.snapshot(plan, cwd)
       daemon.request("session/rewind", real, function(rerr, result)
         if epoch ~= s.epoch then
           return
+        elseif rerr and errors.kind(rerr) == "outside_changes" and (opts.asked or 0) < ASKS then
+          -- a file of the user's changed after the plan was shown: show the new one, ask again
+          return M.rewind(s, turn, vim.tbl_extend("force", opts, { asked = (opts.asked or 0) + 1 }))
         elseif rerr then
-          return notify(M.explain(rerr, turn), vim.log.levels.ERROR)
+          return notify(M.explain(rerr, shown, numbers), vim.log.levels.ERROR)
         end
         M.redraw(s, result)
-        local summary = M.describe(result, cwd)
-        s.chat:notice(("(rewound to before turn %d%s)"):format(turn, #summary > 0 and (": " .. table.concat(summary, "; ")) or ""))
+        local summary = M.describe(result, cwd, numbers)
+        s.chat:notice(("(rewound to before turn %s%s)"):format(shown, #summary > 0 and (": " .. table.concat(summary, "; ")) or ""))
         s:refresh()
         M.reload(result, cwd, kept, function(notes)
           for _, note in ipairs(notes) do
@@ -282,7 +214,12 @@ local function turns(s, cb)
     if err then
       return notify("cannot list the turns: " .. errors.message(err), vim.log.levels.ERROR)
     end
-    local list = type(result) == "table" and result.turns or {}
+    local list = {}
+    for _, t in ipairs(type(result) == "table" and type(result.turns) == "table" and result.turns or {}) do
+      if type(t) == "table" and type(t.turnId) == "number" then
+        table.insert(list, t)
+      end
+    end
     if #list == 0 then
       return notify("no turn to rewind")
     end
@@ -290,11 +227,18 @@ local function turns(s, cb)
   end)
 end
 
+--- A listed turn's number as the user counts them (its id on a daemon without `number`).
+---@param t table
+---@return integer
+local function number_of(t)
+  return type(t.number) == "number" and t.number or t.turnId
+end
+
 --- `:ElelemUndo`: rewinds the last turn.
 function M.undo()
   local s = session.current()
   turns(s, function(list)
-    M.rewind(s, list[#list].turnId)
+    M.rewind(s, list[#list].turnId, { numbers = M.numbers(list) })
   end)
 end
 
@@ -302,26 +246,39 @@ end
 ---@return string
 function M.format(t)
   local when = tostring(t.at or ""):gsub("T", " "):gsub("%.%d+", ""):gsub("Z$", ""):gsub("%+00:00$", "")
-  local files = t.filesTotal and t.filesTotal > 0 and (" · %d file%s"):format(t.filesTotal, t.filesTotal == 1 and "" or "s") or ""
-  return ("%d  %s  %s%s"):format(t.turnId, when, tostring(t.prompt or ""), files)
+  local total = type(t.filesTotal) == "number" and t.filesTotal or 0
+  local files = total > 0 and (" · %d file%s"):format(total, total == 1 and "" or "s") or ""
+  return ("%d  %s  %s%s"):format(number_of(t), when, tostring(t.prompt or ""), files)
 end
 
---- `:ElelemRewind [N]`: rewinds to before turn N, or picks one.
----@param turn integer?
+--- `:ElelemRewind [N]`: rewinds to before the turn numbered N (as the picker and the
+--- terminal's /rewind number them: 1, 2, 3), or picks one.
+---@param turn integer|string|nil
 function M.pick(turn)
   local s = session.current()
-  if turn then
-    if not s.id then
-      return notify("this tab has no session yet: nothing to rewind")
+  if turn ~= nil and turn ~= "" then
+    local wanted = tonumber(turn)
+    if not wanted or wanted ~= math.floor(wanted) or wanted < 1 or wanted > 1e9 then
+      return notify(("not a turn number: %s (:ElelemRewind lists the turns)"):format(tostring(turn):sub(1, 40)),
+        vim.log.levels.ERROR)
     end
-    return M.rewind(s, turn)
+    return turns(s, function(list)
+      for _, t in ipairs(list) do
+        if number_of(t) == wanted then
+          return M.rewind(s, t.turnId, { numbers = M.numbers(list) })
+        end
+      end
+      notify(("no turn %d in this conversation (turns 1 to %d): :ElelemRewind lists them"):format(
+        wanted, number_of(list[#list])), vim.log.levels.ERROR)
+    end)
   end
   turns(s, function(list)
     local items = vim.fn.reverse(vim.list_slice(list)) -- newest first
+    local numbers = M.numbers(list)
     vim.ui.select(items, { prompt = "Rewind to before turn", format_item = M.format, kind = "elelem.rewind" },
       function(choice)
         if choice then
-          M.rewind(s, choice.turnId)
+          M.rewind(s, choice.turnId, { numbers = numbers })
         end
       end)
   end)

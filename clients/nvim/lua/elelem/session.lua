@@ -190,34 +190,57 @@ function Session:mcp_status(status)
   require("elelem.mcp").update(self, status)
 end
 
---- Calls `cb(err)` once the session exists on the daemon, creating it if needed.
+--- Calls `cb(err)` once the session exists on the daemon, creating it if needed, and once
+--- its trust question (elelem.trust) is answered. `quiet` (prestart) leaves the question for
+--- the first caller that is not quiet.
 ---@param cb fun(err: elelem.Error?)
-function Session:ensure(cb)
-  if self.id then
-    return cb(nil)
-  end
+---@param quiet boolean?
+function Session:ensure(cb, quiet)
   if self.creating then
+    self.quiet = self.quiet and quiet
     return table.insert(self.creating, cb)
   end
-  self.creating = { cb }
-  local cwd = config.cwd()
-  local params = { cwd = cwd, provider = config.options.provider, model = config.options.model }
-  params.trusted = trust.decide(cwd)
-  params.mcpServers = config.options.mcpServers
-  local epoch = self.epoch
-  self:refresh()
-  daemon.request("session/new", params, function(err, result)
-    local waiting = self.creating or {}
-    self.creating = nil
+  if self.id and (quiet or not self.trust_due) then
+    return cb(nil)
+  end
+  local waiting, epoch = { cb }, self.epoch
+  self.creating, self.quiet = waiting, quiet
+  local function finish(err)
     if epoch ~= self.epoch then
       err = err or { code = errors.codes.request_cancelled, message = "the session was replaced" }
-    elseif not err then
-      self:adopt(result)
+    end
+    if self.creating == waiting then
+      self.creating = nil
     end
     self:refresh()
     for _, fn in ipairs(waiting) do
       fn(err)
     end
+  end
+  local function settle()
+    if not self.trust_due or self.quiet then
+      return finish(nil)
+    end
+    self.trust_due = false
+    trust.ask(self, function()
+      finish(nil)
+    end)
+  end
+  if self.id then
+    return settle()
+  end
+  local cwd = config.cwd()
+  local params = { cwd = cwd, provider = config.options.provider, model = config.options.model }
+  params.trusted = trust.decide(cwd)
+  params.mcpServers = config.options.mcpServers
+  self:refresh()
+  daemon.request("session/new", params, function(err, result)
+    if err or epoch ~= self.epoch then
+      return finish(err)
+    end
+    self:adopt(result)
+    self.trust_due = trust.due(result)
+    settle()
   end)
 end
 
@@ -451,7 +474,7 @@ function Session:reset()
       daemon.request("session/close", { sessionId = self.id })
     end
   end
-  self.id, self.info, self.busy, self.creating = nil, nil, false, nil
+  self.id, self.info, self.busy, self.creating, self.trust_due = nil, nil, false, nil, false
   self.turns, self.pending, self.held = {}, nil, {}
   if self.prompt and api.nvim_buf_is_valid(self.prompt) then
     self:show_pending()

@@ -60,26 +60,25 @@ export async function runCommand(page, title) {
 }
 
 /**
- * Wait for `done`; a daemon whose permission policy asks before `execute` shows a quick pick:
- * check that every option has a label and a description, then allow.
+ * Wait for `done`; a daemon whose permission policy asks before `execute` asks in the chat
+ * (elelem.askInChat): buttons in the tool call's card. Check that every option has a label
+ * and a description (its tooltip), that no quick pick opened at the top of the window, then
+ * click Allow with the mouse.
  */
-export async function approveIfAsked(page, done) {
-  const rows = page.locator(".quick-input-widget .monaco-list-row");
+export async function approveIfAsked(page, done, frame) {
+  frame ??= await chatFrame(page);
   const deadline = Date.now() + STEP_TIMEOUT;
   while (Date.now() < deadline) {
     if (await done.count()) return;
-    const options = await rows.evaluateAll((all) =>
-      all.map((row) => [
-        (row.querySelector(".label-name")?.textContent ?? "").trim(),
-        (row.querySelector(".label-description")?.textContent ?? "").trim(),
-      ]));
-    const allow = options.findIndex(([label]) => label === "Allow");
-    if (allow >= 0 && (await rows.nth(allow).isVisible().catch(() => false))) {
-      step(`the daemon asks permission for execute: ${options.map(([label]) => label).join(" / ")}: Allow`);
+    const question = frame.locator(".notice.ask.waiting").last();
+    if (await question.count()) {
+      const options = await question.locator("button.ask-choice").evaluateAll((all) => all.map((b) => [b.textContent.trim(), b.title]));
+      step(`the daemon asks permission for execute, in the chat: ${options.map(([label]) => label).join(" / ")}: Allow`);
       const labels = options.map(([label]) => label);
       check(["Allow", "Deny", "Always allow", "Never allow"].every((l) => labels.includes(l)), `permission options: ${JSON.stringify(options)}`);
       check(options.every(([, description]) => description.length > 0), `an option without a description: ${JSON.stringify(options)}`);
-      await rows.nth(allow).click();
+      check(!(await page.locator(".quick-input-widget").isVisible()), "a quick pick opened at the top of the window as well");
+      await question.locator('button.ask-choice[data-answer="allow"]').click();
     }
     await page.waitForTimeout(200);
   }

@@ -3,7 +3,7 @@
 // (lines `line_01 = 1` .. `line_20 = 20`), written by e2e.sh.
 import * as fs from "fs";
 import * as path from "path";
-import { check, openChat, openFile, runCase, runCommand, send, step, widenSidebar } from "./lib.mjs";
+import { approveIfAsked, check, openChat, openFile, runCase, runCommand, send, step, widenSidebar } from "./lib.mjs";
 
 const [url, screenshot, workspace] = process.argv.slice(2);
 const FILE = path.join(workspace, "review.py");
@@ -90,5 +90,68 @@ await runCase("review", screenshot, async (page) => {
   await page.waitForTimeout(500);
   shown = await editorText(page);
   check(shown.includes("line_02 = 2\n") && shown.includes("line_05 = 50") && shown.includes("# unsaved line"), `the editor after one undo:\n${shown}`);
+  await runCommand(page, "File: Revert File");
+  await page.waitForFunction(() => !document.querySelector(".tab.active.dirty"));
+
+  step("issue 31, item 3: an accepted edit is on the disk before the agent's next command (grep)");
+  const clean = fs.readFileSync(FILE, "utf8");
+  check(clean.includes("line_07 = 7\n"), `the disk before: ${clean}`);
+  const script = [
+    ["edit", { path: "review.py", old: "line_07 = 7\n", new: "line_07 = 70\n" }],
+    ["execute", { command: "grep -c 'line_07 = 70' review.py || echo NOT-ON-DISK" }],
+  ];
+  await send(frame, `!tools ${JSON.stringify(script)}`);
+  await frame.locator(".review:not(.done) button.review-acceptAll").click();
+  step("the permission question for execute is in the chat's card, as buttons (no quick pick)");
+  await frame.locator(".notice.ask.waiting button.ask-choice").first().waitFor();
+  await frame.evaluate(() => document.querySelector(".notice.ask.waiting").scrollIntoView({ block: "end" }));
+  await page.screenshot({ path: path.join(path.dirname(screenshot), "question.png") });
+  await approveIfAsked(page, frame.locator("details.tool.ok .name", { hasText: "execute" }), frame);
+  const grep = await frame.locator("details.tool.ok", { hasText: "execute" }).last().locator("pre.result").textContent();
+  check(!grep.includes("NOT-ON-DISK") && /\b1\b/.test(grep), `grep after the accepted edit: ${grep}`);
+  check(fs.readFileSync(FILE, "utf8") === clean.replace("line_07 = 7\n", "line_07 = 70\n"), "the disk does not hold the accepted edit");
+  check((await page.locator(".tab.active.dirty").count()) === 0, "the document was left unsaved");
+  await frame.waitForSelector("#send:not([disabled])");
+
+  step("issue 31, item 9: the diff editor opens beside while the user types in the chat: no keystroke is lost");
+  await send(frame, '!tool edit {"path":"review.py","old":"line_09 = 9\\n","new":"line_09 = 90\\n"}');
+  await frame.click("#input");
+  const sentence = "please look at the div function and then try it again";
+  let typed = "";
+  for (const ch of sentence) {
+    await page.keyboard.type(ch);
+    typed += ch;
+    await page.waitForTimeout(60);
+  }
+  await page.waitForSelector(".monaco-diff-editor");
+  for (const ch of " and then more") {
+    await page.keyboard.type(ch);
+    typed += ch;
+    await page.waitForTimeout(60);
+  }
+  const kept = await frame.inputValue("#input");
+  check(kept === typed, `the prompt box holds ${JSON.stringify(kept)}, not what was typed`);
+  check(fs.readFileSync(FILE, "utf8").includes("line_09 = 9\n"), "a keystroke decided the review");
+  await frame.locator(".review:not(.done) button.review-rejectAll").click();
+  await frame.waitForSelector("#send:not([disabled])");
+  await frame.fill("#input", "");
+
+  step("issue 31, item 9: the user types into the file during a review, then accepts: the card says conflict, not Accepted");
+  await send(frame, '!tool edit {"path":"review.py","old":"line_11 = 11\\n","new":"line_11 = 110\\n"}');
+  await frame.waitForSelector(".review:not(.done) > .review-hunk");
+  // the file's own tab (Ctrl+P would reveal the diff editor, whose left side is the file)
+  await page.locator(".tabs-container .tab").filter({ hasText: "review.py" }).filter({ hasNotText: "Elelem" }).first().click();
+  await page.locator(".editor-instance .monaco-editor .view-lines").filter({ visible: true }).first().click();
+  await page.keyboard.press("Control+End");
+  await page.keyboard.type("# typed during the review\n");
+  for (let i = 0; !(await editorText(page)).includes("# typed during the review"); i++) {
+    check(i < 40, "the typed line is not in review.py");
+    await page.waitForTimeout(250);
+  }
+  await frame.locator(".review:not(.done) button.review-acceptAll").click();
+  await frame.waitForSelector("body:not(.busy)");
+  const decision = await frame.locator(".review.done .review-decision").last().textContent();
+  check(/conflict/.test(decision) && !/^Accepted/.test(decision), `the card says: ${decision}`);
+  check(!fs.readFileSync(FILE, "utf8").includes("line_11 = 110"), "the conflicted change reached the disk");
   await runCommand(page, "File: Revert File");
 });

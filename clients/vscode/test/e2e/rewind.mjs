@@ -1,15 +1,49 @@
-// End to end: undo the last turn in real VS Code (code-server), issue 17.
+// End to end: undo the last turn in real VS Code (code-server), issues 17 and 31.
 // Usage: node test/e2e/rewind.mjs URL SCREENSHOT WORKSPACE. The workspace holds notes.txt
-// ("first version"), written by e2e.sh.
+// ("first version", "alpha", "beta", "gamma", "delta"), written by e2e.sh.
 import * as fs from "fs";
 import * as path from "path";
 import { check, openChat, openFile, runCase, runCommand, send, step } from "./lib.mjs";
 
 const [url, screenshot, workspace] = process.argv.slice(2);
 const FILE = path.join(workspace, "notes.txt");
+const ORIGINAL = "first version\nalpha\nbeta\ngamma\ndelta\n";
 
 async function editorText(page) {
   return (await page.locator(".editor-instance .monaco-editor .view-lines").filter({ visible: true }).first().innerText()).replace(/\u00a0/g, " ");
+}
+
+/** Wait until the visible editor shows `want` (line by line, as Monaco renders it). */
+async function editorShows(page, want, what) {
+  const deadline = Date.now() + 20_000;
+  const lines = want.replace(/\n$/, "").split("\n");
+  for (;;) {
+    const shown = (await editorText(page)).split("\n").filter((l) => l !== "");
+    if (JSON.stringify(shown) === JSON.stringify(lines)) return;
+    check(Date.now() < deadline, `${what}: the editor shows ${JSON.stringify(shown)}, not ${JSON.stringify(lines)}`);
+    await page.waitForTimeout(250);
+  }
+}
+
+async function acceptInChat(frame) {
+  await frame.locator(".review:not(.done) button.review-acceptAll").click();
+  await frame.waitForFunction(() => [...document.querySelectorAll(".review-outcome")].some((n) => n.textContent.includes("accepted by the user")));
+  await frame.waitForSelector("#send:not([disabled])");
+}
+
+/** Elelem: Undo Last Turn, then the modal's "Restore" (its text checked by `said`). */
+async function undoLastTurn(page, frame, said, shot) {
+  const rewound = () => [...document.querySelectorAll(".notice.info")].filter((x) => /Rewound to before turn \d+/.test(x.textContent)).length;
+  const before = await frame.evaluate(rewound);
+  await runCommand(page, "Elelem: Undo Last Turn");
+  const dialog = page.locator(".monaco-dialog-box");
+  await dialog.waitFor();
+  const text = await dialog.innerText();
+  said(text);
+  if (shot) await page.screenshot({ path: shot });
+  await dialog.locator(".monaco-button").filter({ hasText: /^Restore$/ }).first().click();
+  await frame.waitForFunction((n) => [...document.querySelectorAll(".notice.info")].filter((x) => /Rewound to before turn \d+/.test(x.textContent)).length > n, before);
+  await page.waitForTimeout(500);
 }
 
 await runCase("rewind", screenshot, async (page) => {
@@ -21,35 +55,73 @@ await runCase("rewind", screenshot, async (page) => {
   await page.waitForTimeout(1000);
   const frame = await openChat(page);
 
-  step("a turn writes notes.txt (accepted in the chat's card, then saved)");
-  await send(frame, '!tool write {"path":"notes.txt","content":"second version\\n"}');
-  await frame.locator(".review:not(.done) button.review-acceptAll").click();
-  await frame.waitForFunction(() => [...document.querySelectorAll(".review-outcome")].some((n) => n.textContent.includes("accepted by the user")));
+  step("a first turn reads notes.txt (it stays: its card must survive the undo of the next turn)");
+  await send(frame, '!tool read {"path":"notes.txt"}');
+  await frame.waitForSelector("details.tool.ok");
   await frame.waitForSelector("#send:not([disabled])");
-  check((await editorText(page)).includes("second version"), "the editor does not show the agent's text");
-  await page.click(".editor-instance .monaco-editor .view-lines");
-  await page.keyboard.press("Control+S");
-  await page.waitForFunction(() => !document.querySelector(".tab.active.dirty"));
-  check(fs.readFileSync(FILE, "utf8") === "second version\n", "not saved");
+
+  step("a turn writes notes.txt, accepted in the chat's card: it is saved (the document was clean)");
+  await send(frame, '!tool write {"path":"notes.txt","content":"second version\\n"}');
+  await acceptInChat(frame);
+  await editorShows(page, "second version\n", "after the accepted write");
+  check(fs.readFileSync(FILE, "utf8") === "second version\n", `the disk after Accept: ${fs.readFileSync(FILE, "utf8")}`);
   check((await frame.locator("button.restore").count()) >= 1, "no Restore checkpoint action on the user message");
 
   step("Elelem: Undo Last Turn: the modal names notes.txt; Restore");
-  await runCommand(page, "Elelem: Undo Last Turn");
-  const dialog = page.locator(".monaco-dialog-box");
-  await dialog.waitFor();
-  const said = await dialog.innerText();
-  check(/Restore the checkpoint before turn \d+\?/.test(said) && /Restored: notes\.txt/.test(said), `the confirmation: ${said}`);
-  await page.screenshot({ path: screenshot });
-  await dialog.locator(".monaco-button", { hasText: "Restore" }).first().click();
+  await undoLastTurn(page, frame, (said) => check(/Restore the checkpoint before turn \d+\?/.test(said) && /Restored: notes\.txt/.test(said), `the confirmation: ${said}`), screenshot);
 
-  step("the file and its open document show the restored content; the chat is redrawn");
+  step("the disk and the document are byte for byte as before the turn; the kept turn's card is still drawn");
   await frame.waitForFunction(() => [...document.querySelectorAll(".notice.info")].some((n) => /Rewound to before turn \d+: 1 file restored\./.test(n.textContent)));
-  check(fs.readFileSync(FILE, "utf8") === "first version\n", `the disk: ${fs.readFileSync(FILE, "utf8")}`);
-  const deadline = Date.now() + 20_000;
-  while (!(await editorText(page)).includes("first version")) {
-    check(Date.now() < deadline, `the open document still shows: ${await editorText(page)}`);
-    await page.waitForTimeout(250);
-  }
-  check(!(await editorText(page)).includes("second version"), "the editor still shows the undone text");
-  check((await frame.locator(".turn.user").count()) === 0, "the undone turn's message is still in the chat");
+  check(fs.readFileSync(FILE, "utf8") === ORIGINAL, `the disk: ${JSON.stringify(fs.readFileSync(FILE, "utf8"))}`);
+  await editorShows(page, ORIGINAL, "after Undo");
+  await page.waitForFunction(() => !document.querySelector(".tab.active.dirty"));
+  check((await frame.locator(".turn.user").count()) === 1, "the undone turn's message is still in the chat, or the kept one is gone");
+  check((await frame.locator("details.tool").count()) === 1, `the kept turn's tool card: ${await frame.locator("details.tool").count()} cards`);
+
+  step("issue 31, item 2: the user's own unsaved edit elsewhere in the file survives Undo; the agent's change goes");
+  await page.click(".editor-instance .monaco-editor .view-lines");
+  await page.keyboard.press("Control+Home");
+  await page.keyboard.type("# my own line\n", { delay: 40 });
+  const mine = "# my own line\n" + ORIGINAL;
+  await send(frame, '!tool edit {"path":"notes.txt","old":"delta\\n","new":"DELTA\\n"}');
+  await acceptInChat(frame);
+  await editorShows(page, "# my own line\n" + ORIGINAL.replace("delta", "DELTA"), "after the accepted edit");
+  check(!fs.readFileSync(FILE, "utf8").includes("# my own line"), "the user's unsaved line was saved for them");
+  await undoLastTurn(page, frame, (said) => check(/notes\.txt/.test(said), `the confirmation: ${said}`));
+  await editorShows(page, mine, "after Undo with the user's unsaved edit");
+  check(fs.readFileSync(FILE, "utf8") === ORIGINAL, `the disk: ${JSON.stringify(fs.readFileSync(FILE, "utf8"))}`);
+  check((await page.locator(".tab.active.dirty").count()) === 1, "the user's edit is no longer unsaved");
+  await page.screenshot({ path: path.join(path.dirname(screenshot), "undo.png") });
+
+  step("issues 29, 31: the modal names a deleted file by the turn the user counts; a file changed under it is asked again");
+  const MADE = path.join(workspace, "made.txt");
+  await send(frame, '!tool write {"path":"made.txt","content":"made by the agent\\n"}');
+  await acceptInChat(frame);
+  check(fs.existsSync(MADE), "the agent's made.txt is on the disk");
+  await runCommand(page, "Elelem: Undo Last Turn");
+  const modal = page.locator(".monaco-dialog-box");
+  await modal.waitFor();
+  const first = await modal.innerText();
+  check(/Restore the checkpoint before turn 2\?/.test(first) && /Created by turn 2 \(deleted\): made\.txt/.test(first) && !/You lose/.test(first),
+    `the first confirmation (turn 2 as the user counts; its id is 4): ${first}`);
+  fs.writeFileSync(MADE, "the user's words\n"); // typed elsewhere while the modal is open
+  await modal.locator(".monaco-button").filter({ hasText: /^Restore$/ }).first().click();
+  await page.waitForFunction(() => /this is the plan now/.test(document.querySelector(".monaco-dialog-box")?.innerText ?? ""));
+  const again = await modal.innerText();
+  check(/You lose your edits \(changed outside the agent since\): made\.txt/.test(again), `the second confirmation: ${again}`);
+  check(fs.readFileSync(MADE, "utf8") === "the user's words\n", "nothing was changed before the user agreed");
+  await page.screenshot({ path: path.join(path.dirname(screenshot), "rewind-again.png") });
+  const said = () => [...document.querySelectorAll(".notice.info")].filter((n) => /Rewound to before turn 2:/.test(n.textContent)).length;
+  const earlier = await frame.evaluate(said); // the first Undo above rewound a turn 2 too
+  await modal.locator(".monaco-button").filter({ hasText: /^Restore$/ }).first().click();
+  await frame.waitForFunction((n) => [...document.querySelectorAll(".notice.info")].filter((x) => /Rewound to before turn 2:/.test(x.textContent)).length > n, earlier);
+  check(!fs.existsSync(MADE), "made.txt, agreed to lose, is deleted");
+
+  step("issue 31, item 11: Open Session… with only this session stored says so");
+  await runCommand(page, "Elelem: Open Session");
+  const toast = page.locator(".notifications-toasts .notification-toast", { hasText: "Elelem:" }).last();
+  await toast.waitFor();
+  const toastText = await toast.innerText();
+  check(/the only stored session for this folder is the one open here/.test(toastText), `Open Session… said: ${toastText}`);
+  await runCommand(page, "File: Revert File");
 });
