@@ -4,6 +4,8 @@ listed, loaded and deleted sessions alike."""
 from __future__ import annotations
 
 import asyncio
+import logging
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -70,6 +72,24 @@ async def test_the_acp_face_uses_the_store_it_is_given(built, tmp_path: Path) ->
     assert built == [store] and len(list(store.root.iterdir())) == 1
 
 
-def test_the_launcher_builds_one(built, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.fixture
+def logging_kept() -> Iterator[None]:
+    """cli.main sets up logging to this test's captured stderr, which closes after it: a
+    later test's log line would fail on it and print its record raw (tests/providers/
+    test_secrets.py saw its key so). Put back as it was."""
+    root, ours = logging.getLogger(), logging.getLogger("elelem_daemon")
+    kept = (root.handlers[:], root.level, ours.handlers[:], ours.level, ours.propagate)
+    last_resort = logging.lastResort
+    yield
+    root.handlers[:], ours.handlers[:] = kept[0], kept[2]
+    root.setLevel(kept[1])
+    ours.setLevel(kept[3])
+    ours.propagate = kept[4]
+    logging.lastResort = last_resort
+
+
+def test_the_launcher_builds_one(
+    built, capsys: pytest.CaptureFixture[str], logging_kept: None
+) -> None:
     assert cli.main(["sessions", "--here"]) == 0
     assert len(built) == 1 and "no stored sessions" in capsys.readouterr().out

@@ -49,6 +49,8 @@ async def capped(env: dict[str, str], workdir: Path, replay: ReplayServer, **mor
         "OPENAI_MODEL": "local",
         "OLLAMA_HOST": replay.url,
         "OLLAMA_MODEL": "local",
+        # the window known: no background POST /api/show (turns/usage.py) takes a queued reply
+        "OLLAMA_NUM_CTX": "8192",
         "ELELEM_RETRIES": "0",
         **more,
     }

@@ -65,6 +65,7 @@ async def daemon(
         ANTHROPIC_BASE_URL="http://no-such-host.invalid",
         OLLAMA_HOST=front.url,
         OLLAMA_MODEL="qwen3",
+        OLLAMA_NUM_CTX="8192",  # the window known: no background POST /api/show takes a reply
         ELELEM_READ_TIMEOUT=read_timeout,
         ELELEM_CONNECT_TIMEOUT="2",
         ELELEM_RETRIES="1",

@@ -104,7 +104,8 @@ async def test_a_bad_skill_is_left_out_with_why(text: str | bytes, why: str) -> 
         (where / "SKILL.md").write_text(text)
     skill(Path.cwd(), "good", "---\ndescription: fine\n---\n")
     s = session()
-    assert "- good: fine" in s.context[0]["content"] and "bad" not in s.context[0]["content"]
+    listed = s.context[0]["content"].partition("\nSkills:")[2]  # the environment names the folder
+    assert "- good: fine" in listed and "bad" not in listed
     assert why in (await s.command("/skills")).output
 
 

@@ -1,6 +1,7 @@
 -- The editor's context (issue 21): #buffer, #selection, #diagnostics, @path and :ElelemAdd
 -- become what the model reads (checked with session/context on the real daemon), and
--- editor/state reaches the system prompt.
+-- editor/state reaches the turn's prompt as a note (never the system prompt: its prefix stays
+-- byte-stable for the provider's prompt cache, docs/context.md).
 local H = require("spec.helpers")
 
 local api = vim.api
@@ -152,34 +153,50 @@ describe("the editor's context", function()
     open_file()
     H.turn("!echo hi")
     require("elelem.context").send_state()
-    vim.wait(300)
-    assert.is_nil(messages()[1].content:find("open file:", 1, true))
+    H.turn("!echo again")
+    for _, message in ipairs(messages()) do
+      assert.is_nil(tostring(message.content):find("open file:", 1, true))
+    end
   end)
 
   it("editor/state tells the model which file and lines the user is looking at", function()
     H.setup({ editor_state = true })
     open_file()
     H.turn("!echo hi")
+    local system = messages()[1].content
     vim.cmd("wincmd p")
     vim.cmd.edit(vim.fn.fnameescape(file))
-    api.nvim_win_set_cursor(0, { 3, 2 })
+    local editor = api.nvim_get_current_win()
+    api.nvim_win_set_cursor(editor, { 3, 2 })
     require("elelem.context").send_state()
-    H.wait(function()
-      return messages()[1].content:find("open file: calc.lua", 1, true) ~= nil
-    end, "the editor state in the system prompt")
-    local system = messages()[1].content
-    assert.matches("visible lines: 1%-5", system)
+    H.turn("!echo where am I")
+    local note = sent()
+    assert.matches("^<context%-note>\n.*\n%- open file: calc%.lua\n", note)
+    assert.matches("visible lines: 1%-5", note)
+    assert.matches("</context%-note>\n\n!echo where am I$", note)
     -- and after a pause, by itself: moving into visual mode selects lines 2-4
+    local daemon = require("elelem.daemon")
+    local notify, states = daemon.notify, {}
+    daemon.notify = function(method, params)
+      if method == "editor/state" then
+        table.insert(states, params)
+      end
+      return notify(method, params)
+    end
+    api.nvim_set_current_win(editor) -- the turn left the user in the chat
     vim.cmd("normal! 2GVjj")
     vim.cmd("doautocmd CursorHold")
-    H.wait(function()
-      return messages()[1].content:find("selected: lines 2-4", 1, true) ~= nil
+    local ok, err = pcall(H.wait, function()
+      return #states > 0
     end, "the debounced editor/state", 10000)
+    daemon.notify = notify
+    assert(ok, err)
     vim.cmd("normal! \27")
-    -- never kept in the conversation
-    for i = 2, #messages() do
-      assert.is_nil(tostring(messages()[i].content):find("open file:", 1, true))
-    end
+    H.turn("!echo and now") -- sent before the debounced state of normal mode
+    assert.matches("selected: lines 2%-4", sent())
+    -- never in the system prompt, which does not move
+    assert.are.equal(system, messages()[1].content)
+    assert.is_nil(system:find("open file:", 1, true))
   end)
 
   it("fs/read_text_file serves a buffer, and -32002 when there is none", function()

@@ -66,20 +66,22 @@ class Params(dict):  # type: ignore[type-arg]
             raise AttributeError(key) from None
 
 
-class Failure(JsonRpcException):
+class RpcFailure(JsonRpcException):
     """A handler's failure as the error response protocol.md gives it: pygls sends it."""
 
     def __init__(self, code: int, message: str, kind: str, data: dict[str, Any] | None = None):
         super().__init__(message=message, code=code, data={"kind": kind, **(data or {})})
 
 
-def failure(exc: BaseException) -> Failure:
-    """A handler's exception as its Failure: an ElelemError's from the one table,
+def failure(exc: BaseException) -> RpcFailure:
+    """A handler's exception as its RpcFailure: an ElelemError's from the one table,
     anything else an internal error (logged by the caller)."""
     if isinstance(exc, ElelemError):
         error = rpc_error(exc)
-        return Failure(error.code, error.message, exc.kind, exc.data)
-    return Failure(INTERNAL_ERROR, f"internal error: {type(exc).__name__}: {exc}", "internal_error")
+        return RpcFailure(error.code, error.message, exc.kind, exc.data)
+    return RpcFailure(
+        INTERNAL_ERROR, f"internal error: {type(exc).__name__}: {exc}", "internal_error"
+    )
 
 
 def error_message(
@@ -108,7 +110,7 @@ def _with_dict_params(obj: dict[str, Any], cls: type) -> Any:
 
 
 def _error(message: Any) -> dict[str, Any]:
-    """An error response (pygls's, from a handler's Failure or its own), as protocol.md
+    """An error response (pygls's, from a handler's RpcFailure or its own), as protocol.md
     shapes it: `data.kind` (the code's kind unless given), no traceback, the message cut."""
     error = message.error
     data = error.data if isinstance(error.data, dict) else {}
@@ -156,17 +158,17 @@ class Framed:
 
 class Handled(logging.Filter):
     """pygls logs a handler's failure with its traceback, and every body it sends (at
-    info): a Failure is an answer, not a bug, and a body can be 100 MB."""
+    info): a RpcFailure is an answer, not a bug, and a body can be 100 MB."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if record.exc_info and isinstance(record.exc_info[1], Failure):
+        if record.exc_info and isinstance(record.exc_info[1], RpcFailure):
             return False
         return not str(record.msg).startswith("Sending data")
 
 
 class ElelemServer(JsonRPCServer):
     def report_server_error(self, error: Exception, source: Any) -> None:
-        if not isinstance(error, Failure):  # an answered failure is no server error
+        if not isinstance(error, RpcFailure):  # an answered failure is no server error
             log.error("%s", error)
 
 
@@ -346,8 +348,8 @@ class ElelemProtocol(JsonRPCProtocol):
         self.writer.write((kept[1] + escape_ascii(text) + "}}").encode())
 
 
-def cancelled(msg_id: Any) -> Failure:
-    return Failure(REQUEST_CANCELLED, f"request {msg_id!r} was cancelled", "request_cancelled")
+def cancelled(msg_id: Any) -> RpcFailure:
+    return RpcFailure(REQUEST_CANCELLED, f"request {msg_id!r} was cancelled", "request_cancelled")
 
 
 logging.getLogger("pygls.protocol.json_rpc").addFilter(Handled())
