@@ -41,18 +41,24 @@ def project_folder(cwd: Path) -> Path:
     return Path(cwd) / ".agents" / "modes"
 
 
-def load(folder: Path, source: str) -> tuple[list[Mode], list[str]]:
-    """The modes of one folder, and a problem per file left out."""
+def listed(folder: Path, cap: int, what: str, suffix: str = "") -> tuple[list[str], list[str]]:
+    """The sorted names in a folder of the user's files (those ending in `suffix`), at
+    most `cap` of them, and a problem when it is unreadable or holds more."""
     try:
-        names = sorted(n for n in os.listdir(folder) if n.endswith(".md"))
-    except FileNotFoundError:
+        names = sorted(n for n in os.listdir(folder) if n.endswith(suffix))
+    except (FileNotFoundError, NotADirectoryError):
         return [], []
     except OSError as exc:
-        return [], [f"{folder}: unreadable ({exc}); its modes are skipped"]
-    modes, problems = [], []
-    if len(names) > MAX_FILES:
-        problems.append(f"{folder}: {len(names)} mode files, only the first {MAX_FILES} read")
-        names = names[:MAX_FILES]
+        return [], [f"{folder}: unreadable ({exc}); its {what} are skipped"]
+    if len(names) > cap:
+        return names[:cap], [f"{folder}: {len(names)} entries, only the first {cap} read"]
+    return names, []
+
+
+def load(folder: Path, source: str) -> tuple[list[Mode], list[str]]:
+    """The modes of one folder, and a problem per file left out."""
+    names, problems = listed(folder, MAX_FILES, "modes", ".md")
+    modes = []
     for name in names:
         path = folder / name
         try:

@@ -32,7 +32,7 @@ from typing import Any
 
 from ..ports import SessionView
 from ..registry import Plugin
-from .modefiles import front_matter, read
+from .modefiles import front_matter, listed, read
 
 log = logging.getLogger(__name__)
 
@@ -76,16 +76,8 @@ def project_folder(cwd: Path) -> Path:
 
 def load(folder: Path, source: str) -> tuple[list[Skill], list[str]]:
     """The skills of one folder, and a problem per skill left out."""
-    try:
-        names = sorted(os.listdir(folder))
-    except (FileNotFoundError, NotADirectoryError):
-        return [], []
-    except OSError as exc:
-        return [], [f"{folder}: unreadable ({exc}); its skills are skipped"]
-    skills, problems = [], []
-    if len(names) > MAX_SKILLS:
-        problems.append(f"{folder}: {len(names)} entries, only the first {MAX_SKILLS} read")
-        names = names[:MAX_SKILLS]
+    names, problems = listed(folder, MAX_SKILLS, "skills")
+    skills = []
     for name in names:
         where = folder / name
         if not (where / "SKILL.md").exists() and not os.path.islink(where):
