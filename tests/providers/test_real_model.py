@@ -316,7 +316,7 @@ async def test_a_session_in_a_2048_token_window_never_hits_it(small_llama, works
                 f"Question {i}: in two sentences, what is a {('river', 'cloud', 'song')[i % 3]}? "
             )
             result = await asyncio.wait_for(
-                client.turn(sid, topic + "Some background. " * 40, on_event=says.append), TURN
+                client.turn(sid, topic + "Some background. " * 90, on_event=says.append), TURN
             )
             assert result["stopReason"] in ("end_turn", "max_tokens"), result
             assert not result["reply"].startswith("Error"), result["reply"]
