@@ -22,8 +22,9 @@ import os
 import stat
 from pathlib import Path
 
+from ..base.repository import repository_top
+
 READ_LIMIT = 64 << 10
-DEPTH = 64
 HEADER = "# written by elelem: never checkpointed\n.git\n"
 
 
@@ -47,17 +48,6 @@ def git_dir_of(top: Path) -> Path | None:
     lines = read(dot) if dot.is_file() else []
     if lines and lines[0].startswith("gitdir:"):
         return (top / lines[0][len("gitdir:") :].strip()).resolve()
-    return None
-
-
-def repository_top(cwd: Path) -> Path | None:
-    folder = cwd
-    for _ in range(DEPTH):
-        if (folder / ".git").exists():
-            return folder
-        if folder.parent == folder:
-            return None
-        folder = folder.parent
     return None
 
 

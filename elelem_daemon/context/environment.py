@@ -22,8 +22,9 @@ import platform
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..base.repository import repository_top
+
 HEAD_BYTES = 4096
-MAX_UP = 64  # folders looked at, from the working folder up, for `.git`
 
 
 @dataclass
@@ -75,23 +76,20 @@ def today() -> str:
 def branch(cwd: Path) -> str | None:
     """The branch checked out in the repository holding `cwd` (`detached at 1a2b3c4`
     for a detached HEAD), or None outside a repository or when it cannot be read."""
-    folder = cwd
-    for _ in range(MAX_UP):
-        dot = folder / ".git"
-        try:
-            if dot.is_dir():
-                return _head(dot / "HEAD")
-            if dot.is_file():
-                text = _read(dot)
-                if text.startswith("gitdir:"):
-                    where = Path(text.removeprefix("gitdir:").strip())
-                    return _head((folder / where if not where.is_absolute() else where) / "HEAD")
-                return None
-        except OSError:
-            return None
-        if folder.parent == folder:
-            return None
-        folder = folder.parent
+    folder = repository_top(cwd)
+    if folder is None:
+        return None
+    dot = folder / ".git"
+    try:
+        if dot.is_dir():
+            return _head(dot / "HEAD")
+        if dot.is_file():
+            text = _read(dot)
+            if text.startswith("gitdir:"):
+                where = Path(text.removeprefix("gitdir:").strip())
+                return _head((folder / where if not where.is_absolute() else where) / "HEAD")
+    except OSError:
+        return None
     return None
 
 
