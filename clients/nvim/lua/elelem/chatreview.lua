@@ -59,17 +59,10 @@ function M.mark(r)
   for _, hunk in ipairs(r.params.hunks) do
     local row = row_of(buf, marks.hunks[hunk.id])
     if row then
-      local state = r.decided[hunk.id]
-      local label, hl = "[pending]", "DiagnosticWarn"
-      if state == true then
-        label, hl = "[accepted]", "DiagnosticOk"
-      elseif state == false then
-        label, hl = "[rejected]", "DiagnosticError"
-      end
       api.nvim_buf_set_extmark(buf, ns, row, 0, {
         id = marks.hunks[hunk.id],
         end_row = api.nvim_buf_get_extmark_by_id(buf, ns, marks.hunks[hunk.id], { details = true })[3].end_row,
-        virt_text = { { ("  hunk %d %s"):format(hunk.id, label), hl } },
+        virt_text = { require("elelem.review").mark_of(hunk.id, r.decided[hunk.id]) },
         virt_text_pos = "eol",
       })
     end

@@ -51,6 +51,20 @@ function M.find(buf)
 end
 
 --- `path` as the chat shows it (relative to the session's folder when inside it).
+--- A hunk's mark, as the review split and the chat show it: `  hunk N [state]` and its highlight.
+---@param id integer
+---@param state boolean? true accepted, false rejected, nil pending
+---@return string[]
+function M.mark_of(id, state)
+  local label, hl = "[pending]", "DiagnosticWarn"
+  if state == true then
+    label, hl = "[accepted]", "DiagnosticOk"
+  elseif state == false then
+    label, hl = "[rejected]", "DiagnosticError"
+  end
+  return { ("  hunk %d %s"):format(id, label), hl }
+end
+
 M.shown_path = function(path)
   return require("elelem.buffers").shown(path)
 end
@@ -81,15 +95,8 @@ function Review:mark()
   end
   api.nvim_buf_clear_namespace(self.buf, ns, 0, -1)
   for _, hunk in ipairs(self.params.hunks) do
-    local state = self.decided[hunk.id]
-    local label, hl = "[pending]", "DiagnosticWarn"
-    if state == true then
-      label, hl = "[accepted]", "DiagnosticOk"
-    elseif state == false then
-      label, hl = "[rejected]", "DiagnosticError"
-    end
     api.nvim_buf_set_extmark(self.buf, ns, self.rows[hunk.id], 0, {
-      virt_text = { { ("  hunk %d %s"):format(hunk.id, label), hl } },
+      virt_text = { M.mark_of(hunk.id, self.decided[hunk.id]) },
       virt_text_pos = "eol",
     })
   end
