@@ -27,7 +27,7 @@ import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from . import keys
 from .errors import ElelemError
@@ -84,17 +84,31 @@ def config_path(env: Mapping[str, str]) -> Path:
     return config_dir(env) / "config.toml"
 
 
-def configured_provider(env: Mapping[str, str]) -> str | None:
-    """`provider` from the config file, if the file exists; a broken file is an error."""
+CONFIG_CAP = 1 << 20  # bytes of config.toml read, at most
+
+
+def config_table(env: Mapping[str, str]) -> dict[str, Any]:
+    """config.toml as a table (none when there is no file); ElelemError for one that
+    cannot be read, is past CONFIG_CAP or is not TOML. The one reader of the file."""
     path = config_path(env)
     if not path.is_file():
-        return None
+        return {}
     import tomllib
 
     try:
-        settings = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        with open(path, "rb") as file:
+            data = file.read(CONFIG_CAP + 1)
+        if len(data) > CONFIG_CAP:
+            raise ValueError(f"larger than {CONFIG_CAP} bytes")
+        return tomllib.loads(data.decode("utf-8"))
+    except (OSError, ValueError) as exc:  # UnicodeDecodeError, TOMLDecodeError included
         raise ElelemError(f"cannot read {path}: {exc}") from None
+
+
+def configured_provider(env: Mapping[str, str]) -> str | None:
+    """`provider` from the config file, if the file exists; a broken file is an error."""
+    path = config_path(env)
+    settings = config_table(env)
     name = settings.get("provider")
     if name is not None and (not isinstance(name, str) or not name.strip()):
         raise ElelemError(f'{path}: provider must be a name such as "anthropic", got {name!r}')

@@ -32,7 +32,8 @@ import os
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ..base.config import config_path
+from ..base.config import config_table
+from ..base.errors import ElelemError
 
 log = logging.getLogger(__name__)
 COUNTS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
@@ -82,15 +83,10 @@ PRICES: dict[str, Price] = {  # checked 2026-12-05 against the vendors' price pa
 
 def configured_prices() -> dict[str, Price]:
     """config.toml's `[prices]`; a missing file is none, a broken one a log line."""
-    path = config_path(os.environ)
     try:
-        if not path.is_file():
-            return {}
-        import tomllib
-
-        table = tomllib.loads(path.read_text(encoding="utf-8")).get("prices", {})
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        log.warning("prices: cannot read %s: %s", path, exc)
+        table = config_table(os.environ).get("prices", {})
+    except ElelemError as exc:
+        log.warning("prices: %s", exc)
         return {}
     prices: dict[str, Price] = {}
     for name, entry in list(table.items())[:MAX_PRICES] if isinstance(table, dict) else []:
@@ -98,7 +94,7 @@ def configured_prices() -> dict[str, Price]:
             values = {k: _dollars(entry.get(k)) for k in ("cache_read", "cache_write")}
             prices[str(name)] = Price(_need(entry, "input"), _need(entry, "output"), **values)
         except (AttributeError, TypeError, ValueError) as exc:
-            log.warning("prices: %s: [prices.%r] is left out: %s", path, name, exc)
+            log.warning("prices: config.toml: [prices.%r] is left out: %s", name, exc)
     return prices
 
 

@@ -50,3 +50,24 @@ def test_a_typo_in_a_setting_leaves_the_tools_working(tmp_path):
     assert "failed to load plugin" not in run.stderr
     assert "unknown tool" not in run.stdout + run.stderr
     assert "execute(echo settled)" in run.stdout + run.stderr  # a known tool, asked for
+
+
+def test_config_toml_is_read_bounded_by_its_one_reader(tmp_path):
+    """config.toml (provider, prices) is read by one function, at most CONFIG_CAP bytes."""
+    import pytest
+
+    from elelem_daemon.base.config import CONFIG_CAP, config_table
+    from elelem_daemon.base.errors import ElelemError
+
+    env = {"XDG_CONFIG_HOME": str(tmp_path)}
+    (tmp_path / "elelem").mkdir()
+    path = tmp_path / "elelem" / "config.toml"
+    assert config_table(env) == {}
+    path.write_text('provider = "stub"\n')
+    assert config_table(env) == {"provider": "stub"}
+    path.write_text("# " + "x" * CONFIG_CAP + "\n")
+    with pytest.raises(ElelemError, match="larger than"):
+        config_table(env)
+    path.write_bytes(b'provider = "\xff"\n')
+    with pytest.raises(ElelemError, match="cannot read"):
+        config_table(env)
