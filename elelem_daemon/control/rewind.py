@@ -34,6 +34,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..base.errors import InvalidParams, NoCheckpoint, SessionBusy, UnknownTurn
+from ..context.blocks import visible
 from ..conversation import text_of
 
 if TYPE_CHECKING:
@@ -77,6 +78,9 @@ NOTHING = {  # a restore where no turn since changed files: nothing to put back
     "unsaved": [],
     "uncovered": [],
     "buffers": [],
+    "vanished": [],
+    "recovered": [],
+    "recovery": None,
 }
 
 
@@ -251,7 +255,31 @@ def said(reason: object, turn: object) -> str:
 
 
 def listed(paths: list[str], shown: int) -> str:
-    return ", ".join(paths[:shown]) + (f" (+{len(paths) - shown})" if len(paths) > shown else "")
+    """Paths on one line: a name's control characters as escapes (blocks.visible), so
+    a newline or an ESC in a file name neither breaks nor drives what shows it."""
+    names = ", ".join(visible(str(p)) for p in paths[:shown])
+    return names + (f" (+{len(paths) - shown})" if len(paths) > shown else "")
+
+
+def recovered(files: dict[str, Any], shown: int) -> list[str]:
+    """What a rewind keeps aside (checkpoints/recovery.py): where, each file, and what
+    the turn moved that it may hold."""
+    entries = [e for e in files.get("recovered") or [] if isinstance(e, dict)]
+    if not entries:
+        return []
+    folder = str(files.get("recovery") or "")
+    name = folder.rpartition("/")[2]
+    gone = listed([str(p) for p in files.get("vanished") or []], shown)
+    lines = [f"  kept aside in {visible(folder)}, until you delete it:"]
+    for entry in entries[:shown]:
+        path = str(entry.get("path"))
+        lines.append(
+            f"    {visible(path)} → recovered/{visible(name)}/{visible(path)}: "
+            f"may hold what the turn moved from {gone}"
+        )
+    if len(entries) > shown:
+        lines.append(f"    (+{len(entries) - shown})")
+    return lines
 
 
 def describe(
@@ -299,6 +327,7 @@ def describe(
             )
         if files.get("uncovered"):
             lines.append("  left as they are (not saved): " + listed(files["uncovered"], shown))
+        lines += recovered(files, shown)
         reasons: dict[str, list[str]] = {}
         for entry in files.get("kept") or []:
             turn = entry.get("turn")
