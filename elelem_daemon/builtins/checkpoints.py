@@ -43,7 +43,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..base.errors import CheckpointFailed, NoCheckpoint, OutsideChanges
 from ..checkpoints.settings import Settings
-from ..control.rewind import NOTHING, Rewound, describe, last_turn, numbered, rewind, turns
+from ..control.rewind import NOTHING, Rewound, last_turn, numbered, rewind, turns
+from ..control.told import describe
 from ..io import ask
 from ..ports import SessionView
 from ..registry import Plugin
