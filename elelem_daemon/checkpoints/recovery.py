@@ -28,10 +28,10 @@ import stat
 from pathlib import Path
 
 from . import manifest
+from .copies import SOURCE
 from .kept import LeftOut
 
 COPIED = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-SOURCE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
 SHOWN_VANISHED = 20  # vanished paths named in a plan
 
 
