@@ -15,9 +15,14 @@ and kept until the user deletes it. The plan names the folder (`recovery`), the 
 (`recovered`: `{path, to}`) and what vanished (`vanished`). A copy that fails stops
 the rewind before anything is touched (`io_error`).
 
-Limits: a path inside a folder ignored whole (one `name/` entry) that vanished while
-the folder stayed is not seen (the folder is there); a start whose list was cut
-(`ignoredTruncated`) counts as vanished. Nothing is copied when nothing vanished.
+A checkpoint lists a folder ignored whole (or a nested repository) as one `name/`
+entry, not its files: such a folder counts as vanished when it is gone, or when it or
+a folder in it had an entry added, removed or renamed since the turn began (a
+folder's mtime; past WALK_BUDGET folders, or when that time is unknown, it counts).
+A start whose list was cut (`ignoredTruncated`) counts too. Limits: this errs on the
+side of keeping (a build writing into an ignored `build/` counts); a file in such a
+folder emptied in place (`> secrets/key.pem`) is not a vanished one. Nothing is
+copied when nothing vanished.
 """
 
 from __future__ import annotations
@@ -33,6 +38,8 @@ from .kept import LeftOut
 
 COPIED = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 SHOWN_VANISHED = 20  # vanished paths named in a plan
+WALK_BUDGET = 5000  # folders looked at, inside the left-out folders, per restore
+SLACK = 1.0  # seconds: a folder's time is the kernel's coarse clock
 
 
 def root_of(checkpoints_root: Path) -> Path:
@@ -41,22 +48,52 @@ def root_of(checkpoints_root: Path) -> Path:
 
 
 def vanished(cwd: Path, starts: list[LeftOut]) -> list[str]:
-    """What a start of an undone turn left out and is gone now (`…` for a start whose
-    list was cut: anything may have gone)."""
+    """What a start of an undone turn left out and may have lost since: a file gone, a
+    folder (`name/`) gone or changed inside since the turn began (a folder's time
+    moves when an entry in it is added, removed or renamed), `…` for a start whose
+    list was cut (anything may have gone)."""
     found: list[str] = []
     seen: set[str] = set()
+    budget = [WALK_BUDGET]
     for start in starts:
+        since = start.at - SLACK if start.at else 0.0
         for entry in sorted({*start.skipped, *start.ignored, *start.nested}):
             path = entry.rstrip("/")
             if path in seen or not manifest.safe(path):
                 continue
             seen.add(path)
-            if manifest.lstat(cwd, path) is None:
+            info = manifest.lstat(cwd, path)
+            if info is None or (entry.endswith("/") and changed(cwd / path, since, budget)):
                 found.append(entry)
         if start.truncated and "…" not in seen:
             seen.add("…")
             found.append("…")
     return found
+
+
+def changed(folder: Path, since: float, budget: list[int]) -> bool:
+    """Whether folder, or a folder in it (no symlink followed, no `.git`), had an entry
+    added, removed or renamed since `since` (its mtime); True when that cannot be told:
+    the time is unknown, or the walk passed its budget (shared by the calls)."""
+    if not since:
+        return True
+    todo = [folder]
+    while todo:
+        budget[0] -= 1
+        if budget[0] < 0:
+            return True
+        current = todo.pop()
+        try:
+            if os.stat(current, follow_symlinks=False).st_mtime >= since:
+                return True
+            with os.scandir(current) as listing:
+                todo += [
+                    Path(e.path) for e in listing
+                    if e.name != ".git" and e.is_dir(follow_symlinks=False)
+                ]  # fmt: skip
+        except OSError:
+            return True
+    return False
 
 
 def folder_for(root: Path, session: str, turn: int) -> Path:

@@ -85,7 +85,7 @@ async def from_git(
         done.unsaved.append(path)
     done.unsaved.sort()
     starts, ended = await turns(shadow, session, turn)
-    left = [LeftOut.of(t, (await shadow.manifest_of(starts[t]))[0]) for t in sorted(starts)]
+    left = [LeftOut.of(t, *(await shadow.manifest_of(starts[t]))) for t in sorted(starts)]
     leave: dict[str, dict[str, object]] = {}
     for path in done.deleted:
         if why := kept.reason(path, left):
