@@ -165,10 +165,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .processes.signals import until_loop
 
         until_loop()  # until the daemon's own handlers take over (stdio.run)
-    elif options.command == "ask":
+    elif options.command == "ask" or options.command == "daemon":  # `ask`, `daemon --acp`
         from .processes.signals import SIGNALS, until_loop
 
-        until_loop(SIGNALS)  # until the face's (chat.terminal); Ctrl-C stays Python's
+        until_loop(SIGNALS)  # until the face's own handlers; Ctrl-C stays Python's
     from .base.log import setup
     from .store.store import Store
 

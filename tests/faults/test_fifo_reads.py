@@ -124,3 +124,22 @@ async def test_sigterm_ends_an_elelem_ask_stuck_reading_its_piped_prompt(
         assert process.returncode == 128 + signal.SIGTERM
     finally:
         os.close(write)
+
+
+async def test_a_fifo_an_approved_command_makes_at_head_mid_session_freezes_nothing(
+    spawn, workdir: Path, quiet_env: dict[str, str]
+) -> None:
+    import subprocess
+
+    subprocess.run(["git", "init", "-q"], cwd=workdir, check=True)
+    client: Client = await spawn(env=quiet_env)
+    await within(client.initialize())
+    session = (await within(client.new_session(cwd=str(workdir))))["sessionId"]
+    command = 'rm .git/HEAD && mkfifo .git/HEAD && echo planted'
+    done = await within(client.turn(session, f"!tool execute {{\"command\": \"{command}\"}}"))
+    assert done["stopReason"] == "end_turn", done
+    assert (workdir / ".git" / "HEAD").is_fifo()
+    # the next prompt reads the branch again (the environment's changes): no wait
+    done = await within(client.turn(session, "hello"), 20)
+    assert done["stopReason"] == "end_turn", done
+    assert isinstance(await within(client.list_sessions(), BOUND), list)
