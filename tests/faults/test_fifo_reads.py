@@ -135,8 +135,8 @@ async def test_a_fifo_an_approved_command_makes_at_head_mid_session_freezes_noth
     client: Client = await spawn(env=quiet_env)
     await within(client.initialize())
     session = (await within(client.new_session(cwd=str(workdir))))["sessionId"]
-    command = 'rm .git/HEAD && mkfifo .git/HEAD && echo planted'
-    done = await within(client.turn(session, f"!tool execute {{\"command\": \"{command}\"}}"))
+    command = "rm .git/HEAD && mkfifo .git/HEAD && echo planted"
+    done = await within(client.turn(session, f'!tool execute {{"command": "{command}"}}'))
     assert done["stopReason"] == "end_turn", done
     assert (workdir / ".git" / "HEAD").is_fifo()
     # the next prompt reads the branch again (the environment's changes): no wait
