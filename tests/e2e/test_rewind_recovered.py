@@ -32,6 +32,17 @@ COMMANDS = {
 }
 
 
+@pytest.fixture
+def env(env: dict[str, str]) -> dict[str, str]:
+    """The e2e env with every XDG folder the daemon may read in the test's own."""
+    home = Path(env["HOME"])
+    return {
+        **env,
+        "XDG_DATA_HOME": str(home / ".local" / "share"),
+        "XDG_CACHE_HOME": str(home / ".cache"),
+    }
+
+
 def users_repo(workdir: Path) -> None:
     git(workdir, "init", "-q")
     (workdir / ".gitignore").write_text(".env\n")

@@ -24,12 +24,13 @@ BOUND = 5.0  # seconds: the issue's own bound
 
 
 @pytest.fixture
-def quiet_env(env: dict[str, str], tmp_path: Path) -> dict[str, str]:
+def env(env: dict[str, str]) -> dict[str, str]:
     """The e2e env with every XDG folder the process may read in the test's own."""
+    home = Path(env["HOME"])
     return {
         **env,
-        "XDG_DATA_HOME": str(tmp_path / "home" / ".local" / "share"),
-        "XDG_CACHE_HOME": str(tmp_path / "home" / ".cache"),
+        "XDG_DATA_HOME": str(home / ".local" / "share"),
+        "XDG_CACHE_HOME": str(home / ".cache"),
     }
 
 
@@ -55,10 +56,10 @@ async def ask(env: dict[str, str], cwd: Path, *words: str, stdin: int | None = N
 
 @pytest.mark.parametrize("plant", [fifo_head, fifo_via_gitdir])
 async def test_elelem_ask_answers_in_a_folder_whose_head_is_a_fifo(
-    quiet_env: dict[str, str], workdir: Path, plant
+    env: dict[str, str], workdir: Path, plant
 ) -> None:
     plant(workdir)
-    process = await ask(quiet_env, workdir, "hello")
+    process = await ask(env, workdir, "hello")
     try:
         out, err = await asyncio.wait_for(process.communicate(), BOUND)
     finally:
@@ -70,10 +71,10 @@ async def test_elelem_ask_answers_in_a_folder_whose_head_is_a_fifo(
 
 
 async def test_the_daemon_answers_session_list_while_a_session_in_such_a_folder_opens(
-    spawn, workdir: Path, quiet_env: dict[str, str]
+    spawn, workdir: Path, env: dict[str, str]
 ) -> None:
     fifo_head(workdir)
-    client: Client = await spawn(env=quiet_env)
+    client: Client = await spawn()
     await within(client.initialize())
     opening = asyncio.ensure_future(client.new_session(cwd=str(workdir)))
     listed = await within(client.list_sessions(), BOUND)
@@ -106,11 +107,11 @@ async def reading_stdin(pid: int, seconds: float = 20.0) -> None:
 
 
 async def test_sigterm_ends_an_elelem_ask_stuck_reading_its_piped_prompt(
-    quiet_env: dict[str, str], workdir: Path
+    env: dict[str, str], workdir: Path
 ) -> None:
     read, write = os.pipe()  # a writer that never closes: the prompt never ends
     try:
-        process = await ask(quiet_env, workdir, "hello", stdin=read)
+        process = await ask(env, workdir, "hello", stdin=read)
         os.close(read)
         try:
             await reading_stdin(process.pid)
@@ -127,12 +128,12 @@ async def test_sigterm_ends_an_elelem_ask_stuck_reading_its_piped_prompt(
 
 
 async def test_a_fifo_an_approved_command_makes_at_head_mid_session_freezes_nothing(
-    spawn, workdir: Path, quiet_env: dict[str, str]
+    spawn, workdir: Path, env: dict[str, str]
 ) -> None:
     import subprocess
 
     subprocess.run(["git", "init", "-q"], cwd=workdir, check=True)
-    client: Client = await spawn(env=quiet_env)
+    client: Client = await spawn()
     await within(client.initialize())
     session = (await within(client.new_session(cwd=str(workdir))))["sessionId"]
     command = "rm .git/HEAD && mkfifo .git/HEAD && echo planted"
