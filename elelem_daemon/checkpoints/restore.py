@@ -16,10 +16,10 @@
    the size limit, in a nested repository) is not deleted, whatever the ignore rules
    say now; the plan names it in `kept`, with why. A deletion names the undone turn
    whose end first held the file (`created_by`). A file the restore would write over
-   though no snapshot holds what is there now is `unsaved`;
-   When a path one of them left out was there as it began and is gone now, every file
-   the restore deletes or overwrites is copied aside first (recovery.py: `vanished`,
-   `recovered`, `recovery`);
+   though no snapshot holds what is there now is `unsaved`; and when a path one of
+   them left out was there as it began and is gone now (or a folder left out whole
+   changed inside), every file the restore deletes or overwrites is copied aside
+   first (recovery.py: `vanished`, `recovered`, `recovery`);
 5. unless it is a dry run, `read-tree -u --reset` (git writes the files, never
    through a symlink; the kept paths are first taken out of the index, so git leaves
    them), then the empty folders and the permission bits. Without `force`, files
