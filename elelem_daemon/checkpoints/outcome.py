@@ -63,8 +63,9 @@ class Restored:
     undone turn `turn` could not keep; `reason` is `too_big` (over the size limit),
     `ignored`, `nested` (inside a nested repository) or `unlisted` (its list was cut).
     `vanished` are such paths that were there as an undone turn began and are gone now
-    (a folder left out whole: or changed inside; recovery.py): then every file the restore deletes or overwrites is first copied into the folder
-    `recovery` (recovery.py), each named in `recovered` as `{"path", "to"}`. `marks`
+    (a folder left out whole: or changed inside): then every file the restore deletes
+    or overwrites is first copied into the folder `recovery` (recovery.py), each named
+    in `recovered` as `{"path", "to"}`. `marks`
     (not sent) is the stat of each `outside` and `unsaved` file as the plan saw it: a
     confirm goes on only while they are unchanged.
     """
