@@ -245,6 +245,7 @@ class AcpServer:
                 face="editor", project=trusted,
             )  # fmt: skip
         session.commands.hide("exit")  # the editor owns the session's life
+        session.commands.hide("steer")  # a prompt during a turn steers it (capabilities.py)
         output.attach(session)
         fs = self.client.get("fs") or {}
         read, write = fs.get("readTextFile") is True, fs.get("writeTextFile") is True
