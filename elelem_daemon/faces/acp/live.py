@@ -163,6 +163,7 @@ class AcpLive(Live):
             f"{question(trust.folder)} Trusting it loads:\n{trust.listing()}",
             TRUST_OPTIONS,
             kind="trust",
+            tool={"name": "trust", "arguments": {}, "loads": list(trust.loads)},
         )
         if answer not in TRUST_YES:
             self.output.paragraph(trust.notice(TYPED_HOW) or "")
