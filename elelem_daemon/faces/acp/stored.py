@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...base.errors import UnknownSession
+from ...control.live import SHOWN_ID
 from ...jsonrpc.errors import invalid_params
 from ...store.listing import listing
 from .params import field
@@ -63,9 +64,9 @@ async def delete_session(server: AcpServer, params: dict[str, Any]) -> dict[str,
         await live.close()
     try:
         await delete(server.registry(), server.store, ident, cwd)
-    except UnknownSession:
-        if cwd is None:
-            raise
+    except UnknownSession as exc:
+        if cwd is None:  # `data.sessionId`, as ACP's "session not found" has it
+            raise UnknownSession(str(exc), sessionId=ident[:SHOWN_ID]) from None
         await forget(server.registry(), ident, cwd)  # open, never stored: closing it was it
     return {}
 
