@@ -84,19 +84,19 @@ def set_option(session: Session, params: dict[str, Any]) -> str:
             raise invalid_params(f"value: {option} is a boolean option")
         session.agent.auto_compact = value
         return option
-    if option in SELECTS and boolean:
+    if option not in SELECTS:
+        raise invalid_params(
+            f"configId: unknown option: {option[:80]}. Options: mode, provider, model, "
+            f"{AUTO_COMPACT}"
+        )
+    if boolean:
         raise invalid_params(f"value: {option} is a select option, not a boolean")
-    if option in SELECTS and not isinstance(value, str):
+    if not isinstance(value, str):
         raise invalid_params("value: not a string")
     if option == "mode":
         session.modes.set(value)
     elif option == "provider":
         session.switch(value, None)
-    elif option == "model":
-        session.switch(None, value)
     else:
-        raise invalid_params(
-            f"configId: unknown option: {option[:80]}. Options: mode, provider, model, "
-            f"{AUTO_COMPACT}"
-        )
+        session.switch(None, value)
     return option
