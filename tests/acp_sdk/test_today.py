@@ -83,6 +83,8 @@ async def test_initialize_advertises_the_new_methods_and_steering(
     commands = (await client.expect("available_commands_update"))[-1]["availableCommands"]
     assert "steer" not in {c["name"] for c in commands}  # it can never work over ACP
     assert (await client.request("logout", {}))["result"] == {}
+    assert client.checker is not None
+    assert (SDK_STABLE, "logout", "Response") in client.checker.by_schema
     await client.request("session/close", {"sessionId": sid})
     assert await client.close() == 0
 
@@ -139,6 +141,9 @@ async def test_delete_removes_the_session_from_the_list_and_the_disk(
     await client.request("session/close", {"sessionId": other})  # closed, still stored
     assert (await client.request("session/delete", {"sessionId": other}))["result"] == {}
     assert (await client.request("session/list", {}))["result"]["sessions"] == []
+    assert client.checker is not None
+    for schema in (SDK_STABLE, SDK_UNSTABLE):
+        assert (schema, "session/delete", "Response") in client.checker.by_schema
     for method in ("session/delete", "session/close", "session/resume", "session/load"):
         params = {"sessionId": sid, "cwd": str(project), "mcpServers": []}
         error = (await client.request(method, params))["error"]
@@ -157,6 +162,8 @@ async def test_a_fork_has_the_history_and_loads_in_a_new_process(home: Path, pro
         "session/fork", {"sessionId": sid, "cwd": str(project), "mcpServers": []}
     )
     fork = forked["result"]["sessionId"]
+    assert client.checker is not None
+    assert (SDK_UNSTABLE, "session/fork", "Response") in client.checker.by_schema
     assert fork != sid and forked["result"]["modes"]["currentModeId"] == "build"
     await prompt(client, fork, "only in the fork")
     listed = {
