@@ -174,6 +174,24 @@ async def test_a_fork_has_the_history_and_loads_in_a_new_process(home: Path, pro
         "session/fork", {"sessionId": "nope", "cwd": str(project), "mcpServers": []}
     )
     assert missing["error"]["code"] == -32002
+    client.checker = None  # a relative cwd breaks nothing but the schema's wording
+    relative = await client.request(
+        "session/fork", {"sessionId": sid, "cwd": "project", "mcpServers": []}
+    )
+    assert relative["error"]["code"] == -32602
+    sessions = home / ".local" / "state" / "elelem" / "sessions"
+    assert len(list(sessions.iterdir())) == 2  # nothing copied for a refused fork
+    client.next_id += 1  # a fork of a session mid-turn is refused busy
+    running = {"jsonrpc": "2.0", "id": client.next_id, "method": "session/prompt",
+               "params": {"sessionId": sid, "prompt": text('!tool execute {"command": "sleep 600"}')}}  # fmt: skip
+    await client.line(json.dumps(running) + "\n")
+    await client.expect("tool_call", len(client.of("tool_call")) + 1)
+    busy = await client.request(
+        "session/fork", {"sessionId": sid, "cwd": str(project), "mcpServers": []}
+    )
+    assert (busy["error"]["code"], busy["error"]["data"]["kind"]) == (-32001, "session_busy")
+    await client.line(json.dumps({"jsonrpc": "2.0", "method": "session/cancel",
+                                  "params": {"sessionId": sid}}) + "\n")  # fmt: skip
     assert await client.close() == 0
 
     again, _ = await started(home, project)  # a new process

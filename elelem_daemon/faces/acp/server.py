@@ -143,7 +143,7 @@ class AcpServer:
         self._cwd(params)
         self._mcp_servers(params)
         system.parse(params)  # every check before anything is copied
-        new = stored.fork_stored(self, params["sessionId"])
+        new = await stored.fork_stored(self, params["sessionId"])
         live, servers = self._reopen({**params, "sessionId": new})
         return {"sessionId": live.id, **self._opened(live, servers, "session/fork")}
 

@@ -7,6 +7,7 @@ every method.
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -71,12 +72,13 @@ async def delete_session(server: AcpServer, params: dict[str, Any]) -> dict[str,
     return {}
 
 
-def fork_stored(server: AcpServer, ident: str) -> str:
-    """A copy of the session under a new id, in the store (Store.fork); the session
-    open here must not be mid-turn (its prompt would be kept without its reply)."""
+async def fork_stored(server: AcpServer, ident: str) -> str:
+    """A copy of the session under a new id, in the store (Store.fork, in a thread: a
+    long history is read and written whole); the session open here must not be
+    mid-turn (its prompt would be kept without its reply)."""
     live = server.lives.find(ident)
     if live is not None:
         live.ensure_idle()
     new = uuid.uuid4().hex
-    server.store.fork(ident, new)
+    await asyncio.to_thread(server.store.fork, ident, new)
     return new
