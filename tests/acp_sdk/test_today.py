@@ -182,8 +182,9 @@ async def test_a_fork_has_the_history_and_loads_in_a_new_process(home: Path, pro
     sessions = home / ".local" / "state" / "elelem" / "sessions"
     assert len(list(sessions.iterdir())) == 2  # nothing copied for a refused fork
     client.next_id += 1  # a fork of a session mid-turn is refused busy
+    sleep = text('!tool execute {"command": "sleep 600"}')
     running = {"jsonrpc": "2.0", "id": client.next_id, "method": "session/prompt",
-               "params": {"sessionId": sid, "prompt": text('!tool execute {"command": "sleep 600"}')}}  # fmt: skip
+               "params": {"sessionId": sid, "prompt": sleep}}  # fmt: skip
     await client.line(json.dumps(running) + "\n")
     await client.expect("tool_call", len(client.of("tool_call")) + 1)
     busy = await client.request(
