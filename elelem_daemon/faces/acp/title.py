@@ -23,7 +23,11 @@ def title(session: Session) -> str | None:
     for message in session.conversation:
         if message.get("role") != "user":
             continue
-        text = text_of(message.get("content")).removeprefix(SUMMARY_PREFIX)
+        text = text_of(message.get("content"))
+        if text.startswith(SUMMARY_PREFIX):  # a summary's Markdown heading is no title
+            text = "\n".join(
+                line.lstrip("#").strip() for line in text[len(SUMMARY_PREFIX) :].splitlines()
+            )
         if named := title_of(text):
             return named
     return None
