@@ -142,6 +142,7 @@ class AcpServer:
         field(params, "sessionId", str)
         self._cwd(params)
         self._mcp_servers(params)
+        additional_directories(params)
         system.parse(params)  # every check before anything is copied
         new = await stored.fork_stored(self, params["sessionId"])
         live, servers = self._reopen({**params, "sessionId": new})
