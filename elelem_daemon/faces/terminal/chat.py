@@ -7,7 +7,7 @@ decide ahead: docs/permissions.md). Its
 prompt is the words given, then piped stdin as a fenced block; or stdin alone when no
 words are given (`echo q | elelem ask`). A prompt's `@` mentions are resolved by the
 core; one it refuses exits 1 with the reason. Like every face's turn, `elelem ask` waits
-for MCP servers still starting (at most ELELEM_MCP_FIRST_WAIT, 5 s) and says so on
+for MCP servers still starting (at most ELELEM_MCP_FIRST_WAIT, 30 s, once) and says so on
 stderr, then goes on without those not ready, naming them; an HTTP server's OAuth URL is
 printed, and the approval waited for (at most ELELEM_MCP_TIMEOUT, 30 s).
 
