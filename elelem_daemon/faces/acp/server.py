@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ... import __version__
-from ...base.errors import NoStoredSession
+from ...base.errors import NoStoredSession, ProviderError
 from ...control.live import Lives
 from ...jsonrpc.errors import invalid_params
 from ...plugins import origins
@@ -21,6 +21,7 @@ from ...registry import Registry
 from ...store.listing import listing
 from ...store.records import Stored
 from ...store.store import Store
+from .auth import auth_methods, auth_required, no_provider_chosen, terminal_auth
 from .buffers import editor_files
 from .connection import Connection
 from .editor import AcpInput, AcpOutput
@@ -65,6 +66,7 @@ class AcpServer:
             {
                 "initialize": self.initialize,
                 "authenticate": self.authenticate,
+                "logout": self.logout,
                 "session/new": self.new_session,
                 "session/load": self.load_session,
                 "session/prompt": self.prompt,
@@ -100,9 +102,10 @@ class AcpServer:
                     "close": {},
                     "additionalDirectories": {},
                 },
+                "auth": {"logout": {}},
             },
             "agentInfo": {"name": "elelem", "title": "elelem", "version": __version__},
-            "authMethods": [],
+            "authMethods": auth_methods(capabilities),
         }
 
     async def _takes_images(self) -> bool:
@@ -122,11 +125,24 @@ class AcpServer:
         return bool(getattr(provider, "vision", False))
 
     async def authenticate(self, params: dict[str, Any]) -> dict[str, Any]:
-        """No method is offered: providers read their keys from the environment."""
-        raise invalid_params(
-            "elelem offers no authentication methods; set the provider's key "
-            "in the environment (see docs/acp.md)"
-        )
+        """The only method is a `terminal` one, which clients run themselves and never
+        pass here; asked anyway, say whether a provider is there now."""
+        from ...base.config import choose_provider
+
+        method = field(params, "methodId", str)
+        if method not in {m["id"] for m in auth_methods(self.client)}:
+            raise invalid_params(f"methodId: unknown method {method!r}")
+        provider, _ = choose_provider(face_provider=self.provider, face_model=self.model)
+        if no_provider_chosen(self.provider, provider):
+            raise auth_required(self.client, "no model provider is set up")
+        return {}
+
+    async def logout(self, params: dict[str, Any]) -> dict[str, Any]:
+        """Forget `elelem login`'s sign-in (keys in the environment are the user's own)."""
+        from ...base import signin
+
+        signin.forget()
+        return {}
 
     # -- sessions -----------------------------------------------------------------
     def registry(self) -> Registry:
@@ -245,10 +261,17 @@ class AcpServer:
         input = AcpInput(self.connection, output, elicits)
         if stored is None:  # stored at once: ACP clients keep the id to load it later
             provider, model = choose_provider(face_provider=self.provider, face_model=self.model)
-            session = start(
-                self.registry(), provider, model, cwd, input, output,
-                store=self.store, store_now=True, face="editor", project=trusted,
-            )  # fmt: skip
+            if terminal_auth(self.client) and no_provider_chosen(self.provider, provider):
+                raise auth_required(self.client, "no model provider is set up")
+            try:
+                session = start(
+                    self.registry(), provider, model, cwd, input, output,
+                    store=self.store, store_now=True, face="editor", project=trusted,
+                )  # fmt: skip
+            except ProviderError as exc:  # a provider without its key, or its server
+                if terminal_auth(self.client):
+                    raise auth_required(self.client, str(exc)) from None
+                raise
         else:
             session = resume(
                 self.registry(), self.store, stored, cwd=cwd, input=input, output=output,
