@@ -180,8 +180,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return trust_folder(options.folder)
     if options.command == "login" or getattr(options, "login", False):
         from .faces.terminal.login import login
+        from .providers.check import check
 
-        return login()
+        return login(check)
     if options.command == "logout":
         from .faces.terminal.login import logout
 

@@ -47,3 +47,10 @@ def test_the_icon_is_a_16_by_16_svg() -> None:
     root = ElementTree.parse(ROOT / "registry" / "icon.svg").getroot()
     assert root.tag == "{http://www.w3.org/2000/svg}svg"
     assert (root.get("width"), root.get("height")) == ("16", "16")
+
+
+def test_the_package_says_the_same_version() -> None:
+    import elelem_daemon
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert elelem_daemon.__version__ == project["version"] == entry()["version"]

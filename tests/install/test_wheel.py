@@ -23,7 +23,6 @@ from typing import Any
 
 import pexpect
 import pytest
-
 from support.acp_probe import acp_initialize
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -293,7 +292,7 @@ def test_uv_tool_install_of_the_wheel_runs(wheel: Path, tmp_path: Path) -> None:
     assert out.stdout.strip() == f"elelem v{VERSION}", out.stderr
 
 
-def test_the_registry_entry_command_runs_from_the_wheel_with_uvx(wheel: Path, tmp_path: Path) -> None:
+def test_the_registry_entry_runs_from_the_wheel_with_uvx(wheel: Path, tmp_path: Path) -> None:
     """registry/agent.json's command, `uvx elelem-daemon ARGS`, with the package taken
     from the built wheel instead of the index (the release is not published here)."""
     entry = json.loads((Path(__file__).parents[2] / "registry" / "agent.json").read_text())

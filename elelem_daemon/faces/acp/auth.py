@@ -46,7 +46,9 @@ def auth_methods(client: dict[str, Any]) -> list[dict[str, Any]]:
             "args": ["--login"],
             "env": {},
             # the older form some clients read (command + args, run as is)
-            "_meta": {"terminal-auth": {"command": "elelem", "args": ["login"], "label": "elelem login"}},
+            "_meta": {
+                "terminal-auth": {"command": "elelem", "args": ["login"], "label": "elelem login"}
+            },
         }
     ]
 

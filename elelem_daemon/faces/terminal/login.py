@@ -52,21 +52,22 @@ CHOICES = (
 
 
 def login(
+    check: Callable[[str, dict[str, str]], str | None],
     read: Callable[[str], str] = input,
     secret: Callable[[str], str] = getpass.getpass,
     interactive: bool | None = None,
 ) -> int:
-    """The interactive sign-in; 0 when a checked provider was kept."""
-    from ...providers.check import check
-
+    """The interactive sign-in; 0 when a checked provider was kept. `check` makes the
+    one real request (providers/check.py; the launcher passes it, as faces do not
+    import the providers)."""
     if interactive is None:
         interactive = sys.stdin.isatty()
     if not interactive:
         print("elelem login: needs a terminal (run it in one)", file=sys.stderr)
         return 2
     print("Sign in to a model provider for elelem. Which one?")
-    for number, choice in enumerate(CHOICES, 1):
-        print(f"  {number}. {choice.label}")
+    for number, offered in enumerate(CHOICES, 1):
+        print(f"  {number}. {offered.label}")
     choice = pick(read)
     if choice is None:
         print("elelem login: nothing chosen; nothing changed", file=sys.stderr)
