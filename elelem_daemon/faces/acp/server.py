@@ -12,7 +12,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from ...base.errors import NoStoredSession
+from ...base.errors import NoStoredSession, ProviderError
 from ...control.live import Lives
 from ...jsonrpc.errors import invalid_params
 from ...plugins import origins
@@ -61,7 +61,7 @@ class AcpServer:
         connection.requests.update(
             {
                 "initialize": self.initialize,
-                "authenticate": auth.authenticate,
+                "authenticate": self.authenticate,
                 "logout": auth.logout,
                 "session/new": self.new_session,
                 "session/load": self.load_session,
@@ -101,6 +101,12 @@ class AcpServer:
         with contextlib.suppress(Exception):
             await provider.aclose()  # type: ignore[attr-defined]
         return bool(getattr(provider, "vision", False))
+
+    async def authenticate(self, params: dict[str, Any]) -> dict[str, Any]:
+        from ...base.config import choose_provider
+
+        provider, _ = choose_provider(face_provider=self.provider, face_model=self.model)
+        return auth.authenticate(self.client, params.get("methodId"), provider, self.provider)
 
     # -- sessions -----------------------------------------------------------------
     def registry(self) -> Registry:
@@ -236,10 +242,17 @@ class AcpServer:
         input = AcpInput(self.connection, output, elicits)
         if stored is None:  # stored at once: ACP clients keep the id to load it later
             provider, model = choose_provider(face_provider=self.provider, face_model=self.model)
-            session = start(
-                self.registry(), provider, model, cwd, input, output,
-                store=self.store, store_now=True, face="editor", project=trusted,
-            )  # fmt: skip
+            if auth.terminal_auth(self.client) and auth.no_provider_chosen(self.provider, provider):
+                raise auth.auth_required(self.client, "no model provider is set up")
+            try:
+                session = start(
+                    self.registry(), provider, model, cwd, input, output,
+                    store=self.store, store_now=True, face="editor", project=trusted,
+                )  # fmt: skip
+            except ProviderError as exc:  # a provider without its key, or its server
+                if auth.terminal_auth(self.client):
+                    raise auth.auth_required(self.client, str(exc)) from None
+                raise
         else:
             session = resume(
                 self.registry(), self.store, stored, cwd=cwd, input=input, output=output,
