@@ -24,6 +24,10 @@ command("ElelemCancel", function()
   elelem().cancel()
 end, { desc = "elelem: cancel the running turn" })
 
+command("ElelemClose", function()
+  elelem().close()
+end, { desc = "elelem: close this tab's chat (the session goes on; :Elelem shows it)" })
+
 command("ElelemNew", function()
   elelem().new()
 end, { desc = "elelem: start a fresh session in this tab" })
