@@ -203,6 +203,12 @@ function M.send(text)
   return M.open(text)
 end
 
+--- `:ElelemModel [name]`: the model picker (elelem.models).
+---@param name string?
+function M.model(name)
+  require("elelem.models").pick(name)
+end
+
 --- `:ElelemClose`: closes this tab's chat windows (the session goes on; `:Elelem` shows it).
 function M.close()
   local s = session.current()

@@ -153,6 +153,11 @@ function Session:refresh()
   elseif not self.id then
     table.insert(parts, "no session yet")
   end
+  -- the meter last: a narrow chat's winbar is cut at its start, so this stays in view
+  local meter = require("elelem.meter").text(self.meter)
+  if meter ~= "" then
+    table.insert(parts, meter)
+  end
   layout.status(self.chat:buffer(), table.concat(parts, " · "))
   pcall(vim.cmd.redrawstatus, { bang = true }) -- statusline() says "…" while a turn runs: not after
 end
