@@ -136,7 +136,7 @@ class AcpOutput(NullOutput):
     def result(self, call: dict[str, Any], result: Result) -> None:
         ident = self._ids.pop(call["id"], None) or self.next_id()
         payload = dict(result.payload)
-        self.update(updates.tool_result(ident, call, result.ok, payload, self.cwd))
+        self.update(updates.tool_result(ident, call, not result.failed, payload, self.cwd))
         self.current = None
         self._apart = True  # the text after a tool call is a paragraph of its own
 
