@@ -40,9 +40,9 @@ the user accepted every change for the turn, the tool lands the rest unreviewed.
 
 from __future__ import annotations
 
+import asyncio
 import fnmatch
 import json
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -55,13 +55,17 @@ from ..edits.filesystem import hard_links
 from ..io import CannotAsk, ask
 from ..ports import SessionView
 from ..registry import Plugin
+from ..safety.commands import Parsed
+from ..safety.commands import parse as parse_command
 from ..safety.protected import protected
 from .files import preview, resolve
+from .subjects import Subject, doubt, matches, subject_of
 
 RULES = ("allow", "review", "ask", "deny", "ask-outside")
 # review: asks outside the cwd as ask-outside does, and shows every change inside it
 STRICTNESS = {"allow": 0, "ask-outside": 1, "review": 2, "ask": 3, "deny": 4}
 WRITING_KINDS = frozenset({"edit", "delete", "move"})
+STRICT = frozenset({"ask", "deny"})
 DEFAULTS = (
     "* allow\nexecute ask\nwrite ask-outside\nedit ask-outside\n"
     "read ask-outside\ngrep ask-outside\nglob ask-outside\nlist ask-outside\n"
@@ -99,12 +103,6 @@ class Rule:
     subject: str | None = None  # a glob over the call's command or path (`TOOL:SUBJECT`)
 
 
-# What makes a command more than one simple command: a permissive rule with a subject
-# (`execute:echo* allow`) never covers it; a strict one checks each part.
-SHELL_CONTROL = re.compile(r"[;&|`<>\n\r]|\$[({]")
-PERMISSIVE = frozenset({"allow", "ask-outside", "review"})
-
-
 def rule_of(pattern: str, rule: str, where: str, project: bool = False) -> Rule:
     """One rule from `TOOL` or `TOOL:SUBJECT` (the subject whole, spaces and all);
     ValueError when a part is missing."""
@@ -139,36 +137,6 @@ def parse(text: str, source: str, project: bool = False) -> tuple[list[Rule], li
             rule = "ask"
         rules.append(Rule(found.pattern, rule, where, project, found.subject))
     return rules, problems
-
-
-@dataclass(frozen=True)
-class Subject:
-    """What a `TOOL:SUBJECT` rule matches in a call (`subject_of`)."""
-
-    text: str  # the command as given, or the path resolved
-    command: bool  # a command (else a path)
-    outside: bool = False  # a path out of the folder (`text` is then absolute)
-
-
-def matches(rule: Rule, subject: Subject | None) -> bool:
-    """Whether a rule's subject glob covers the call (a rule with no subject covers
-    every call). A permissive rule never covers a compound command, nor a path out of
-    the folder unless its glob is absolute; a strict one covers a compound command
-    when it covers any of its parts."""
-    if rule.subject is None:
-        return True
-    if subject is None:
-        return False
-    glob, text = rule.subject, subject.text
-    permissive = rule.rule in PERMISSIVE
-    if subject.outside and permissive and not glob.startswith("/"):
-        return False
-    if not subject.command or not SHELL_CONTROL.search(text):
-        return fnmatch.fnmatchcase(text, glob)
-    if permissive:
-        return False
-    parts = [part.strip() for part in SHELL_CONTROL.split(text)]
-    return any(fnmatch.fnmatchcase(part, glob) for part in [text, *parts] if part)
 
 
 @dataclass
@@ -208,22 +176,28 @@ class Policy:
         default: str = "allow",
         reviewing: bool = False,
         subject: Subject | None = None,
+        writes: bool = False,
     ) -> str:
         """The user's last matching rule (a pattern may be an alias), unless the
         project's last matching rule is stricter. The defaults' catch-all `* allow`
         gives way to the tool's own `default`; a project's rule can only tighten it;
-        the reviewing editor's defaults count only when `reviewing`."""
+        the reviewing editor's defaults count only when `reviewing`. A strict rule
+        (`ask`, `deny`) naming `write` names every tool that `writes` (edit, delete,
+        move) too."""
         names = names or {}
+        watched = subject is not None and subject.command and self.watching(tool, names)
         found: dict[bool, str] = {}
         for rule in reversed(self.rules):
             if rule.project in found:
                 continue
             if not reviewing and rule.where.startswith(REVIEWING_SOURCE):
                 continue
+            named = names.get(rule.pattern, rule.pattern)
             if (
-                names.get(rule.pattern, rule.pattern) == tool
+                named == tool
                 or fnmatch.fnmatchcase(tool, rule.pattern)
-            ) and matches(rule, subject):
+                or (writes and named == "write" and rule.rule in STRICT)
+            ) and matches(rule.subject, rule.rule, subject, watched):
                 catch_all = rule.pattern == "*" and rule.where.startswith("defaults:")
                 found[rule.project] = default if catch_all else rule.rule
             if len(found) == 2:
@@ -231,24 +205,48 @@ class Policy:
         mine, theirs = found.get(False, default), found.get(True, "allow")
         return theirs if STRICTNESS[theirs] > STRICTNESS[mine] else mine
 
-    def verdict(self, session: SessionView, tool: str, args: dict[str, Any]) -> str:
+    def watching(self, tool: str, names: dict[str, str]) -> bool:
+        """Whether a deny rule with a subject names this tool: then a command whose
+        programs cannot be told asks, and one that runs code no rule sees is covered by
+        no allow rule with a subject nor by an `always` answer (docs/permissions.md)."""
+        return any(
+            rule.rule == "deny"
+            and rule.subject is not None
+            and (
+                names.get(rule.pattern, rule.pattern) == tool
+                or fnmatch.fnmatchcase(tool, rule.pattern)
+            )
+            for rule in self.rules
+        )
+
+    def verdict(
+        self, session: SessionView, tool: str, args: dict[str, Any], parsed: Parsed | None = None
+    ) -> str:
         """allow, review, ask or deny for this call. A tool may carry its own default
-        rule (`permission`, e.g. `ask` for MCP tools), which any rule naming it overrides."""
+        rule (`permission`, e.g. `ask` for MCP tools), which any rule naming it overrides.
+        `parsed`: what the call's command runs, when the caller read it already."""
         names = {p.pattern: session.toolbox.resolve(p.pattern).name for p in self.rules}
-        default = getattr(session.toolbox.resolve(tool), "permission", None)
+        found = session.toolbox.resolve(tool)
+        default = getattr(found, "permission", None)
         by = reviewer(session)
+        subject = subject_of(session, args, parsed)
         rule = self.rule(
             tool,
             names,
             default if default in RULES else "allow",
             by == "editor",
-            subject_of(session, args),
+            subject,
+            tool in REVIEWED or getattr(found, "kind", None) in WRITING_KINDS,
         )
         if rule == "deny":
             return "deny"
+        watched = subject is not None and subject.command and self.watching(tool, names)
+        if watched and subject is not None and subject.parsed.unknown:
+            return "ask"  # it may be the denied program: no rule nor `always` covers it
         if guarded(session, tool, args):
             return "ask"  # whatever the rules and the `always` answers say
-        if tool in self.always or rule == "allow":
+        held = watched and subject is not None and bool(subject.parsed.code)
+        if (tool in self.always and not held) or rule == "allow":
             return "allow"
         if rule == "ask-outside":
             return "ask" if outside(session, args) else "allow"
@@ -256,22 +254,19 @@ class Policy:
             return "review" if by is not None else "ask"
         return "ask"
 
-
-def subject_of(session: SessionView, args: dict[str, Any]) -> Subject | None:
-    """What a `TOOL:SUBJECT` rule matches: the call's command as given, or its path
-    resolved (relative to the folder inside it, absolute outside it)."""
-    command, path = args.get("command"), args.get("path")
-    if isinstance(command, str):
-        return Subject(command, command=True)
-    if not isinstance(path, str):
+    def doubt(self, session: SessionView, tool: str, parsed: Parsed | None) -> str | None:
+        """Why a call that a deny rule watches asks whatever was allowed, or None."""
+        names = {p.pattern: session.toolbox.resolve(p.pattern).name for p in self.rules}
+        if parsed is None or not self.watching(tool, names):
+            return None
+        if parsed.unknown:
+            return f"a deny rule is set, and {doubt(parsed)}"
+        if parsed.code:
+            return (
+                f"a deny rule is set, and it runs code no rule sees ({parsed.code[0][:80]}); "
+                "only a rule without a command pattern (`execute allow`) covers it"
+            )
         return None
-    try:
-        resolved = resolve(session, path)
-    except (OSError, RuntimeError, ValueError):
-        return None
-    if resolved.is_relative_to(session.cwd):
-        return Subject(resolved.relative_to(session.cwd).as_posix(), command=False)
-    return Subject(str(resolved), command=False, outside=True)
 
 
 def outside(session: SessionView, args: dict[str, Any]) -> bool:
@@ -312,13 +307,18 @@ def policy_of(session: SessionView) -> Policy:
     return policy
 
 
-def question(tool: str, args: dict[str, Any], why: str | None = None) -> str:
+def question(
+    tool: str, args: dict[str, Any], why: str | None = None, held: str | None = None
+) -> str:
     """`Allow TOOL: SUBJECT?`, the subject whole (the command, the path, or the
     arguments), however long: padding must not push what will really run out of sight
     (each face shows it whole, the terminal with its control characters made visible);
-    for a protected path, why it asks."""
+    for a protected path, why it asks; for a command a deny rule cannot check, why
+    (`held`)."""
     subject = args.get("command") or args.get("path") or json.dumps(args, ensure_ascii=False)
     text = f"Allow {tool}: {subject}?"
+    if held:
+        return f"{text} ({held})"
     return f"{text} ({why}; what is written there decides what runs later)" if why else text
 
 
@@ -356,7 +356,12 @@ def register(plugin: Plugin) -> None:
     @plugin.before()
     async def permission(session: SessionView, args: dict[str, Any], tool_name: str) -> None:
         policy = policy_of(session)
-        verdict = policy.verdict(session, tool_name, args)
+        command = args.get("command")
+        # the shell parser runs off the event loop (a long command line costs ~0.1 s)
+        parsed = (
+            await asyncio.to_thread(parse_command, command) if isinstance(command, str) else None
+        )
+        verdict = policy.verdict(session, tool_name, args, parsed)
         if verdict in ("allow", "review"):  # a review is the tool's to run (changes.py)
             return
         if verdict == "deny":
@@ -369,14 +374,16 @@ def register(plugin: Plugin) -> None:
         if (diff := await preview(session, tool_name, args)) is not None:
             tool["diff"] = diff
         why = guarded(session, tool_name, args)
+        held = policy.doubt(session, tool_name, parsed)
         try:
             answer = await ask(
                 session.input,
-                question(tool_name, args, why),
-                PROTECTED_OPTIONS if why else OPTIONS,
+                question(tool_name, args, why, held),
+                PROTECTED_OPTIONS if why or held else OPTIONS,
                 kind="permission",
                 tool=tool,
                 **({"user_only": True} if why else {}),  # no approve-all setting answers it
+                **({"held": held} if held else {}),  # the headless face says it, not `--allow`
             )
         except CannotAsk as exc:
             told, reason = refusal(tool_name, args, why or "", str(exc))
