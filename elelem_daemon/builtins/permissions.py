@@ -42,13 +42,11 @@ from __future__ import annotations
 
 import asyncio
 import fnmatch
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..base.config import config_dir
 from ..base.log import notice
 from ..edits.changes import check_fresh, reviewer
 from ..edits.filesystem import hard_links
@@ -59,20 +57,26 @@ from ..safety.commands import Parsed
 from ..safety.commands import parse as parse_command
 from ..safety.protected import protected
 from .files import preview, resolve
+from .permission_questions import question, refusal
+from .permission_rules import (
+    DEFAULTS,
+    REVIEWED,
+    REVIEWING,
+    REVIEWING_SOURCE,
+    RULES,
+    STRICT,
+    STRICTNESS,
+    WRITING_KINDS,
+    Rule,
+    parse,
+    project_file,
+    rule_of,
+    user_file,
+)
 from .subjects import Subject, doubt, matches, subject_of
 
-RULES = ("allow", "review", "ask", "deny", "ask-outside")
-# review: asks outside the cwd as ask-outside does, and shows every change inside it
-STRICTNESS = {"allow": 0, "ask-outside": 1, "review": 2, "ask": 3, "deny": 4}
-WRITING_KINDS = frozenset({"edit", "delete", "move"})
-STRICT = frozenset({"ask", "deny"})
-DEFAULTS = (
-    "* allow\nexecute ask\nwrite ask-outside\nedit ask-outside\n"
-    "read ask-outside\ngrep ask-outside\nglob ask-outside\nlist ask-outside\n"
-)
-REVIEWING = "write review\nedit review\n"  # after DEFAULTS, when the editor reviews
-REVIEWING_SOURCE = "defaults (reviewing editor)"
-REVIEWED = ("write", "edit")  # the tools whose changes can be reviewed
+__all__ = ["NO_ANSWER", "Policy", "PermissionDenied", "Rule", "parse", "rule_of"]
+
 OPTIONS = ["allow", "deny", "always", "never"]
 PROTECTED_OPTIONS = ["allow", "deny", "never"]  # "always" would not hold for these
 ANSWERS = {
@@ -84,59 +88,6 @@ NO_ANSWER = "the user must approve it, and no one could answer"
 
 class PermissionDenied(Exception):
     """Raised by the hook: the call does not run and the model reads why."""
-
-
-def user_file() -> Path:
-    return config_dir() / "permissions"
-
-
-def project_file(cwd: Path) -> Path:
-    return Path(cwd) / ".agents" / "permissions"
-
-
-@dataclass(frozen=True)
-class Rule:
-    pattern: str  # a tool name, alias or glob
-    rule: str
-    where: str
-    project: bool = False  # from the project's file: it may only tighten
-    subject: str | None = None  # a glob over the call's command or path (`TOOL:SUBJECT`)
-
-
-def rule_of(pattern: str, rule: str, where: str, project: bool = False) -> Rule:
-    """One rule from `TOOL` or `TOOL:SUBJECT` (the subject whole, spaces and all);
-    ValueError when a part is missing."""
-    tool, colon, subject = pattern.partition(":")
-    if not tool.strip() or (colon and not subject.strip()):
-        raise ValueError(
-            "expected a tool name or glob, then optionally `:` and a command or path "
-            f"glob (`execute:pytest*`); got {pattern!r}"
-        )
-    return Rule(tool.strip(), rule, where, project, subject.strip() if colon else None)
-
-
-def parse(text: str, source: str, project: bool = False) -> tuple[list[Rule], list[str]]:
-    """The rules in a file, and a message per bad line (a bad rule becomes `ask`)."""
-    rules, problems = [], []
-    for number, raw in enumerate(text.splitlines(), 1):
-        words = raw.split("#", 1)[0].split()
-        if not words:
-            continue
-        where = f"{source}:{number}"
-        spaced = len(words) > 2 and ":" in words[0]  # `execute:npm test allow`
-        rule: str | None = words[-1] if len(words) == 2 or spaced else None
-        try:
-            found = rule_of(" ".join(words[:-1]) if rule else words[0], "ask", where, project)
-        except ValueError:
-            found, rule = Rule(words[0].partition(":")[0], "ask", where, project), None
-        if rule not in RULES:
-            problems.append(
-                f"{where}: expected `TOOL RULE` or `TOOL:SUBJECT RULE` with RULE one of "
-                f"{', '.join(RULES)}; got {raw.strip()!r}, so {found.pattern} will ask"
-            )
-            rule = "ask"
-        rules.append(Rule(found.pattern, rule, where, project, found.subject))
-    return rules, problems
 
 
 @dataclass
@@ -305,40 +256,6 @@ def policy_of(session: SessionView) -> Policy:
         policy = Policy.load(session.cwd, session.project, session.rules)
         session.permissions = policy
     return policy
-
-
-def question(
-    tool: str, args: dict[str, Any], why: str | None = None, held: str | None = None
-) -> str:
-    """`Allow TOOL: SUBJECT?`, the subject whole (the command, the path, or the
-    arguments), however long: padding must not push what will really run out of sight
-    (each face shows it whole, the terminal with its control characters made visible);
-    for a protected path, why it asks; for a command a deny rule cannot check, why
-    (`held`)."""
-    subject = args.get("command") or args.get("path") or json.dumps(args, ensure_ascii=False)
-    text = f"Allow {tool}: {subject}?"
-    if held:
-        return f"{text} ({held})"
-    return f"{text} ({why}; what is written there decides what runs later)" if why else text
-
-
-def refusal(tool: str, args: dict[str, Any], why: str, client: str) -> tuple[str, str]:
-    """What the user is told in the chat, and what the model reads, when a write to a
-    protected path is refused unasked: `client` says why the client was not asked."""
-    subject = args.get("path") or tool
-    told = (
-        f"Refused: {tool} {subject}. {why}; {client}, and a permission request there may "
-        'be answered without you (an "approve all" setting), so none was sent. To make '
-        "this change, write the file yourself, or run the session in elelem's terminal or "
-        "the VS Code or Neovim client and allow it there."
-    )
-    reason = (
-        f"Refused: {tool} {subject} ({why}; a write there decides what runs later, and "
-        f"{client}, so no one was asked). Do not retry it; tell the user what you meant to "
-        "write: they can write the file themselves, or allow it from elelem's terminal or "
-        "an editor client."
-    )
-    return told, reason
 
 
 def register(plugin: Plugin) -> None:
