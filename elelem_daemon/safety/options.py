@@ -81,6 +81,8 @@ def uncovered(program: Program) -> str | None:
         return None
     after_dashes, valued = False, False
     for word in argv:
+        if "$" in word or "`" in word:
+            return word  # bash computes it (a computed word is kept as `$?`)
         if valued:
             valued = False
             continue

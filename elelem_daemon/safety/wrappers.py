@@ -90,6 +90,12 @@ INTERPRETERS = frozenset(
 )  # fmt: skip
 PYTHON = re.compile(r"(python|pypy)[0-9.]*")
 SYSTEM_BINS = ("/bin/", "/usr/bin/", "/usr/local/bin/", "/sbin/", "/usr/sbin/")
+# bash's reserved words: never a program, so a parse naming one misread the line
+# (tree-sitter-bash reads `! { rm x; }` as a command named `{`)
+RESERVED = frozenset(
+    {"{", "}", "!", "[[", "]]", "if", "then", "else", "elif", "fi", "case", "esac", "for",
+     "select", "while", "until", "do", "done", "in", "function"}
+)  # fmt: skip
 FIND_RUNS = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 
 
@@ -113,7 +119,9 @@ def unwrap(argv: Sequence[Word], found: Parsed, read: Read, depth: int = 0) -> N
     text = " ".join((spelled, *words))
     if "/" in spelled and not spelled.startswith(SYSTEM_BINS):
         found.runs_code(text)  # a file run by its path: written code
-    if name in CANNOT_TELL:
+    if spelled in RESERVED:
+        found.cannot_tell(f"the parser read the reserved word `{spelled}` as a program")
+    elif name in CANNOT_TELL:
         found.cannot_tell(f"`{name}` runs what the command line does not show")
     elif name in INTERPRETERS or PYTHON.fullmatch(name):
         found.runs_code(text)
