@@ -25,7 +25,20 @@ def question(
 
 def refusal(tool: str, args: dict[str, Any], why: str, client: str) -> tuple[str, str]:
     """What the user is told in the chat, and what the model reads, when a write to a
-    protected path is refused unasked: `client` says why the client was not asked."""
+    protected path (or a command a deny rule cannot check: `args` has a `command`) is
+    refused unasked: `client` says why the client was not asked."""
+    if isinstance(args.get("command"), str):
+        told = (
+            f"Refused: {tool} {args['command']}. {why}; {client}, and a permission request "
+            'there may be answered without you (an "approve all" setting), so none was '
+            "sent. Run it yourself, or allow it in elelem's terminal or the VS Code or "
+            "Neovim client."
+        )
+        reason = (
+            f"Refused: {tool} ({why}; {client}, so no one was asked). Do not retry it in "
+            "another spelling; tell the user what you meant to run."
+        )
+        return told, reason
     subject = args.get("path") or tool
     told = (
         f"Refused: {tool} {subject}. {why}; {client}, and a permission request there may "

@@ -299,11 +299,11 @@ def register(plugin: Plugin) -> None:
                 PROTECTED_OPTIONS if why or held else OPTIONS,
                 kind="permission",
                 tool=tool,
-                **({"user_only": True} if why else {}),  # no approve-all setting answers it
+                **({"user_only": True} if why or held else {}),  # no approve-all answers it
                 **({"held": held} if held else {}),  # the headless face says it, not `--allow`
             )
         except CannotAsk as exc:
-            told, reason = refusal(tool_name, args, why or "", str(exc))
+            told, reason = refusal(tool_name, args, why or held or "", str(exc))
             session.output.say(told)
             raise PermissionDenied(reason) from None
         if answer is None:
