@@ -13,6 +13,13 @@ Rules are read when a session starts (and on /reload):
    the user's (allow < ask-outside < review < ask < deny), so a project cannot allow
    what the user's rules ask about or deny.
 
+An `execute` rule's subject is matched against the programs the command would run,
+read by a shell parser (subjects.py, safety/commands.py); while a deny rule with a
+subject names `execute`, a command whose programs cannot be told asks whatever was
+allowed or answered `always`, and one that runs code no rule sees (`python -c`,
+`make`) is covered by no allow rule with a subject nor by `always`. A strict rule
+naming `write` names every tool that changes files.
+
 Below every rule: a `write` or `edit` (any tool of kind edit, delete or move) whose
 `path` is protected (protected.py: `.git/`, `.agents/`, AGENTS.md, shell rc files, the
 user's elelem folders, ...) always asks, with the reason in the question; no rule and
@@ -299,7 +306,8 @@ def register(plugin: Plugin) -> None:
                 PROTECTED_OPTIONS if why or held else OPTIONS,
                 kind="permission",
                 tool=tool,
-                **({"user_only": True} if why or held else {}),  # no approve-all answers it
+                # no approve-all setting answers it (nor a command it cannot tell)
+                **({"user_only": True} if why or (held and parsed and parsed.unknown) else {}),
                 **({"held": held} if held else {}),  # the headless face says it, not `--allow`
             )
         except CannotAsk as exc:

@@ -126,6 +126,9 @@ def _read(text: str, parsed: Parsed, depth: int) -> None:
             parsed.cannot_tell("the command does not parse")
         elif node.type == "command":
             commands.append(node)
+            if len(commands) > MAX_PROGRAMS:
+                parsed.cannot_tell(f"more than {MAX_PROGRAMS} programs")
+                return
         elif node.type == "variable_assignment":
             _assignment(node, parsed)
         stack.extend(reversed(node.children))
