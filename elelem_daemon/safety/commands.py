@@ -21,11 +21,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-
-import tree_sitter
-import tree_sitter_bash
+from functools import cache
+from typing import TYPE_CHECKING
 
 from . import wrappers
+
+if TYPE_CHECKING:
+    import tree_sitter
 
 MAX_BYTES = 64 * 1024
 MAX_NODES = 200_000
@@ -45,7 +47,15 @@ STEERING = frozenset(
      "PROMPT_COMMAND", "SHELLOPTS", "BASHOPTS", "CDPATH", "GLOBIGNORE", "IFS"}
 )  # fmt: skip
 
-_LANGUAGE = tree_sitter.Language(tree_sitter_bash.language())
+
+@cache
+def _language() -> tree_sitter.Language:
+    """The bash grammar, loaded at the first command read (not at start-up: a face that
+    runs no command pays nothing for it)."""
+    import tree_sitter
+    import tree_sitter_bash
+
+    return tree_sitter.Language(tree_sitter_bash.language())
 
 
 @dataclass(frozen=True)
@@ -112,7 +122,9 @@ def _read(text: str, parsed: Parsed, depth: int) -> None:
     if depth > MAX_NESTING:
         parsed.cannot_tell(f"shells nested more than {MAX_NESTING} deep")
         return
-    root = tree_sitter.Parser(_LANGUAGE).parse(source).root_node
+    import tree_sitter
+
+    root = tree_sitter.Parser(_language()).parse(source).root_node
     if root.has_error:
         parsed.cannot_tell("the command does not parse")
     commands, seen, stack = [], 0, [root]
