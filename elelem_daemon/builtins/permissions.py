@@ -143,7 +143,7 @@ class Policy:
         (`ask`, `deny`) naming `write` names every tool that `writes` (edit, delete,
         move) too."""
         names = names or {}
-        watched = subject is not None and subject.command and self.watching(tool, names)
+        denied = self.denials(tool, names) if subject is not None and subject.command else []
         found: dict[bool, str] = {}
         for rule in reversed(self.rules):
             if rule.project in found:
@@ -155,7 +155,7 @@ class Policy:
                 named == tool
                 or fnmatch.fnmatchcase(tool, rule.pattern)
                 or (writes and named == "write" and rule.rule in STRICT)
-            ) and matches(rule.subject, rule.rule, subject, watched):
+            ) and matches(rule.subject, rule.rule, subject, denied):
                 catch_all = rule.pattern == "*" and rule.where.startswith("defaults:")
                 found[rule.project] = default if catch_all else rule.rule
             if len(found) == 2:
@@ -163,19 +163,21 @@ class Policy:
         mine, theirs = found.get(False, default), found.get(True, "allow")
         return theirs if STRICTNESS[theirs] > STRICTNESS[mine] else mine
 
-    def watching(self, tool: str, names: dict[str, str]) -> bool:
-        """Whether a deny rule with a subject names this tool: then a command whose
-        programs cannot be told asks, and one that runs code no rule sees is covered by
-        no allow rule with a subject nor by an `always` answer (docs/permissions.md)."""
-        return any(
-            rule.rule == "deny"
+    def denials(self, tool: str, names: dict[str, str]) -> list[str]:
+        """The globs of the deny rules with a subject that name this tool. While there
+        is one, a command whose programs cannot be told asks, and one that runs code
+        no rule sees is covered by no allow rule with a subject nor by an `always`
+        answer (docs/permissions.md, "What a command runs")."""
+        return [
+            rule.subject
+            for rule in self.rules
+            if rule.rule == "deny"
             and rule.subject is not None
             and (
                 names.get(rule.pattern, rule.pattern) == tool
                 or fnmatch.fnmatchcase(tool, rule.pattern)
             )
-            for rule in self.rules
-        )
+        ]
 
     def verdict(
         self, session: SessionView, tool: str, args: dict[str, Any], parsed: Parsed | None = None
@@ -198,7 +200,7 @@ class Policy:
         )
         if rule == "deny":
             return "deny"
-        watched = subject is not None and subject.command and self.watching(tool, names)
+        watched = subject is not None and subject.command and bool(self.denials(tool, names))
         if watched and subject is not None and subject.parsed.unknown:
             return "ask"  # it may be the denied program: no rule nor `always` covers it
         if guarded(session, tool, args):
@@ -215,7 +217,7 @@ class Policy:
     def doubt(self, session: SessionView, tool: str, parsed: Parsed | None) -> str | None:
         """Why a call that a deny rule watches asks whatever was allowed, or None."""
         names = {p.pattern: session.toolbox.resolve(p.pattern).name for p in self.rules}
-        if parsed is None or not self.watching(tool, names):
+        if parsed is None or not self.denials(tool, names):
             return None
         if parsed.unknown:
             return f"a deny rule is set, and {doubt(parsed)}"

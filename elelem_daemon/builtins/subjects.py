@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import fnmatch
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..ports import SessionView
-from ..safety.commands import Parsed, parse
+from ..safety.commands import Parsed, Program, parse
 from ..safety.options import uncovered
 from .files import resolve
 
@@ -38,10 +39,15 @@ class Subject:
     parsed: Parsed = field(default_factory=Parsed)  # what the command runs
 
 
-def matches(glob: str | None, rule: str, subject: Subject | None, watched: bool = False) -> bool:
+def matches(
+    glob: str | None, rule: str, subject: Subject | None, denied: Sequence[str] = ()
+) -> bool:
     """Whether a rule (its subject glob and its rule) covers the call: a rule with no
-    subject covers every call (the module's docstring says the rest). `watched`: a
-    deny rule with a subject watches `execute`."""
+    subject covers every call (the module's docstring says the rest). `denied`: the
+    globs of the deny rules with a subject that name the tool; while there is one, a
+    permissive glob covers no command that runs code no rule sees, and none whose
+    wrapped or equivalent programs a deny glob covers (`execute:find* allow` does not
+    run `find . -delete` past `execute:rm * deny`)."""
     if glob is None:
         return True
     if subject is None:
@@ -53,14 +59,21 @@ def matches(glob: str | None, rule: str, subject: Subject | None, watched: bool 
         return fnmatch.fnmatchcase(text, glob)
     parsed = subject.parsed
     if permissive:
-        if SHELL_CONTROL.search(text) or not parsed.simple or (watched and parsed.code):
+        if SHELL_CONTROL.search(text) or not parsed.simple or (denied and parsed.code):
             return False
         if any(uncovered(program) is not None for program in parsed.programs):
             return False
+        if any(covers(deny, parsed.programs[1:]) for deny in denied):
+            return False
         return fnmatch.fnmatchcase(text, glob)
-    return fnmatch.fnmatchcase(text, glob) or any(
+    return fnmatch.fnmatchcase(text, glob) or covers(glob, parsed.programs)
+
+
+def covers(glob: str, programs: Sequence[Program]) -> bool:
+    """Whether a glob covers any of the programs, by name or as written."""
+    return any(
         fnmatch.fnmatchcase(program.text, glob) or fnmatch.fnmatchcase(program.written, glob)
-        for program in parsed.programs
+        for program in programs
     )
 
 

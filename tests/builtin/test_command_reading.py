@@ -24,7 +24,7 @@ def verdict(rules, command: str) -> str:
     policy = Policy.load(Path("."), project=False, given=rules)
     subject = Subject(command, command=True, parsed=parse(command))
     names = {rule.pattern: rule.pattern for rule in policy.rules}
-    if policy.watching("execute", names) and subject.parsed.unknown:
+    if policy.denials("execute", names) and subject.parsed.unknown:
         return "ask"
     return policy.rule("execute", names, subject=subject)
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from elelem_daemon.io import NullInput
+from elelem_daemon.io import CannotAsk, NullInput
 from elelem_daemon.plugins import core_registry
 from elelem_daemon.session import start
 
@@ -186,3 +186,56 @@ async def test_other_programs_still_run_beside_a_deny_rule(registry, folder, com
     s = session(registry, folder, [("execute", "allow"), ("execute:rm *", "deny")])
     assert (await s.toolbox.run("execute", {"command": command})).ok, command
     assert (folder / "x").exists()
+
+
+@pytest.mark.parametrize(
+    ("allowed", "command"),
+    [
+        ("find*", "find . -name x -delete"),
+        ("find*", "find . -name x -exec rm {} +"),
+        ("xargs*", "xargs rm -f x"),
+        ("env*", "env rm -f x"),
+        ("timeout*", "timeout 5 rm -f x"),
+        ("sh -c*", "sh -c 'rm -f x'"),
+    ],
+)
+async def test_an_allowed_wrapper_does_not_carry_a_denied_program(
+    registry, folder, allowed, command
+):
+    """`execute:rm * deny` then `execute:find* allow`: the later allow names `find`, not
+    the `rm` it would run, so the deny rule still holds (and a literal `rm` with it)."""
+    s = session(registry, folder, [("execute:rm *", "deny"), (f"execute:{allowed}", "allow")])
+    result = await s.toolbox.run("execute", {"command": command})
+    assert not result.ok, command
+    assert (folder / "x").exists()
+
+
+class ApproveAll:
+    """An ACP client's approve-all setting: it answers every question `allow`, and one
+    only the user may answer (`user_only`) is not put to it (CannotAsk)."""
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    async def ask(self, prompt, options=None, **details):
+        if details.get("user_only"):
+            raise CannotAsk("this client declares no forms")
+        self.asked.append(prompt)
+        return "allow"
+
+
+async def test_an_approve_all_client_cannot_answer_what_a_deny_rule_cannot_check(registry, folder):
+    client = ApproveAll()
+    s = start(
+        registry,
+        plugin_files=False,
+        cwd=folder,
+        input=client,
+        rules=[("execute:rm *", "deny")],
+    )
+    refused = await s.toolbox.run("execute", {"command": "$(echo rm) -f x"})
+    assert refused.payload["error"].startswith("Refused: execute (a deny rule is set")
+    assert (folder / "x").exists() and client.asked == []
+    # code no rule sees is an ordinary question (minus `always`): the client answers it
+    ran = await s.toolbox.run("execute", {"command": "python3 -c 'print(1)'"})
+    assert ran.ok and len(client.asked) == 1
