@@ -228,3 +228,17 @@ def test_a_write_deny_names_every_tool_that_changes_files():
 
 def test_rule_of_keeps_the_subject():
     assert rule_of("execute:rm *", "deny", "x").subject == "rm *"
+
+
+@settings(max_examples=300)
+@given(
+    st.text(
+        alphabet=st.sampled_from(
+            list("rm -'\"\\$(){};|&<>`*?[]!#=\n\t\x00xfind") + ["\ud800", "é"]
+        ),
+        max_size=80,
+    )
+)
+def test_any_text_is_read_or_cannot_be_told_and_never_raises(text):
+    parsed = parse(text)
+    assert isinstance(parsed.unknown, list) and len(parsed.programs) <= 1000

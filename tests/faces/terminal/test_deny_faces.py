@@ -85,6 +85,19 @@ def test_ask_still_runs_other_commands_and_a_bare_allow_covers_an_interpreter(tm
     assert "42" in done.stderr
 
 
+def test_ask_an_interpreter_past_a_deny_rule_exits_3_naming_it(tmp_path):
+    """`--allow 'execute:python3*'` does not cover `python3 -c` while a deny rule exists."""
+    project, env = folders(tmp_path)
+    code = "python3 -c 'import os; os.remove(\"x\")'"
+    done = ask(
+        project, env, "--allow", "execute:python3*", "--deny", "execute:rm *", script([code])
+    )
+    assert done.returncode == 3, done.stderr
+    assert f"Allow execute: {code}?" in done.stderr
+    assert "runs code no rule sees" in done.stderr
+    assert (project / "x").read_text() == "precious\n"
+
+
 def test_ask_the_readme_ci_example_denies_editing_what_pytest_runs(tmp_path):
     """`--allow 'execute:pytest*' --deny write`: an `edit` of conftest.py is denied too."""
     project, env = folders(tmp_path)
