@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import os
 import shlex
+import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -242,3 +244,36 @@ def test_rule_of_keeps_the_subject():
 def test_any_text_is_read_or_cannot_be_told_and_never_raises(text):
     parsed = parse(text)
     assert isinstance(parsed.unknown, list) and len(parsed.programs) <= 1000
+
+
+VOCABULARY = [
+    "rm", "r\\m", "'r'm", '"rm"', "/bin/rm", "x", "-f", "-rf", "echo", "true", "command",
+    "env", "env -i", "nice -n 1", "nohup", "exec", "builtin", "xargs", "time", "timeout 1",
+    "!", "{", "}", "(", ")", ";", "&&", "||", "|", "$(", "`", "'", '"', "\\", "\n",
+    "then", "if", "fi", "do", "done", "unlink", "find .", "-delete", "-exec", "{}", "\\;",
+    "+", "X=1", "--", "sh -c", "bash -c", "'rm -f x'", "$'rm'", "$'\\x72m'", "\\\n", "#",
+    "\t", "coproc", "stdbuf -oL", "setsid", "busybox", "shred -u", "r$()m", "r``m",
+    "r$''m", 'r""m', 'r$""m', "rm${x}",
+]  # fmt: skip
+
+
+@settings(max_examples=int(os.environ.get("ELELEM_FUZZ_CASES", 300)))
+@given(st.lists(st.sampled_from(VOCABULARY), min_size=1, max_size=6))
+def test_what_is_allowed_beside_a_deny_rule_never_deletes_in_bash(words):
+    """The parser against bash itself: a command the rules allow under `--allow execute
+    --deny 'execute:rm *'` is run by bash, and `x` must still be there."""
+    command = " ".join(words)
+    if verdict([("execute", "allow"), ("execute:rm *", "deny")], command) != "allow":
+        return
+    with tempfile.TemporaryDirectory() as folder:
+        (Path(folder) / "x").write_text("precious\n")
+        xdg = ("CONFIG", "STATE", "DATA", "CACHE")
+        env = {"PATH": "/usr/bin:/bin", "HOME": folder, **{f"XDG_{n}_HOME": folder for n in xdg}}
+        try:
+            subprocess.run(
+                ["bash", "-c", command], cwd=folder, env=env, stdin=subprocess.DEVNULL,
+                capture_output=True, timeout=10,
+            )  # fmt: skip
+        except subprocess.TimeoutExpired:
+            pass
+        assert (Path(folder) / "x").exists(), command
