@@ -41,11 +41,6 @@ REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect
 ESCAPED_IN_DOUBLE_QUOTES = '$`"\\\n'
 GLOB = frozenset("*?[")
 ANSI_C_OTHER = re.compile(r"\\[^ntrabfvx0-7'\"\\?]")  # `\\cX`, `\\E`, `\\u…`: not decoded here
-# Variables that change what a program name means, or load code into what runs.
-STEERING = frozenset(
-    {"PATH", "BASH_ENV", "ENV", "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT",
-     "PROMPT_COMMAND", "SHELLOPTS", "BASHOPTS", "CDPATH", "GLOBIGNORE", "IFS"}
-)  # fmt: skip
 
 
 @cache
@@ -155,7 +150,7 @@ def _read(text: str, parsed: Parsed, depth: int) -> None:
 
 def _assignment(node: tree_sitter.Node, parsed: Parsed) -> None:
     name = node.child_by_field_name("name")
-    if name is not None and (name.text or b"").decode("utf-8", "replace") in STEERING:
+    if name is not None and (name.text or b"").decode("utf-8", "replace") in wrappers.STEERING:
         parsed.cannot_tell(f"it sets {(name.text or b'').decode('utf-8', 'replace')}")
 
 

@@ -90,6 +90,11 @@ INTERPRETERS = frozenset(
 )  # fmt: skip
 PYTHON = re.compile(r"(python|pypy)[0-9.]*")
 SYSTEM_BINS = ("/bin/", "/usr/bin/", "/usr/local/bin/", "/sbin/", "/usr/sbin/")
+# Variables that change what a program name means, or load code into what runs.
+STEERING = frozenset(
+    {"PATH", "BASH_ENV", "ENV", "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT",
+     "PROMPT_COMMAND", "SHELLOPTS", "BASHOPTS", "CDPATH", "GLOBIGNORE", "IFS"}
+)  # fmt: skip
 # bash's reserved words: never a program, so a parse naming one misread the line
 # (tree-sitter-bash reads `! { rm x; }` as a command named `{`)
 RESERVED = frozenset(
@@ -185,6 +190,9 @@ def _program_at(name: str, argv: Sequence[Word], found: Parsed, read: Read) -> i
                 return None
         index += 1
     while wrapper.assignments and index < len(argv) and _assigns(argv[index]):
+        if (argv[index] or "").partition("=")[0] in STEERING:
+            found.cannot_tell(f"`{name}` sets {(argv[index] or '').partition('=')[0]}")
+            return None
         index += 1
     return min(index + wrapper.skip, len(argv))
 

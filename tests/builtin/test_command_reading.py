@@ -109,6 +109,7 @@ def test_what_a_command_runs(command, programs):
 @pytest.mark.parametrize(
     "command",
     ["eval x", "source f", ". f", "alias x=rm", "$p", "PATH=. ls", "export PATH=.:$PATH",
+     "env PATH=. ls", "sudo LD_PRELOAD=x.so ls",
      "env --bogus rm", "timeout --bogus 1 rm", "a &&", "find . $(echo -delete)", "bash -c \"$x\""],
 )  # fmt: skip
 def test_what_the_parser_cannot_tell(command):
