@@ -84,9 +84,14 @@ INTERPRETERS = frozenset(
      "gradle", "gradlew", "mvn", "rake", "bundle", "invoke", "expect", "osascript",
      "pwsh", "powershell", "vim", "vi", "nvim", "ex", "emacs", "gdb", "java", "jshell",
      "groovy", "scala", "elixir", "escript", "erl", "guile", "racket", "sbcl", "swift",
-     "runghc", "ghci", "su", "script", "watch", "flock", "parallel", "systemd-run", "at",
-     "batch", "crontab", "strace", "ltrace", "chrt", "unshare", "nsenter", "setpriv",
-     "runuser", "firejail", "bwrap", "ssh"}
+     "runghc", "ghci", "crontab"}
+)  # fmt: skip
+# Run another program from words this module does not read: what runs cannot be told.
+UNREAD = frozenset(
+    {"su", "sg", "script", "watch", "flock", "parallel", "systemd-run", "at", "batch",
+     "strace", "ltrace", "valgrind", "chrt", "unshare", "nsenter", "setpriv", "runuser",
+     "firejail", "bwrap", "proot", "fakeroot", "xvfb-run", "dbus-launch", "dbus-run-session",
+     "ssh", "tmux", "screen", "catchsegv", "perf", "entr"}
 )  # fmt: skip
 PYTHON = re.compile(r"(python|pypy)[0-9.]*")
 SYSTEM_BINS = ("/bin/", "/usr/bin/", "/usr/local/bin/", "/sbin/", "/usr/sbin/")
@@ -128,11 +133,13 @@ def unwrap(argv: Sequence[Word], found: Parsed, read: Read, depth: int = 0) -> N
         found.cannot_tell(f"the parser read the reserved word `{spelled}` as a program")
     elif name in CANNOT_TELL:
         found.cannot_tell(f"`{name}` runs what the command line does not show")
+    elif name in UNREAD:
+        found.cannot_tell(f"`{name}` runs a command elelem does not read")
     elif name in INTERPRETERS or PYTHON.fullmatch(name):
         found.runs_code(text)
     elif name == "git" and any(w in ("-c", "--config-env") or (w or "").startswith(
         ("--config-env=", "--exec-path")) for w in argv[1:]):  # fmt: skip
-        found.runs_code(text)  # a `-c` setting can name a program (`core.pager`, aliases)
+        found.cannot_tell("`git -c` can name a program (`core.pager`, an alias)")
     elif name in SHELLS:
         _shell(argv, found, read, text)
     elif name == "find":
@@ -227,9 +234,9 @@ def _shell(argv: Sequence[Word], found: Parsed, read: Read, text: str) -> None:
         if command:
             read(word)
         else:
-            found.runs_code(text)
+            found.runs_code(text)  # a file of commands (`sh build.sh`)
         return
-    found.runs_code(text)  # commands from stdin (`echo rm x | sh`), or none
+    found.cannot_tell(f"`{argv[0]}` reads its commands from its input")  # `… | sh`
 
 
 def _find(argv: Sequence[Word], found: Parsed, read: Read, depth: int) -> None:

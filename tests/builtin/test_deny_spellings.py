@@ -161,6 +161,26 @@ async def test_an_interpreter_runs_under_a_bare_allow_and_without_any_deny_rule(
     assert UNANSWERED in result.payload["error"]
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        "echo 'rm -f x' | sh",
+        "bash <<< 'rm -f x'",
+        "script -qc 'rm -f x' /dev/null",
+        "parallel rm ::: x",
+        "git -c alias.gone='!rm -f x' gone",
+        "flock lock -c 'rm -f x'",
+    ],
+)
+async def test_a_command_runner_it_does_not_read_asks_even_under_a_bare_allow(
+    registry, folder, command
+):
+    s = session(registry, folder, [("execute", "allow"), ("execute:rm *", "deny")])
+    result = await s.toolbox.run("execute", {"command": command})
+    assert UNANSWERED in result.payload["error"], command
+    assert (folder / "x").exists()
+
+
 async def test_a_computed_program_asks_even_under_a_bare_allow(registry, folder):
     s = session(registry, folder, [("execute", "allow"), ("execute:rm *", "deny")])
     result = await s.toolbox.run("execute", {"command": "$(echo rm) -f x"})
