@@ -70,6 +70,8 @@ def uncovered(program: Program) -> str | None:
     (also for a command that is not checked)."""
     argv = list(program.argv[1:])
     key = (program.name, "")
+    if program.name.startswith("python") and argv[:2] == ["-m", "pytest"]:
+        argv, key = argv[2:], ("pytest", "")  # python -m pytest
     if program.name == "git":
         while argv and argv[0].startswith("-"):
             if argv[0] not in GIT_GLOBAL:

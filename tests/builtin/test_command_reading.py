@@ -165,6 +165,7 @@ def test_an_allowed_echo_pattern_covers_nothing_else(command):
         ("pytest*", "pytest --rootdir=/ /tmp/x"),
         ("pytest*", "pytest /etc"),
         ("pytest*", "pytest --junitxml=../x"),
+        ("python3 -m pytest*", "python3 -m pytest -p evil"),
     ],
 )
 def test_an_option_outside_the_allow_list_asks(rule, command):
@@ -183,6 +184,7 @@ def test_an_option_outside_the_allow_list_asks(rule, command):
         ("git status*", "git status --short"),
         ("pytest*", "pytest -q -x tests/test_a.py -k 'not slow'"),
         ("pytest*", "pytest --tb=short -ra"),
+        ("python3 -m pytest*", "python3 -m pytest -q"),
         ("echo*", "echo --output=../x"),  # not a checked command: the glob decides
     ],
 )
