@@ -25,6 +25,7 @@ from functools import cache
 from typing import TYPE_CHECKING
 
 from . import wrappers
+from .words import value
 
 if TYPE_CHECKING:
     import tree_sitter
@@ -37,10 +38,16 @@ SUBSTITUTIONS = frozenset(
     {"command_substitution", "process_substitution", "expansion", "simple_expansion",
      "arithmetic_expansion", "brace_expression"}
 )  # fmt: skip
+EVALUATING = frozenset(
+    {"arithmetic_expansion", "c_style_for_statement", "subscript", "expansion",
+     "unset_command", "declaration_command", "compound_statement"}
+)  # fmt: skip
+OPERANDS = frozenset(
+    {"variable_name", "simple_expansion", "expansion", "command_substitution", "word",
+     "string", "raw_string", "concatenation"}
+)  # fmt: skip
+ARITHMETIC_TESTS = re.compile(rb"\s-(eq|ne|lt|le|gt|ge|v)\s")
 REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
-ESCAPED_IN_DOUBLE_QUOTES = '$`"\\\n'
-GLOB = frozenset("*?[")
-ANSI_C_OTHER = re.compile(r"\\[^ntrabfvx0-7'\"\\?]")  # `\\cX`, `\\E`, `\\u…`: not decoded here
 
 
 @cache
@@ -138,6 +145,10 @@ def _read(text: str, parsed: Parsed, depth: int) -> None:
                 return
         elif node.type == "variable_assignment":
             _assignment(node, parsed)
+        elif node.type == "heredoc_redirect":
+            _heredoc(node, parsed)
+        if node.type in EVALUATING or node.type == "test_command":
+            _evaluates(node, parsed)
         stack.extend(reversed(node.children))
     if depth == 0:
         kinds = [child.type for child in root.named_children if child.type != "comment"]
@@ -152,6 +163,60 @@ def _assignment(node: tree_sitter.Node, parsed: Parsed) -> None:
     name = node.child_by_field_name("name")
     if name is not None and (name.text or b"").decode("utf-8", "replace") in wrappers.STEERING:
         parsed.cannot_tell(f"it sets {(name.text or b'').decode('utf-8', 'replace')}")
+
+
+def _evaluates(node: tree_sitter.Node, parsed: Parsed) -> None:
+    """bash evaluates an arithmetic operand and an indexed array's subscript as an
+    expression, and a subscript in it again, command substitutions included: a
+    variable there (`x='a[$(rm x)]'; echo $((x))`), a subscript that is no number, a
+    `[` in a name that `unset` or `declare` take, and `${x@P}` cannot be told."""
+    kind, text = node.type, node.text or b""
+    if kind == "subscript":
+        index = node.child_by_field_name("index")
+        computed = index is None or index.type != "number"
+    elif kind == "expansion":
+        computed = b"@P" in text  # a prompt expansion runs `$(…)` in the value
+    elif kind in ("unset_command", "declaration_command"):
+        computed = b"[" in text or any(
+            c.type == "word" and c.text and c.text.startswith(b"-") and b"i" in c.text
+            for c in node.children
+        )  # `declare -i n=$x` evaluates $x
+    elif kind == "test_command":
+        computed = (
+            bool(ARITHMETIC_TESTS.search(text))
+            if text.startswith(b"[[")
+            else (b"-v" in text and b"[" in text[1:])
+        )  # `[ -v 'a[$(rm x)]' ]`
+    elif kind == "compound_statement":
+        computed = text.startswith(b"((") and _names(node)
+    else:  # arithmetic_expansion, c_style_for_statement
+        computed = _names(node)
+    if computed:
+        parsed.cannot_tell(
+            "bash evaluates a computed word as an expression (arithmetic, a subscript)"
+        )
+
+
+def _names(node: tree_sitter.Node) -> bool:
+    """Whether an arithmetic expression reads anything but numbers."""
+    stack = list(node.children)
+    while stack:
+        child = stack.pop()
+        if child.type in OPERANDS:
+            return True
+        stack.extend(child.children)
+    return False
+
+
+def _heredoc(node: tree_sitter.Node, parsed: Parsed) -> None:
+    """An unquoted here-document runs its substitutions; the grammar reads `$(…)` in
+    one, not a backtick: a backtick there cannot be told."""
+    start = next((c for c in node.children if c.type == "heredoc_start"), None)
+    if start is None or set((start.text or b"").decode("utf-8", "replace")) & set("'\"\\"):
+        return  # `<<'EOF'`: the body is text
+    for child in node.children:
+        if child.type == "heredoc_body" and b"`" in (child.text or b""):
+            parsed.cannot_tell("a here-document runs a backtick substitution")
 
 
 def _words(node: tree_sitter.Node, parsed: Parsed) -> list[str | None] | None:
@@ -169,67 +234,3 @@ def _words(node: tree_sitter.Node, parsed: Parsed) -> list[str | None] | None:
         elif child.is_named:
             argv.append(value(child))
     return argv or None
-
-
-def value(node: tree_sitter.Node, program: bool = False) -> str | None:
-    """A word as bash passes it, or None when bash computes it (an expansion, a
-    substitution, a brace expansion, or a glob in a program's name)."""
-    kind, raw = node.type, (node.text or b"").decode("utf-8", "replace")
-    if kind in ("word", "number"):
-        if program and raw != "[" and (GLOB & set(raw) or ("{" in raw and "," in raw)):
-            return None
-        if "{" in raw and ("," in raw or ".." in raw):
-            return None  # brace expansion
-        return _unescape(raw)
-    if kind == "raw_string":
-        return raw[1:-1]
-    if kind == "string":
-        parts = [c for c in node.named_children if c.type != '"']
-        if any(c.type != "string_content" for c in parts):
-            return None
-        return "".join(_unescape_quoted((c.text or b"").decode("utf-8", "replace")) for c in parts)
-    if kind == "translated_string":
-        inner = [c for c in node.named_children if c.type == "string"]
-        return value(inner[0]) if inner else None
-    if kind == "ansi_c_string":
-        return _ansi_c(raw[2:-1])
-    if kind == "concatenation":
-        pieces = [value(c, program) for c in node.named_children]
-        return None if any(p is None for p in pieces) else "".join(p or "" for p in pieces)
-    return None
-
-
-def _unescape(raw: str) -> str:
-    out, chars = [], iter(raw)
-    for char in chars:
-        if char == "\\":
-            following = next(chars, "")
-            if following != "\n":
-                out.append(following)
-        else:
-            out.append(char)
-    return "".join(out)
-
-
-def _unescape_quoted(raw: str) -> str:
-    out, index = [], 0
-    while index < len(raw):
-        char = raw[index]
-        if char == "\\" and index + 1 < len(raw) and raw[index + 1] in ESCAPED_IN_DOUBLE_QUOTES:
-            if raw[index + 1] != "\n":
-                out.append(raw[index + 1])
-            index += 2
-            continue
-        out.append(char)
-        index += 1
-    return "".join(out)
-
-
-def _ansi_c(raw: str) -> str | None:
-    """`$'…'` as bash decodes it; None for an escape bash reads otherwise."""
-    if ANSI_C_OTHER.search(raw):
-        return None
-    try:
-        return raw.encode("latin-1", "backslashreplace").decode("unicode_escape")
-    except (UnicodeDecodeError, ValueError):
-        return None

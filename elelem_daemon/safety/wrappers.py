@@ -75,7 +75,11 @@ SHELLS = frozenset(
     {"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "rbash", "fish", "csh", "tcsh", "yash"}
 )
 # Read no program from the command line, or run code a rule cannot see in it.
-CANNOT_TELL = frozenset({"eval", "source", ".", "alias", "trap", "enable", "fc", "hash"})
+CANNOT_TELL = frozenset({"eval", "source", ".", "alias", "trap", "enable", "fc", "hash", "let"})
+# Builtins that assign to a name they are given (`printf -v`, `read`, `test -v` reads
+# one): a subscript in it is evaluated, command substitutions included.
+NAMING = {"printf": "-v", "test": "-v", "[": "-v", "read": "", "mapfile": "", "readarray": "",
+          "getopts": "", "wait": "-p"}  # fmt: skip
 INTERPRETERS = frozenset(
     {"node", "nodejs", "deno", "bun", "bunx", "perl", "ruby", "php", "lua", "luajit",
      "Rscript", "R", "julia", "tclsh", "wish", "awk", "gawk", "mawk", "nawk", "busybox-awk",
@@ -133,6 +137,12 @@ def unwrap(argv: Sequence[Word], found: Parsed, read: Read, depth: int = 0) -> N
         found.cannot_tell(f"the parser read the reserved word `{spelled}` as a program")
     elif name in CANNOT_TELL:
         found.cannot_tell(f"`{name}` runs what the command line does not show")
+    elif (
+        name in NAMING
+        and (not NAMING[name] or NAMING[name] in argv)
+        and any(word is None or "[" in word for word in argv[1:])
+    ):
+        found.cannot_tell(f"`{name}` is given a name with a subscript, which bash evaluates")
     elif name in UNREAD:
         found.cannot_tell(f"`{name}` runs a command elelem does not read")
     elif name in INTERPRETERS or PYTHON.fullmatch(name):

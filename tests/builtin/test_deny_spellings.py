@@ -181,6 +181,28 @@ async def test_a_command_runner_it_does_not_read_asks_even_under_a_bare_allow(
     assert (folder / "x").exists()
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        "x='a[$(rm -f x)]'; echo $((x))",
+        "x='a[$(rm -f x)]'; (( x ))",
+        "x='a[$(rm -f x)]'; [[ $x -eq 0 ]]",
+        "x='$(rm -f x)'; echo ${x@P}",
+        "x='a[$(rm -f x)]'; declare -a a; echo ${a[x]}",
+        "declare -a a; unset 'a[$(rm -f x)]'",
+        "printf -v 'a[$(rm -f x)]' %s 1",
+        "x='a[$(rm -f x)]'; let x",
+        "cat <<EOF\n`rm -f x`\nEOF",
+    ],
+)
+async def test_what_bash_evaluates_as_code_asks_even_under_a_bare_allow(registry, folder, command):
+    """Arithmetic and subscripts evaluate `$(…)` hidden in a value: bash runs these."""
+    s = session(registry, folder, [("execute", "allow"), ("execute:rm *", "deny")])
+    result = await s.toolbox.run("execute", {"command": command})
+    assert UNANSWERED in result.payload["error"], command
+    assert (folder / "x").exists()
+
+
 async def test_a_computed_program_asks_even_under_a_bare_allow(registry, folder):
     s = session(registry, folder, [("execute", "allow"), ("execute:rm *", "deny")])
     result = await s.toolbox.run("execute", {"command": "$(echo rm) -f x"})
