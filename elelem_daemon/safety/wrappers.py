@@ -228,18 +228,22 @@ def _split(given: Word, found: Parsed, read: Read, argv: Sequence[Word]) -> int 
 
 
 def _shell(argv: Sequence[Word], found: Parsed, read: Read, text: str) -> None:
-    """`sh -c STRING` is read as a command line; a shell given a file or stdin runs code."""
-    command = False
-    for index, word in enumerate(argv[1:], 1):
+    """`sh -c STRING` is read as a command line; a shell given a file runs code; one
+    reading its input cannot be told."""
+    command, options, valued = False, True, False
+    for word in argv[1:]:
         if word is None:
             found.cannot_tell("a shell is given a computed word")
             return
-        if word in ("-o", "+o", "-O", "+O", "--rcfile", "--init-file"):
-            continue  # its value follows, and is no file to run
-        if word.startswith(("-", "+")) and word not in ("-", "--"):
-            command = command or ("c" in word[1:] and not word.startswith("--"))
+        if valued:
+            valued = False  # the value of `-o`, `--rcfile`: no file to run
             continue
-        if argv[index - 1] in ("-o", "+o", "-O", "+O", "--rcfile", "--init-file"):
+        if options and word in ("-", "--"):
+            options = False
+            continue
+        if options and word.startswith(("-", "+")):
+            valued = word in ("-o", "+o", "-O", "+O", "--rcfile", "--init-file")
+            command = command or ("c" in word[1:] and not word.startswith("--"))
             continue
         if command:
             read(word)

@@ -85,6 +85,8 @@ async def test_an_always_answer_does_not_let_a_denied_program_through(registry, 
     "command",
     [
         "sh -c 'rm -f x'",
+        "sh -c -- 'rm -f x'",
+        "bash -o pipefail -c 'rm -f x'",
         "bash -c \"command 'rm' -f x\"",
         "sudo -n rm -f x",
         "nice -n 5 rm -f x",
