@@ -254,7 +254,8 @@ VOCABULARY = [
     "env", "env -i", "nice -n 1", "nohup", "exec", "builtin", "xargs", "time", "timeout 1",
     "!", "{", "}", "(", ")", ";", "&&", "||", "|", "$(", "`", "'", '"', "\\", "\n",
     "then", "if", "fi", "do", "done", "unlink", "find .", "-delete", "-exec", "{}", "\\;",
-    "+", "X=1", "--", "sh -c", "bash -c", "sh -c --", "bash -o pipefail -c", "'rm -f x'", "$'rm'", "$'\\x72m'", "\\\n", "#",
+    "+", "X=1", "--", "sh -c", "bash -c", "sh -c --", "bash -o pipefail -c", "'rm -f x'",
+    "$'rm'", "$'\\x72m'", "\\\n", "#",
     "\t", "coproc", "stdbuf -oL", "setsid", "busybox", "shred -u", "r$()m", "r``m",
     "r$''m", 'r""m', 'r$""m', "rm${x}",
 ]  # fmt: skip

@@ -10,30 +10,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from support.spellings import SPELLINGS
 
 from elelem_daemon.io import CannotAsk, NullInput
 from elelem_daemon.plugins import core_registry
 from elelem_daemon.session import start
 
-# The 15 spellings of `rm -f x`: the two literal ones that already held, then
-# the 13 that deleted the file.
-SPELLINGS = [
-    "rm -f x",
-    "echo hi; rm -f x",
-    " rm -f x",
-    "\trm -f x",
-    "\\rm -f x",
-    "/bin/rm -f x",
-    "'rm' -f x",
-    "r''m -f x",
-    "command rm -f x",
-    "env rm -f x",
-    "(rm -f x)",
-    "{ rm -f x; }",
-    "$(echo rm) -f x",
-    "echo x | xargs rm -f",
-    "find . -name x -delete",
-]
 DENIED = "Permission denied: execute"
 UNANSWERED = "no one could answer"
 

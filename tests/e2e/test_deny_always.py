@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
-from builtin.test_deny_spellings import SPELLINGS
+from support.spellings import SPELLINGS
 
 from .conftest import within
 

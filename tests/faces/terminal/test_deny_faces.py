@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from builtin.test_deny_spellings import SPELLINGS
+from support.spellings import SPELLINGS
 from support.terminal import Terminal
 
 pytestmark = pytest.mark.e2e
