@@ -91,6 +91,7 @@ ANSWERS = {
     "always": "always", "a": "always", "never": "never",
 }  # fmt: skip
 NO_ANSWER = "the user must approve it, and no one could answer"
+READ_TIMEOUT = 5.0  # seconds to read what a command runs
 
 
 class PermissionDenied(Exception):
@@ -259,6 +260,17 @@ def guarded(session: SessionView, tool: str, args: dict[str, Any]) -> str | None
     return None if why is None else f"{resolved} is protected: {why}"
 
 
+async def read_command(command: str) -> Parsed:
+    """What a command runs, read off the event loop (64 KiB cost ~0.4 s at worst); past
+    READ_TIMEOUT it cannot be told (the thread ends on its own: the text is bounded)."""
+    try:
+        return await asyncio.wait_for(asyncio.to_thread(parse_command, command), READ_TIMEOUT)
+    except TimeoutError:
+        parsed = Parsed()
+        parsed.cannot_tell(f"reading the command took more than {READ_TIMEOUT:g} s")
+        return parsed
+
+
 def policy_of(session: SessionView) -> Policy:
     policy = getattr(session, "permissions", None)
     if not isinstance(policy, Policy):
@@ -283,10 +295,7 @@ def register(plugin: Plugin) -> None:
     async def permission(session: SessionView, args: dict[str, Any], tool_name: str) -> None:
         policy = policy_of(session)
         command = args.get("command")
-        # the shell parser runs off the event loop (a long command line costs ~0.1 s)
-        parsed = (
-            await asyncio.to_thread(parse_command, command) if isinstance(command, str) else None
-        )
+        parsed = await read_command(command) if isinstance(command, str) else None
         verdict = policy.verdict(session, tool_name, args, parsed)
         if verdict in ("allow", "review"):  # a review is the tool's to run (changes.py)
             return

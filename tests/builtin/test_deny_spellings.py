@@ -7,6 +7,7 @@ that slips past the rule deletes the file."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ from support.spellings import SPELLINGS
 
 from elelem_daemon.io import CannotAsk, NullInput
 from elelem_daemon.plugins import core_registry
+from elelem_daemon.safety.commands import parse
 from elelem_daemon.session import start
 
 DENIED = "Permission denied: execute"
@@ -265,3 +267,19 @@ async def test_an_approve_all_client_cannot_answer_what_a_deny_rule_cannot_check
     # code no rule sees is an ordinary question (minus `always`): the client answers it
     ran = await s.toolbox.run("execute", {"command": "python3 -c 'print(1)'"})
     assert ran.ok and len(client.asked) == 1
+
+
+async def test_a_command_that_takes_too_long_to_read_cannot_be_told(registry, folder, monkeypatch):
+    from elelem_daemon.builtins import permissions
+
+    def slow(command):
+        time.sleep(0.5)
+        return parse(command)
+
+    monkeypatch.setattr(permissions, "parse_command", slow)
+    monkeypatch.setattr(permissions, "READ_TIMEOUT", 0.05)
+    read = await permissions.read_command("rm -f x")
+    assert read.unknown and "took more than" in read.unknown[0]
+    s = session(registry, folder, [("execute", "allow"), ("execute:rm *", "deny")])
+    result = await s.toolbox.run("execute", {"command": "echo fine"})
+    assert UNANSWERED in result.payload["error"]
