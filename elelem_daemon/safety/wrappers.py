@@ -131,7 +131,7 @@ def unwrap(argv: Sequence[Word], found: Parsed, read: Read, depth: int = 0) -> N
             found.cannot_tell("wrappers nested too deep")
         return
     text = " ".join((spelled, *words))
-    if "/" in spelled and not spelled.startswith(SYSTEM_BINS):
+    if "/" in spelled and (not spelled.startswith(SYSTEM_BINS) or ".." in spelled.split("/")):
         found.runs_code(text)  # a file run by its path: written code
     if spelled in RESERVED:
         found.cannot_tell(f"the parser read the reserved word `{spelled}` as a program")
@@ -147,8 +147,9 @@ def unwrap(argv: Sequence[Word], found: Parsed, read: Read, depth: int = 0) -> N
         found.cannot_tell(f"`{name}` runs a command elelem does not read")
     elif name in INTERPRETERS or PYTHON.fullmatch(name):
         found.runs_code(text)
-    elif name == "git" and any(w in ("-c", "--config-env") or (w or "").startswith(
-        ("--config-env=", "--exec-path")) for w in argv[1:]):  # fmt: skip
+    elif name == "git" and any(
+        (word or "").startswith(("-c", "--config-env", "--exec-path")) for word in argv[1:]
+    ):
         found.cannot_tell("`git -c` can name a program (`core.pager`, an alias)")
     elif name in SHELLS:
         _shell(argv, found, read, text)

@@ -117,6 +117,7 @@ async def test_wrappers_groups_and_equivalents_are_denied_too(registry, folder, 
         "npm run clean",
         "npx rimraf x",
         "./script",
+        "/usr/bin/../../tmp/script",
         "rm -f x &&",  # a parse error: cannot tell
     ],
 )
