@@ -172,13 +172,19 @@ def register(plugin: Plugin) -> None:
         session.reload()
         session.output.say("  → reloaded")
 
-    @plugin.command("trust", "Trust this folder: load its own plugins, rules, modes, MCP servers")
+    @plugin.command(
+        "trust",
+        "Trust this folder: load its own plugins, rules, modes, MCP servers "
+        "(`/trust files`: your own files held as new or changed)",
+    )
     def trust(session: SessionView, args: str | None) -> None:
         """The user's own word, typed (docs/permissions.md, "Trusted folders"): what
         no "approve every permission" setting of a client can answer. Kept in the
         trusted-folders file, as `session/trust`; TrustNotKept if it cannot be."""
         from ..safety.trust import grant, trusted_file
 
+        if (args or "").strip() == "files":
+            return trust_files(session)
         current = getattr(session, "trust", None)
         if current is None or current.trusted:
             session.output.say(f"  → {session.cwd} is trusted already")
@@ -222,3 +228,23 @@ def register(plugin: Plugin) -> None:
     @plugin.command("exit", "Exit elelem")
     def exit_(session: SessionView, args: str | None) -> None:
         session.exit()
+
+
+def trust_files(session: SessionView) -> None:
+    """`/trust files`: the user's word, typed, for the files held as shown (vetted.py).
+    Only what was shown loads: a file changed since is listed, and loads when the user
+    types it again, having seen it."""
+    from ..safety import vetted
+
+    shown = list(session.held)
+    if shown:
+        vetted.approve(shown)
+        session.reload()
+        session.output.say("  → loaded:\n" + "\n".join(f"  - {f.line()}" for f in shown))
+    now = vetted.held()
+    session.held = now
+    if now:
+        listing = "\n".join(f"  - {f.line()}" for f in now)
+        session.output.say(f"  → held (new or changed):\n{listing}\nType /trust files to load them")
+    elif not shown:
+        session.output.say("  → no file of yours is held")
