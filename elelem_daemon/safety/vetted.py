@@ -12,7 +12,7 @@ entry written by anything but elelem's own `remember` is not trusted until confi
 The record is `state_dir()/vetted.json`: `{"files": {PATH: {"sha256", "size"}},
 "trusted": [FOLDER, ...]}`, written whole (a temporary file, then `os.replace`; 0600).
 With no record yet (the first run after this change) what is there now is recorded
-and approved, and one line says so. A record that is there but unreadable (not JSON,
+and approved, and one line on stderr says so (when there was something to record). A record that is there but unreadable (not JSON,
 a link planted in its place) approves nothing. Two processes approving at once may
 lose one approval (the last write wins): that file is asked about again, never loaded
 unasked.
@@ -224,7 +224,7 @@ def baseline() -> dict[str, Any]:
         if (found := digest(path)) is not None:
             files[str(path)] = {"sha256": found[0], "size": found[1]}
     record = {"files": files, "trusted": trusted_entries()}
-    if save(record):
+    if save(record) and files:  # nothing to approve: nothing to say
         notice(
             f"elelem: recorded {len(files)} of your files that decide what runs "
             f"(plugins, skills, modes, rules, MCP servers) in {record_file()}: "
