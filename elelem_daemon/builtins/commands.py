@@ -169,8 +169,12 @@ def register(plugin: Plugin) -> None:
 
     @plugin.command("reload", "Reload plugins")
     def reload(session: SessionView, args: str | None) -> None:
+        from ..safety import vetted
+
         session.reload()
         session.output.say("  → reloaded")
+        session.held = vetted.held()  # your own files changed since approved: not loaded
+        say_held(session)
 
     @plugin.command(
         "trust",
@@ -241,10 +245,15 @@ def trust_files(session: SessionView) -> None:
         vetted.approve(shown)
         session.reload()
         session.output.say("  → loaded:\n" + "\n".join(f"  - {f.line()}" for f in shown))
-    now = vetted.held()
-    session.held = now
-    if now:
-        listing = "\n".join(f"  - {f.line()}" for f in now)
-        session.output.say(f"  → held (new or changed):\n{listing}\nType /trust files to load them")
+    session.held = vetted.held()
+    if session.held:
+        say_held(session)
     elif not shown:
         session.output.say("  → no file of yours is held")
+
+
+def say_held(session: SessionView) -> None:
+    """The user's files held (as shown: `/trust files` loads exactly these)."""
+    if session.held:
+        listing = "\n".join(f"  - {f.line()}" for f in session.held)
+        session.output.say(f"  → held (new or changed):\n{listing}\nType /trust files to load them")

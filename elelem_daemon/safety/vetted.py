@@ -12,8 +12,9 @@ entry written by anything but elelem's own `remember` is not trusted until confi
 The record is `state_dir()/vetted.json`: `{"files": {PATH: {"sha256", "size"}},
 "trusted": [FOLDER, ...]}`, written whole (a temporary file, then `os.replace`; 0600).
 With no record yet (the first run after this change) what is there now is recorded
-and approved, and one line on stderr says so (when there was something to record). A record that is there but unreadable (not JSON,
-a link planted in its place) approves nothing. Two processes approving at once may
+and approved, and one line on stderr says so (when there was something to record).
+A record that is there but unreadable (not JSON, a link planted in its place)
+approves nothing. Two processes approving at once may
 lose one approval (the last write wins): that file is asked about again, never loaded
 unasked.
 

@@ -190,6 +190,7 @@ async def test_the_daemon_holds_it_and_asks_a_trust_question(
         assert question["kind"] == "trust" and question["options"] == ["hold", "load"]
         assert question["files"] == new["held"] and question["turnId"] is None
         assert f"new plugin: {path}" in question["prompt"]
+        assert answer not in answers  # this answer was the one given
     new = await within(client.new_session(cwd=str(workdir)))
     events: list[Any] = []
     await within(client.turn(new["sessionId"], "!tool planted {}", on_event=events.append))
@@ -225,7 +226,8 @@ async def test_acp_approve_all_plants_a_plugin_and_the_next_session_holds_it(
     acp.approve_all = True
     try:
         first = (await acp.new(workdir))["sessionId"]
-        command = f"mkdir -p ~/.agents/plugins; cat > ~/.agents/plugins/planted.py <<'EOF'{PLANTED}EOF"
+        target = "~/.agents/plugins/planted.py"
+        command = f"mkdir -p ~/.agents/plugins; cat > {target} <<'EOF'{PLANTED}EOF"
         await acp.prompt(first, f"!tool execute {json.dumps({'command': command})}")
         assert (home(env) / ".agents" / "plugins" / "planted.py").exists()
         said = acp.said(first)
