@@ -162,6 +162,32 @@ async def test_a_hand_written_trusted_folder_is_held(env: dict[str, str], workdi
     assert Path(f"{spy}.ran").exists()
 
 
+@pytest.mark.parametrize("answer", ["y", "n"])
+async def test_the_terminal_asks_before_it_loads_and_trust_files_loads_it_later(
+    env: dict[str, str], workdir: Path, answer: str
+) -> None:
+    await ask(env, workdir)
+    path = plant(env)
+    chat = await Terminal.spawn(["chat", "--provider", "stub", "--no-save"], env, workdir)
+    try:
+        shown = await chat.expect("Load them? [y/N]")
+        assert not marker(env).exists()  # asked before a line of it runs
+        assert f"new plugin: {path} ({path.stat().st_size} bytes)" in shown
+        chat.type(f"{answer}\r")
+        await chat.prompt()
+        assert marker(env).exists() is (answer == "y")
+        if answer == "n":
+            chat.type("/trust files\r")  # the user's own word, later
+            await chat.expect("loaded:")
+            assert marker(env).exists()
+        chat.type("/planted\r")
+        await chat.expect("planted ran")
+        chat.type("/exit\r")
+        assert await chat.wait() == 0
+    finally:
+        await chat.close()
+
+
 # -- the daemon ----------------------------------------------------------------------
 async def test_the_daemon_holds_it_and_asks_a_trust_question(
     spawn: Any, env: dict[str, str], workdir: Path
