@@ -18,9 +18,8 @@ approves nothing. Two processes approving at once may
 lose one approval (the last write wins): that file is asked about again, never loaded
 unasked.
 
-Every file is hostile: opened non-blocking (a FIFO never hangs a start), a regular
-file only, hashed up to FILE_CAP bytes (a larger one is held: it never matches); at
-most MAX_WATCHED files are listed.
+Every file is hostile: where they are, how they are listed (bounded) and read (a FIFO
+never hangs a start) is watched.py.
 """
 
 from __future__ import annotations
@@ -29,7 +28,6 @@ import hashlib
 import json
 import logging
 import os
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,14 +36,11 @@ from ..base.config import config_dir, state_dir
 from ..base.log import notice
 from .owned import read_owned, replace
 from .trust_list import ITEMS_CAP, cut
+from .watched import digest, read_bytes, tree, watched
 
 log = logging.getLogger(__name__)
 
-FILE_CAP = 8 << 20  # bytes of one file hashed, at most
 RECORD_CAP = 4 << 20  # bytes of the record read, at most
-MAX_WATCHED = 500  # files listed, at most
-SKILL_DEPTH = 3  # folders below a skill's own
-FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
 APPROVE = "elelem trust --user-files"  # the command that confirms them, in a terminal
 LOAD, HOLD = "load", "hold"
 PROBLEM = "new or changed since you approved it: held (type /trust files to load it)"
@@ -88,106 +83,13 @@ def trusted_path() -> Path:
     return config_dir() / "trusted"
 
 
-def folders() -> dict[str, Path]:
-    """Where the user's files that decide what runs live (the loaders' own places)."""
-    agents = Path.home() / ".agents"
-    return {
-        "plugins": agents / "plugins",
-        "skills": agents / "skills",
-        "modes": agents / "modes",
-        "permissions": config_dir() / "permissions",
-        "mcp": config_dir() / "mcp.json",
-    }
-
-
-def watched() -> list[tuple[Path, str]]:
-    """The files watched now, with their kind (bounded: MAX_WATCHED)."""
-    places = folders()
-    found: list[tuple[Path, str]] = []
-    found += [(p, "plugin") for p in _names(places["plugins"], ".py")]
-    found += [(p, "mode") for p in _names(places["modes"], ".md")]
-    for skill in _names(places["skills"], "", folders_too=True):
-        found += [(p, "skill") for p in tree(skill)]
-    for kind in ("permissions", "mcp"):
-        if places[kind].is_file():
-            found.append((places[kind], "rules" if kind == "permissions" else "MCP servers"))
-    return found[:MAX_WATCHED]
-
-
-def _names(folder: Path, suffix: str, folders_too: bool = False) -> list[Path]:
-    try:
-        names = sorted(os.listdir(folder))[:MAX_WATCHED]
-    except OSError:
-        return []
-    paths = [folder / n for n in names if n.endswith(suffix) and not n.startswith(".")]
-    if folders_too:
-        return [p for p in paths if p.is_dir() and not p.is_symlink()]
-    return [p for p in paths if not p.is_dir()]
-
-
-def tree(folder: Path, depth: int = 0) -> list[Path]:
-    """Every file under a skill's folder (bounded in depth and count)."""
-    try:
-        names = sorted(os.listdir(folder))[:MAX_WATCHED]
-    except OSError:
-        return []
-    found: list[Path] = []
-    for name in names:
-        path = folder / name
-        if path.is_dir() and not path.is_symlink():
-            if depth < SKILL_DEPTH:
-                found += tree(path, depth + 1)
-        else:
-            found.append(path)
-    return found[:MAX_WATCHED]
-
-
-def digest(path: Path) -> tuple[str, int] | None:
-    """sha256 and size of a regular file (links followed), None when it is not one,
-    is unreadable or is larger than FILE_CAP."""
-    try:
-        fd = os.open(path, FLAGS)
-    except OSError:
-        return None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > FILE_CAP:
-            return None
-        os.set_blocking(fd, True)
-        hashed = hashlib.sha256()
-        size = 0
-        while chunk := os.read(fd, 1 << 16):
-            size += len(chunk)
-            if size > FILE_CAP:
-                return None
-            hashed.update(chunk)
-        return hashed.hexdigest(), size
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-
-
 def read_if_approved(path: Path, record: dict[str, Any] | None = None) -> bytes | None:
     """The bytes of path if they are the ones the user approved, else None: what a
     loader runs is what was hashed, never a file swapped in after the check."""
-    try:
-        fd = os.open(path, FLAGS)
-    except OSError:
+    data = read_bytes(path)
+    if data is None:
         return None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > FILE_CAP:
-            return None
-        os.set_blocking(fd, True)
-        data = b""
-        while len(data) <= FILE_CAP and (chunk := os.read(fd, 1 << 16)):
-            data += chunk
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    known = (record if record is not None else load()).get("files", {}).get(str(path))
+    known = (record if record is not None else load())["files"].get(str(path))
     if not isinstance(known, dict) or known.get("sha256") != hashlib.sha256(data).hexdigest():
         return None
     return data

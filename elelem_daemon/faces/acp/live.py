@@ -82,7 +82,7 @@ class AcpLive(Live):
         before = _cancels()
         try:
             if self.ask_held and (line or "").split(" ")[0] != "/trust":
-                await self.held()
+                await self.confirm_held()
             if self.ask_trust and (line or "").split(" ")[0] != "/trust":
                 await self.trust()  # a first prompt of `/trust` needs no telling
             return await (self.run_command(line) if line else self.run_turn(text, attachments))
@@ -139,7 +139,7 @@ class AcpLive(Live):
         if trust is not None and notice:
             self.output.paragraph(f"{notice}. Trusting it loads:\n{trust.listing()}")
 
-    async def held(self) -> None:
+    async def confirm_held(self) -> None:
         """At the first prompt, the user's own files held as new or changed
         (vetted.py): a form for a client that takes them (`hold` first: a form sent
         back with its first value loads nothing), else one paragraph saying how to

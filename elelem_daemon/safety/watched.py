@@ -1,0 +1,107 @@
+"""Watched: where the user's own files that decide what runs live, listed (bounded)
+and read as hostile (vetted.py keeps what the user approved of them).
+
+A file is opened non-blocking (a FIFO is refused, never waited on), must be a regular
+file (links followed: dotfiles managers link plugins in), and is read up to FILE_CAP
+bytes (a larger one has no digest: it stays held). At most MAX_WATCHED files are
+listed, and a skill's folder is walked SKILL_DEPTH folders down, links not followed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from pathlib import Path
+
+from ..base.config import config_dir
+
+FILE_CAP = 8 << 20  # bytes of one file hashed, at most
+MAX_WATCHED = 500  # files listed, at most
+SKILL_DEPTH = 3  # folders below a skill's own
+FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
+
+
+def folders() -> dict[str, Path]:
+    """Where the user's files that decide what runs live (the loaders' own places)."""
+    agents = Path.home() / ".agents"
+    return {
+        "plugins": agents / "plugins",
+        "skills": agents / "skills",
+        "modes": agents / "modes",
+        "permissions": config_dir() / "permissions",
+        "mcp": config_dir() / "mcp.json",
+    }
+
+
+def watched() -> list[tuple[Path, str]]:
+    """The files watched now, with their kind (bounded: MAX_WATCHED)."""
+    places = folders()
+    found: list[tuple[Path, str]] = []
+    found += [(p, "plugin") for p in _names(places["plugins"], ".py")]
+    found += [(p, "mode") for p in _names(places["modes"], ".md")]
+    for skill in _names(places["skills"], "", folders_too=True):
+        found += [(p, "skill") for p in tree(skill)]
+    for kind in ("permissions", "mcp"):
+        if places[kind].is_file():
+            found.append((places[kind], "rules" if kind == "permissions" else "MCP servers"))
+    return found[:MAX_WATCHED]
+
+
+def _names(folder: Path, suffix: str, folders_too: bool = False) -> list[Path]:
+    try:
+        names = sorted(os.listdir(folder))[:MAX_WATCHED]
+    except OSError:
+        return []
+    paths = [folder / n for n in names if n.endswith(suffix) and not n.startswith(".")]
+    if folders_too:
+        return [p for p in paths if p.is_dir() and not p.is_symlink()]
+    return [p for p in paths if not p.is_dir()]
+
+
+def tree(folder: Path, depth: int = 0) -> list[Path]:
+    """Every file under a skill's folder (bounded in depth and count)."""
+    try:
+        names = sorted(os.listdir(folder))[:MAX_WATCHED]
+    except OSError:
+        return []
+    found: list[Path] = []
+    for name in names:
+        path = folder / name
+        if path.is_dir() and not path.is_symlink():
+            if depth < SKILL_DEPTH:
+                found += tree(path, depth + 1)
+        else:
+            found.append(path)
+    return found[:MAX_WATCHED]
+
+
+def digest(path: Path) -> tuple[str, int] | None:
+    """sha256 and size of a regular file (links followed), None when it is not one,
+    is unreadable or is larger than FILE_CAP."""
+    data = read_bytes(path)
+    return None if data is None else (hashlib.sha256(data).hexdigest(), len(data))
+
+
+def read_bytes(path: Path) -> bytes | None:
+    """A regular file's bytes (links followed; opened non-blocking, so a FIFO is
+    refused, never waited on), at most FILE_CAP; None otherwise."""
+    try:
+        fd = os.open(path, FLAGS)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > FILE_CAP:
+            return None
+        os.set_blocking(fd, True)
+        buffer = bytearray()
+        while chunk := os.read(fd, 1 << 16):
+            buffer += chunk
+            if len(buffer) > FILE_CAP:
+                return None  # it grew while read
+        return bytes(buffer)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
