@@ -35,7 +35,6 @@ from typing import Any
 from ..base.config import config_dir, state_dir
 from ..base.log import notice
 from .owned import read_owned, replace
-from .trust_list import ITEMS_CAP, cut
 from .watched import digest, read_bytes, tree, watched
 
 log = logging.getLogger(__name__)
@@ -63,6 +62,8 @@ class HeldFile:
     def line(self) -> str:
         """One line, control characters escaped and cut (trust_list.py): a file's name
         is shown, never obeyed."""
+        from .trust_list import ITEMS_CAP, cut  # only when something is held
+
         extra = f": {', '.join(self.entries[:ITEMS_CAP])}" if self.entries else ""
         return cut(f"{self.what} {self.kind}: {self.path} ({self.size} bytes){extra}")
 
@@ -225,6 +226,8 @@ def remembered(folder: Path) -> None:
 
 def question(files: list[HeldFile]) -> str:
     """Every face's question: what changed, one line each, then `Load them?`."""
+    from .trust_list import ITEMS_CAP
+
     lines = "\n".join(f"  - {item.line()}" for item in files[:ITEMS_CAP])
     if len(files) > ITEMS_CAP:
         lines += f"\n  - and {len(files) - ITEMS_CAP} more"
@@ -236,5 +239,7 @@ def question(files: list[HeldFile]) -> str:
 
 def notice_line(files: list[HeldFile], how: str) -> str:
     """The one line when no question can be asked (`how`: this face's way to confirm)."""
+    from .trust_list import ITEMS_CAP
+
     names = "; ".join(item.line() for item in files[:ITEMS_CAP])
     return f"held, not loaded (new or changed since you approved them): {names}; {how}"
