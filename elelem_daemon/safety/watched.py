@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ..base.config import config_dir
 
-FILE_CAP = 8 << 20  # bytes of one file hashed, at most
+FILE_CAP = 1 << 20  # bytes of one file hashed, at most (a larger one stays held)
 MAX_WATCHED = 500  # files listed, at most
 SKILL_DEPTH = 3  # folders below a skill's own
 FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY

@@ -141,3 +141,14 @@ def test_elelems_own_write_to_the_trusted_folders_file_is_trusted(tmp_path: Path
     vetted.held()
     trust.remember(tmp_path)
     assert trust.is_trusted(tmp_path) and vetted.held() == []
+
+
+def test_a_file_over_the_cap_is_held_and_cannot_be_approved() -> None:
+    from elelem_daemon.safety.watched import FILE_CAP
+
+    vetted.held()
+    big = user_plugin("big", "#" * (FILE_CAP + 1))
+    shown = vetted.held()
+    assert [(item.path, item.size) for item in shown] == [(big, FILE_CAP + 1)]
+    vetted.approve(shown)
+    assert [item.path for item in vetted.held()] == [big]  # no digest: still held
