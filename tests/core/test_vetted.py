@@ -152,3 +152,25 @@ def test_a_file_over_the_cap_is_held_and_cannot_be_approved() -> None:
     assert [(item.path, item.size) for item in shown] == [(big, FILE_CAP + 1)]
     vetted.approve(shown)
     assert [item.path for item in vetted.held()] == [big]  # no digest: still held
+
+
+async def test_reload_holds_a_plugin_planted_mid_session_and_trust_files_loads_it(
+    tmp_path: Path,
+) -> None:
+    from elelem_daemon.session import start
+
+    session = start(core_registry(entry_points=False), cwd=tmp_path)
+    assert session.held == []
+    user_plugin(
+        "planted",
+        "def register(plugin):\n"
+        "    @plugin.command('planted', 'planted')\n"
+        "    def run(session, args):\n"
+        "        session.output.say('planted ran')\n",
+    )
+    said = (await session.command("/reload")).output
+    assert "held (new or changed)" in said and "new plugin:" in said
+    assert "/planted" not in session.commands
+    said = (await session.command("/trust files")).output
+    assert "loaded:" in said and "/planted" in session.commands
+    assert (await session.command("/trust files")).output.strip() == "→ no file of yours is held"
