@@ -179,15 +179,6 @@ def rule_flag(rule: str) -> Callable[[str], tuple[str, str]]:
     return parse
 
 
-def exit_on_signals() -> None:
-    """SIGTERM, SIGHUP and SIGINT end the process with 128 + N while it starts: nothing
-    runs yet that would need cancelling (protocol.md, how the daemon ends)."""
-    import signal
-
-    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
-        signal.signal(sig, lambda number, _frame: os._exit(128 + number))
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     keys.take()  # first of all: the keys leave the environment (elelem_daemon/base/keys.py)
     args = list(sys.argv[1:] if argv is None else argv)
@@ -203,7 +194,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             return trust_user_files()
         return trust_folder(options.folder)
     if options.command == "daemon" and not options.acp:
-        exit_on_signals()  # until the daemon's own handlers take over (stdio.run)
+        from .processes.signals import until_loop
+
+        until_loop()  # until the daemon's own handlers take over (stdio.run)
+    elif options.command == "ask" or options.command == "daemon":  # `ask`, `daemon --acp`
+        from .processes.signals import SIGNALS, until_loop
+
+        until_loop(SIGNALS)  # until the face's own handlers; Ctrl-C stays Python's
     from .base.log import setup
     from .store.store import Store
 

@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
-from . import keys
+from . import keys, regular
 from .errors import ElelemError
 from .log import notice
 
@@ -96,8 +96,7 @@ def config_table(env: Mapping[str, str]) -> dict[str, Any]:
     import tomllib
 
     try:
-        with open(path, "rb") as file:
-            data = file.read(CONFIG_CAP + 1)
+        data = regular.read(path, CONFIG_CAP + 1)  # never waits on a FIFO
         if len(data) > CONFIG_CAP:
             raise ValueError(f"larger than {CONFIG_CAP} bytes")
         return tomllib.loads(data.decode("utf-8"))

@@ -1,9 +1,9 @@
 """Watched: where the user's own files that decide what runs live, listed (bounded)
 and read as hostile (vetted.py keeps what the user approved of them).
 
-A file is opened non-blocking (a FIFO is refused, never waited on), must be a regular
-file (links followed: dotfiles managers link plugins in), and is read up to FILE_CAP
-bytes (a larger one has no digest: it stays held). At most MAX_WATCHED files are
+A file is read with the one bounded, non-blocking reader (base/regular.py: a FIFO is
+refused, never waited on), links followed (dotfiles managers link plugins in), up to
+FILE_CAP bytes (a larger one has no digest: it stays held). At most MAX_WATCHED files are
 listed, and a skill's folder is walked SKILL_DEPTH folders down, links not followed.
 """
 
@@ -11,15 +11,14 @@ from __future__ import annotations
 
 import hashlib
 import os
-import stat
 from pathlib import Path
 
+from ..base import regular
 from ..base.config import config_dir
 
 FILE_CAP = 1 << 20  # bytes of one file hashed, at most (a larger one stays held)
 MAX_WATCHED = 500  # files listed, at most
 SKILL_DEPTH = 3  # folders below a skill's own
-FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
 
 
 def folders() -> dict[str, Path]:
@@ -84,24 +83,11 @@ def digest(path: Path) -> tuple[str, int] | None:
 
 
 def read_bytes(path: Path) -> bytes | None:
-    """A regular file's bytes (links followed; opened non-blocking, so a FIFO is
-    refused, never waited on), at most FILE_CAP; None otherwise."""
+    """A regular file's bytes (links followed) through the one bounded, non-blocking
+    reader (base/regular.py: a FIFO is refused, never waited on); None for anything
+    else, or a file past FILE_CAP."""
     try:
-        fd = os.open(path, FLAGS)
+        data = regular.read(path, FILE_CAP + 1)
     except OSError:
         return None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > FILE_CAP:
-            return None
-        os.set_blocking(fd, True)
-        buffer = bytearray()
-        while chunk := os.read(fd, 1 << 16):
-            buffer += chunk
-            if len(buffer) > FILE_CAP:
-                return None  # it grew while read
-        return bytes(buffer)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
+    return None if len(data) > FILE_CAP else data
