@@ -1,5 +1,5 @@
-"""The launcher: `elelem chat`, `elelem ask`, `elelem sessions`, `elelem trust`,
-`elelem daemon [--acp]`, `elelem login`, `elelem logout`.
+"""The launcher: `elelem chat`, `elelem ask`, `elelem sessions`, `elelem trust
+[--user-files]`, `elelem daemon [--acp]`, `elelem login`, `elelem logout`.
 
 It parses the command line, builds the one Store of the process and hands both to a
 face. It is the only module besides the package's `__init__` that may import every
@@ -98,6 +98,12 @@ def parser() -> argparse.ArgumentParser:
         "trust", help="trust a folder's own plugins, rules and MCP servers (every face)"
     )
     trust.add_argument("folder", nargs="?", default=".", help="the folder (default: here)")
+    trust.add_argument(
+        "--user-files",
+        action="store_true",
+        help="load your own plugins, skills, modes, rules and MCP servers held as new or "
+        "changed (asks on a terminal)",
+    )
     sub.add_parser("login", help="sign in to a model provider (kept for elelem alone)")
     sub.add_parser("logout", help="forget the sign-in of `elelem login`")
     sub.add_parser("help", help="show this help")
@@ -125,6 +131,30 @@ def trust_folder(folder: str) -> int:
         print("Sessions there load:")
         for line in trust.listing().splitlines():
             print(visible(line))
+    return 0
+
+
+def trust_user_files() -> int:
+    """`elelem trust --user-files`: lists the user's files held as new or changed
+    (safety/vetted.py) and, on a terminal only, asks to load them from now on: a
+    command the agent runs has no terminal, so it cannot confirm them itself."""
+    from .safety import vetted
+
+    files = vetted.held()
+    if not files:
+        print("No file of yours is held.")
+        return 0
+    text, _, last = vetted.question(files).rpartition("\n")
+    print(text, file=sys.stderr)  # each line's control characters escaped (vetted.py)
+    if not (sys.stdin.isatty() and sys.stderr.isatty()):
+        print("elelem: not confirmed: run this in a terminal to answer", file=sys.stderr)
+        return 1
+    print(f"{last} [y/N] ", end="", file=sys.stderr, flush=True)
+    if sys.stdin.readline().strip().lower() not in ("y", "yes"):
+        print("Nothing loaded.", file=sys.stderr)
+        return 1
+    vetted.approve(files)
+    print(f"Approved {len(files)} file(s): sessions load them from now on.")
     return 0
 
 
@@ -168,6 +198,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser().print_help()
         return 0
     if options.command == "trust":
+        if options.user_files:
+            return trust_user_files()
         return trust_folder(options.folder)
     if options.command == "login" or getattr(options, "login", False):
         from .faces.terminal.login import login

@@ -143,10 +143,23 @@ def _may_declare_in(root: str) -> bool:
 
 
 def load_folder(registry: Registry, folder: Path, source: str) -> Registry:
+    """Every `*.py` of the folder. The user's (`source` "user") load only as the user
+    approved them (safety/vetted.py): a new or changed file is held, and what runs is
+    the very bytes that were checked."""
     if not folder.is_dir():
         return registry
+    if source == "user":
+        from .safety import vetted
+
+        record = vetted.load()
     for path in sorted(folder.glob("*.py")):
-        _guarded(registry, path.stem, source, str(path), functools.partial(_exec_file, path))
+        if source != "user":
+            _guarded(registry, path.stem, source, str(path), functools.partial(_exec_file, path))
+            continue
+        data = vetted.read_if_approved(path, record)
+        if data is not None:
+            load = functools.partial(_exec_file, path, data)
+            _guarded(registry, path.stem, source, str(path), load)
     return registry
 
 
@@ -162,14 +175,18 @@ class PluginSource(importlib.machinery.SourceFileLoader):
         return data
 
 
-def _exec_file(path: Path) -> Any:
-    """Run a plugin file afresh (so /reload sees edits) as its own module."""
+def _exec_file(path: Path, data: bytes | None = None) -> Any:
+    """Run a plugin file afresh (so /reload sees edits) as its own module; with `data`,
+    those bytes (the ones checked: safety/vetted.py) rather than the file read again."""
     name = f"elelem_plugin_{path.stem}"
     spec = importlib.util.spec_from_file_location(name, path, loader=PluginSource(name, str(path)))
     if spec is None or spec.loader is None:
         raise ImportError(f"cannot load {path}")
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    if data is None:
+        spec.loader.exec_module(module)
+    else:
+        exec(compile(data, str(path), "exec"), module.__dict__)
     return module
 
 

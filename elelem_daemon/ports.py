@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from .edits.filesystem import Files
     from .io import Input, Output
     from .registry import Registry
+    from .safety.vetted import HeldFile
     from .toolbox import Toolbox
     from .transcript import SystemPrompt
     from .turns.modes import Modes
@@ -64,6 +65,7 @@ class SessionView(Protocol):
     permissions: object  # the permission policy's slot (builtins/permissions.py)
     skills: object  # the skills' slot (builtins/skills.py)
     usage: Meter  # tokens, context and cost of the turns (turns/usage.py)
+    held: list[HeldFile]  # the user's files held, as shown (safety/vetted.py)
 
     @property
     def provider(self) -> Provider: ...

@@ -193,9 +193,7 @@ class Plugin:
         def decorate(handler: Callable[..., Any]) -> Callable[..., Any]:
             def add(session: Session) -> None:
                 bound = _bind(handler, session)
-                session.toolbox.add(
-                    name, description, params, required, aliases, bound, kind, fine
-                )
+                session.toolbox.add(name, description, params, required, aliases, bound, kind, fine)
 
             self.setup(add, f"{self.origin.name}:tool:{name}")
             return handler

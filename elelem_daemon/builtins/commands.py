@@ -169,16 +169,26 @@ def register(plugin: Plugin) -> None:
 
     @plugin.command("reload", "Reload plugins")
     def reload(session: SessionView, args: str | None) -> None:
+        from ..safety import vetted
+
         session.reload()
         session.output.say("  → reloaded")
+        session.held = vetted.held()  # your own files changed since approved: not loaded
+        say_held(session)
 
-    @plugin.command("trust", "Trust this folder: load its own plugins, rules, modes, MCP servers")
+    @plugin.command(
+        "trust",
+        "Trust this folder: load its own plugins, rules, modes, MCP servers "
+        "(`/trust files`: your own files held as new or changed)",
+    )
     def trust(session: SessionView, args: str | None) -> None:
         """The user's own word, typed (docs/permissions.md, "Trusted folders"): what
         no "approve every permission" setting of a client can answer. Kept in the
         trusted-folders file, as `session/trust`; TrustNotKept if it cannot be."""
         from ..safety.trust import grant, trusted_file
 
+        if (args or "").strip() == "files":
+            return trust_files(session)
         current = getattr(session, "trust", None)
         if current is None or current.trusted:
             session.output.say(f"  → {session.cwd} is trusted already")
@@ -222,3 +232,28 @@ def register(plugin: Plugin) -> None:
     @plugin.command("exit", "Exit elelem")
     def exit_(session: SessionView, args: str | None) -> None:
         session.exit()
+
+
+def trust_files(session: SessionView) -> None:
+    """`/trust files`: the user's word, typed, for the files held as shown (vetted.py).
+    Only what was shown loads: a file changed since is listed, and loads when the user
+    types it again, having seen it."""
+    from ..safety import vetted
+
+    shown = list(session.held)
+    if shown:
+        vetted.approve(shown)
+        session.reload()
+        session.output.say("  → loaded:\n" + "\n".join(f"  - {f.line()}" for f in shown))
+    session.held = vetted.held()
+    if session.held:
+        say_held(session)
+    elif not shown:
+        session.output.say("  → no file of yours is held")
+
+
+def say_held(session: SessionView) -> None:
+    """The user's files held (as shown: `/trust files` loads exactly these)."""
+    if session.held:
+        listing = "\n".join(f"  - {f.line()}" for f in session.held)
+        session.output.say(f"  → held (new or changed):\n{listing}\nType /trust files to load them")

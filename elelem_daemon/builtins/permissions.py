@@ -61,6 +61,7 @@ from ..edits.filesystem import hard_links
 from ..io import CannotAsk, ask
 from ..ports import SessionView
 from ..registry import Plugin
+from ..safety import vetted
 from ..safety.commands import Parsed
 from ..safety.commands import parse as parse_command
 from ..safety.protected import protected
@@ -130,6 +131,9 @@ class Policy:
                 problems.append(f"{path}: unreadable ({exc}); its rules are ignored")
                 continue
             more, bad = parse(text, str(path), of_project)
+            if not of_project and not vetted.approved(path):  # held (safety/vetted.py)
+                more = [r for r in more if STRICTNESS[r.rule] >= STRICTNESS["ask"]]
+                bad.append(f"{path}: {vetted.PROBLEM}; only its ask and deny rules apply")
             rules += more
             problems += bad
         return cls(rules, problems=problems)

@@ -106,7 +106,12 @@ def load(
         project = project_file(cwd)
         if project.resolve() != sources[0][0].resolve():
             sources.append((project, "project"))
+    from ..safety import vetted  # the user's file loads only as the user approved it
+
     for path, source in sources:
+        if source == "user" and path.exists() and not vetted.approved(path):
+            problems.add(str(path), f"{vetted.PROBLEM}; its servers are not started")
+            continue
         for config in read_file(path, source, problems, env):
             merged[config.name] = config
     return list(merged.values()), problems

@@ -153,7 +153,11 @@ async def test_the_trusted_folders_file_decides_for_a_client_that_says_nothing(
     trusted_file(env).write_text(f"# mine\n{workdir.parent.resolve()}\n")  # the parent only
     assert "theirs" not in by_name(await within(client.new_session(cwd=str(workdir))))
     assert not ran(plugins)  # a parent's trust does not cover its subfolders
-    trusted_file(env).write_text(f"{workdir.resolve()}\n")
+    trusted_file(env).write_text(f"{workdir.resolve()}\n")  # by hand, after the first run
+    held = await within(client.new_session(cwd=str(workdir)))
+    assert "theirs" not in by_name(held) and not ran(plugins)  # held until confirmed (#36)
+    assert held["held"][0]["entries"] == [str(workdir.resolve())]
+    await within(client.command(held["sessionId"], "/trust files"))  # the user confirms
     result = await within(client.new_session(cwd=str(workdir)))
     assert by_name(result)["theirs"]["source"] == "project" and ran(plugins)
     refused = await within(client.new_session(cwd=str(workdir), trusted=False))

@@ -58,6 +58,7 @@ class AcpLive(Live):
         self.watched: Any = None  # the MCP manager listened to
         self._pending = False
         self.ask_trust = ask_trust  # an untrusted folder with plugins or rules: ask once
+        self.ask_held = bool(session.held)  # the user's own files held: ask once
         self.roots: list[str] = []  # the client's additional workspace roots: kept, listed
         self.look_up_window()
         session.modes.listeners.append(self.mode_changed)
@@ -84,6 +85,8 @@ class AcpLive(Live):
         self.output.begin()
         before = _cancels()
         try:
+            if self.ask_held and (line or "").split(" ")[0] != "/trust":
+                await self.confirm_held()
             if self.ask_trust and (line or "").split(" ")[0] != "/trust":
                 await self.trust()  # a first prompt of `/trust` needs no telling
             return await (self.run_command(line) if line else self.run_turn(text, attachments))
@@ -149,6 +152,43 @@ class AcpLive(Live):
         notice = trust.notice(TYPED_HOW) if trust is not None else None
         if trust is not None and notice:
             self.output.paragraph(f"{notice}. Trusting it loads:\n{trust.listing()}")
+
+    async def confirm_held(self) -> None:
+        """At the first prompt, the user's own files held as new or changed
+        (vetted.py): a form for a client that takes them (`hold` first: a form sent
+        back with its first value loads nothing), else one paragraph saying how to
+        load them (`/trust files`). Never a `session/request_permission`, which an
+        approve-all client answers for the user."""
+        from ...safety import vetted
+
+        self.ask_held = False
+        shown = list(self.session.held)
+        if not shown:
+            return
+        if isinstance(self.session.input, AcpInput) and self.session.input.elicits:
+            task = self._start(lambda: self._ask_held(shown))
+            try:
+                if await task:
+                    return
+            finally:
+                self._end()
+        how = f"type /trust files to load them, or run `{vetted.APPROVE}` in a terminal"
+        self.output.paragraph(vetted.notice_line(shown, how))
+
+    async def _ask_held(self, shown: list[Any]) -> bool:
+        from ...io import ask
+        from ...safety import vetted
+
+        answer = await ask(
+            self.session.input, vetted.question(shown), list(vetted.OPTIONS), kind="trust"
+        )
+        if answer != vetted.LOAD:
+            return False
+        vetted.approve(shown)
+        self.session.held = vetted.held()
+        self.session.reload()
+        self.trusted()  # its commands, modes and servers: the client hears of them
+        return True
 
     async def _ask_trust(self) -> None:
         from ...base.errors import TrustNotKept

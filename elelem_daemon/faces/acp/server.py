@@ -196,6 +196,8 @@ class AcpServer:
         }
         if live.session.trust is not None:
             meta["trust"] = live.session.trust.report()
+        if live.session.held:  # the user's own files held (vetted.py): not loaded
+            meta["held"] = [item.to_dict() for item in live.session.held]
         answer: dict[str, Any] = {
             "modes": live.modes(),
             "configOptions": live.config_options(),

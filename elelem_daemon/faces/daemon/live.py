@@ -36,6 +36,35 @@ class DaemonLive(Live):
         session.agent.steering.listeners.append(steered)
         session.modes.listeners.append(self.mode_changed)
         session.plan.listeners.append(self.planned)
+        self.ask_held = bool(session.held)  # the user's files held: asked once
+
+    async def confirm_held(self, line: str | None = None) -> None:
+        """Before the first turn or command (but `/trust`): the user's own files held
+        as new or changed (vetted.py) are an `input/ask` of kind `trust`, options
+        `["hold", "load"]` (a client answering with the first choice loads nothing);
+        only `load` loads them. A client that takes no questions has `held` in
+        `session/new` and `/trust files`."""
+        if not self.ask_held or (line or "").startswith("/trust"):
+            return
+        self.ask_held = False
+        if self.asker.enabled and self.session.held:
+            await self.hold(self._confirm_held)
+
+    async def _confirm_held(self) -> None:
+        from ...safety import vetted
+
+        shown = list(self.session.held)
+        answer = await self.asker.ask(
+            vetted.question(shown),
+            list(vetted.OPTIONS),
+            kind="trust",
+            files=[item.to_dict() for item in shown],
+        )
+        if answer != vetted.LOAD:
+            return
+        vetted.approve(shown)
+        self.session.held = vetted.held()
+        self.session.reload()
 
     def mode_changed(self, mode: Any) -> None:
         """`event/mode`, whichever door changed it (`session/setMode`, `/mode`)."""
@@ -91,6 +120,8 @@ class DaemonLive(Live):
         }
         if s.trust is not None:
             answer["trust"] = s.trust.report()
+        if s.held:  # the user's own files, new or changed since approved: not loaded
+            answer["held"] = [item.to_dict() for item in s.held]
         return answer
 
     def describe(self) -> dict[str, Any]:

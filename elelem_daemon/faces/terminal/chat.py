@@ -19,6 +19,12 @@ in the trusted-folders file (trust.py), a no (or no terminal to ask on) leaves t
 out and says so on stderr.
 `--no-project-plugins` leaves them out without asking.
 
+The user's own files that decide what runs (plugins, skills, modes, rules, MCP servers,
+the trusted-folders file), when new or changed since the user approved them
+(safety/vetted.py), are held: a terminal asks `Load them? [y/N]` first, listing each;
+with no terminal (`elelem ask` piped) they are not loaded, and stderr says to run
+`elelem trust --user-files`.
+
 SIGTERM or SIGHUP (a closed terminal) cancel what runs, as in every face
 (`signals.on_signals`): the turn is cancelled and kept as `...[cancelled]`, its tools
 are killed, the session is closed, and the process exits 128 + N at once
@@ -115,6 +121,7 @@ async def _terminal(options: argparse.Namespace, store: Store) -> int:
             )
             title = stored.title
             where = Path(stored.cwd) if Path(stored.cwd).is_dir() else Path.cwd()
+            await confirm_held(lines)
             project = await trusted(where, options.no_project_plugins, lines)
             session = resume(
                 core_registry(),
@@ -130,6 +137,7 @@ async def _terminal(options: argparse.Namespace, store: Store) -> int:
             provider, model = choose_provider(
                 face_provider=options.provider, face_model=options.model
             )
+            await confirm_held(lines)
             project = await trusted(Path.cwd(), options.no_project_plugins, lines)
             session = start(
                 core_registry(),
@@ -181,6 +189,25 @@ async def trusted(cwd: Path, refused: bool, lines: bool = False) -> bool:
                 print(f"elelem: {exc}", file=sys.stderr, flush=True)
     print(f"elelem: {trust.notice()}", file=sys.stderr, flush=True)
     return False
+
+
+async def confirm_held(lines: bool = False) -> None:
+    """The user's own files new or changed since approved (vetted.py) load only if the
+    user says yes now, on a terminal; with none to ask on, one line on stderr says
+    which command loads them."""
+    from ...safety import vetted
+
+    files = vetted.held()
+    if not files:
+        return
+    if sys.stdin.isatty() and not lines:
+        text, _, last = vetted.question(files).rpartition("\n")
+        answer = await asyncio.to_thread(_ask, f"{last} [y/N] ", text)
+        if answer.strip().lower() in ("y", "yes"):
+            vetted.approve(files)
+            return
+    how = f"run `{vetted.APPROVE}` in a terminal to load them"
+    print(f"elelem: {vetted.notice_line(files, how)}", file=sys.stderr, flush=True)
 
 
 def _ask(prompt: str, before: str = "") -> str:
