@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 from .base.jsonsafe import problem
 from .budget import RoundBudget
 from .context import compaction
+from .context.keepsakes import Keepsakes
 from .conversation import Content, Conversation, Message
 from .io import NullOutput, Output
 from .result import Result
@@ -155,6 +156,9 @@ class Agent:
         # which tools the model is offered, read at every request (the session's mode)
         self.tool_filter: Callable[[Any], bool] | None = None
         self.gauge = compaction.Gauge()  # how full the last request was (compaction.py)
+        # what a compaction carries word for word (keepsakes.py): it hears the calls kept
+        self.keepsakes = Keepsakes(lambda name: self.toolbox.resolve(name).kind)
+        self.call_listeners.append(self.keepsakes.heard)
 
     @property
     def conversation(self) -> Conversation:
@@ -237,9 +241,8 @@ class Agent:
         (the newest kept message), unless ELELEM_COMPACT_RETRY says not to."""
         if not compaction.retry_on() or len(transcript.conversation) < 2:
             return False
-        return await compaction.compact(
-            self, "the model refused the request as too long; sending it again", spare=1
-        )
+        reason = "the model refused the request as too long; sending it again"
+        return await compaction.compact(self, reason, spare=1, cached=False)
 
     def refused(self, content: str, usage: dict[str, int], steered: list[str]) -> TurnResult:
         """A request refused for size that compaction could not save: the prompt (the
