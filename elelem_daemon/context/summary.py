@@ -110,7 +110,7 @@ async def answer(
     cut_ok: bool = False,
 ) -> str:
     """The text of one request; a tool call it returns is ignored (never run, never
-    shown). Streamed to `output` when given. An empty one is a failure, and so is one
+    shown). Its text and thinking are streamed to `output` when given. An empty one is a failure, and so is one
     cut off by the token limit unless `cut_ok` (it then ends `[summary cut]`)."""
     said: list[str] = []
     cut = False
@@ -121,6 +121,8 @@ async def answer(
                 said.append(str(event.get("text", "")))
                 if output is not None:
                     output.saying(said[-1])
+            elif kind == "thinking" and output is not None:
+                output.thinking(str(event.get("text", "")))
             elif kind == "stop" and event.get("reason") == "max_tokens":
                 cut = True
     text = "".join(said).strip()
