@@ -32,7 +32,7 @@ PIECE_SHARE = 0.5  # of the window: the conversation text one summary request ca
 SUMMARY_SHARE = 0.2  # of the window: the most of the summary so far a piece carries
 MAX_PIECES = 64  # a longer history keeps its newest pieces; the oldest are said dropped
 MAX_SPLITS = 4  # a refused piece is halved at most this many times
-SUMMARY_ROOM = 0.08 # of the window: the room the cached summary needs after its request
+SUMMARY_ROOM = 0.08  # of the window: the room the cached summary needs after its request
 ROOM_TOKENS = 2048  # ... and at most this many tokens
 
 
@@ -110,8 +110,9 @@ async def answer(
     cut_ok: bool = False,
 ) -> str:
     """The text of one request; a tool call it returns is ignored (never run, never
-    shown). Its text and thinking are streamed to `output` when given. An empty one is a failure, and so is one
-    cut off by the token limit unless `cut_ok` (it then ends `[summary cut]`)."""
+    shown). Its text and thinking are streamed to `output` when given. An empty one is
+    a failure, and so is one cut off by the token limit unless `cut_ok` (it then ends
+    `[summary cut]`)."""
     said: list[str] = []
     cut = False
     async with aclosing(provider.fetch(messages, list(tools))) as events:
