@@ -156,6 +156,7 @@ class Agent:
         # which tools the model is offered, read at every request (the session's mode)
         self.tool_filter: Callable[[Any], bool] | None = None
         self.gauge = compaction.Gauge()  # how full the last request was (compaction.py)
+        self.spent: dict[str, int] = {}  # a compaction's tokens, counted with the turn
         # what a compaction carries word for word (keepsakes.py): it hears the calls kept
         self.keepsakes = Keepsakes(lambda name: self.toolbox.resolve(name).kind)
         self.call_listeners.append(self.keepsakes.heard)
@@ -177,6 +178,7 @@ class Agent:
             return await self._turn(prompt, keep)
         finally:
             self.in_turn, self.keeping = False, True
+            self.spent = {}
 
     async def _turn(self, prompt: Content, keep: bool) -> TurnResult:
         transcript = self.transcript if keep else self.transcript.aside()
@@ -185,7 +187,7 @@ class Agent:
         retried = refused = False  # a request refused for size (compacted, sent again)
         scratch: list[Message] = []
         steered: list[str] = []  # steers sent (steering.py), kept before the reply
-        usage: dict[str, int] = {}
+        usage = self.spent  # the turn's counts, a compaction's before or in it included
         stop = "end_turn"
         fetched = _Round()
         try:

@@ -10,6 +10,7 @@ import json
 import logging
 from typing import Any
 
+from ..agent import TurnResult
 from ..context import compaction
 from ..control.editing import EditError, tokens
 from ..conversation import image_bytes, images_in, text_of
@@ -189,7 +190,10 @@ def register(plugin: Plugin) -> None:
             session.output.say("compact failed: this session has no agent", "error")
             return
         count = len(session.conversation)
-        if not await compaction.compact(agent, None, shown=True):
+        done = await compaction.compact(agent, None, shown=True)
+        spent, agent.spent = agent.spent, {}
+        session.usage.add(TurnResult("", usage=spent), session.provider, session.model)
+        if not done:
             session.output.say("compact failed: the conversation is kept (/clear starts over)")
             return
         plural = "" if count == 1 else "s"

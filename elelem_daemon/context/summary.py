@@ -54,7 +54,9 @@ async def cached_summary(
     token = TOOL_CHOICE.set("none")
     try:
         output = agent.output if shown else None
-        return await answer(agent.provider, messages, tools, output, cut_ok=not shown)
+        return await answer(
+            agent.provider, messages, tools, output, cut_ok=not shown, spent=agent.spent
+        )
     except Exception as exc:
         if not getattr(exc, "data", {}).get("context_overflow") and shown:
             raise  # /compact says the provider's error as it is
@@ -108,11 +110,12 @@ async def answer(
     tools: Sequence[dict[str, Any]] = (),
     output: Output | None = None,
     cut_ok: bool = False,
+    spent: dict[str, int] | None = None,
 ) -> str:
     """The text of one request; a tool call it returns is ignored (never run, never
     shown). Its text and thinking are streamed to `output` when given. An empty one is
     a failure, and so is one cut off by the token limit unless `cut_ok` (it then ends
-    `[summary cut]`)."""
+    `[summary cut]`). Its token counts are added to `spent`."""
     said: list[str] = []
     cut = False
     async with aclosing(provider.fetch(messages, list(tools))) as events:
@@ -124,6 +127,10 @@ async def answer(
                     output.saying(said[-1])
             elif kind == "thinking" and output is not None:
                 output.thinking(str(event.get("text", "")))
+            elif kind == "usage" and spent is not None:
+                for key, value in event.items():
+                    if key != "type" and isinstance(value, int) and not isinstance(value, bool):
+                        spent[key] = spent.get(key, 0) + value
             elif kind == "stop" and event.get("reason") == "max_tokens":
                 cut = True
     text = "".join(said).strip()

@@ -180,3 +180,14 @@ def test_the_keepsakes_are_bounded_and_keep_the_newest_words(tmp_path: Path) -> 
     assert "The last error being worked on (shell pytest -x):\n1 failed" in text
     again = keepsakes.user_words([{"role": "user", "content": f"Context: s\n\n{text}"}])
     assert again[-1].startswith("word 99 ")  # a later compaction carries them on
+
+
+async def test_a_summarys_tokens_count_in_the_sessions_usage(openai, small) -> None:
+    session = openai(SpyOutput())
+    await session.turn("tell me about the parser")
+    await session.command("/compact")
+    for i in range(12):  # and the compactions ahead of a turn, in that turn's counts
+        await session.turn(f"question {i}: tell me about item {i}")
+    assert len(summaries(small)) >= 2
+    sent = sum(tokens for tokens, status, _ in small.requests if status == 200)
+    assert session.usage.total["input_tokens"] == sent
