@@ -21,8 +21,10 @@ The window (context/compaction.py): `gauge` holds the provider's count for the l
 request. A kept turn's request the server refuses for size is not kept: the history
 before the prompt is compacted and the request sent again, once; when that cannot be
 done the prompt is dropped too (`kept` false) and the user told how to recover. A
-request after a tool round that would pass ELELEM_COMPACT_AT of the window compacts
-that history first (once a turn, counting the retry). One
+request after a tool round that would pass ELELEM_COMPACT_AT of the window clears the
+round's older tool results first (context/clearing.py), then, if still past it,
+compacts that history (once a turn, counting the retry); a compaction's tokens count in
+the turn's usage (`spent`). One
 tool result takes at most a share of the window (ELELEM_TOOL_SHARE).
 """
 
