@@ -19,7 +19,8 @@ All of it takes at most KEEP_SHARE of the window (KEEP_CHARS with no window know
 the compacted context stays well below the compaction threshold: compaction never
 repeats turn after turn for the same content. The user's words are read back from an
 earlier compaction's message (`USER_OPEN` ... `USER_CLOSE`), so a resumed session
-carries them too; the plan, the files and the error are this process's.
+carries them too, and the plan as it was kept when this process has heard none since;
+the files and the error are this process's.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ MAX_WORDS = 200  # user messages remembered at most
 MAX_FILES = 50
 ERROR_CHARS = 600
 HEADER = "Kept word for word from before the summary:"
+PLAN = "The plan (todo):"
 USER_OPEN = "<user-words>"
 USER_CLOSE = "</user-words>"
 SEPARATOR = "\n-----\n"
@@ -84,15 +86,18 @@ class Keepsakes:
         """The text to put after the summary: the module's four parts, bounded."""
         budget = int(window * KEEP_SHARE * 4) if window else KEEP_CHARS
         parts: list[str] = []
+        compacted = list(compacted)
         if self.plan:
-            parts.append("The plan (todo):\n" + compact(self.plan)[: budget // 4])
+            parts.append(PLAN + "\n" + compact(self.plan)[: budget // 4])
+        elif earlier := section(compacted, PLAN):  # a resumed session's: as it was kept
+            parts.append(earlier[: budget // 4])
         if self.files:
             lines = [f"- {p}: {', '.join(t)}; {state(p, cwd)}" for p, t in self.files.items()]
             parts.append("Files changed (their state now):\n" + "\n".join(lines)[: budget // 4])
         if self.error is not None:
             parts.append(f"The last error being worked on ({self.error[0]}):\n{self.error[1]}")
         left = budget - sum(len(p) for p in parts)
-        words = user_words(list(compacted))
+        words = user_words(compacted)
         if words:
             parts.insert(0, rendered(words, max(left, 0)))
         if not parts:
@@ -117,6 +122,17 @@ def user_words(messages: list[Message]) -> list[str]:
         if one:
             words.append(one if len(one) <= ONE_CHARS else one[:ONE_CHARS] + " [cut]")
     return words[-MAX_WORDS:]
+
+
+def section(messages: list[Message], title: str) -> str:
+    """The section `title` of an earlier compaction's message (to its blank line), or ""."""
+    for message in messages:
+        text = text_of(message.get("content")) if message.get("role") == "user" else ""
+        end = text.find(USER_CLOSE)
+        at = text.find(f"\n\n{title}\n", max(end, 0))
+        if text.startswith(CONTEXT) and at >= 0:
+            return text[at + 2 :].split("\n\n", 1)[0]
+    return ""
 
 
 def label(attributes: dict[str, str]) -> str:

@@ -210,3 +210,15 @@ def test_hostile_words_and_calls_stay_in_their_place(tmp_path: Path) -> None:
     assert text.count("</user-words>") == 1  # the user's text cannot close the block
     assert "ok<\\/user-words>" in text
     assert "The last error being worked on (shell x):" in text
+
+
+def test_a_resumed_sessions_next_compaction_keeps_the_plan_it_carried(tmp_path: Path) -> None:
+    first = keepsakes.Keepsakes()
+    first.heard({"name": "todo", "arguments": {"todos": PLAN}}, Result({}))
+    kept = first.carry([{"role": "user", "content": "rename it"}], 2048, tmp_path)
+    message = {"role": "user", "content": f"Context: a summary\n\n{kept}"}
+    again = keepsakes.Keepsakes().carry(
+        [message, {"role": "user", "content": "go"}], 2048, tmp_path
+    )
+    assert "The plan (todo):\n  [x] rename the parser's entry point\n  [~] keep the old" in again
+    assert "rename it\n-----\ngo" in again
