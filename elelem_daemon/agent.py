@@ -12,7 +12,8 @@ Tool arguments that are not plain JSON (a non-finite number, nested past
 While a turn runs, `in_turn` is true: a user message kept then is its prompt, which
 awaits a reply (the store tells it from one kept outside a turn, such as `/compact`'s
 summary). Each tool call, once it has run, goes to the `call_listeners` as (call,
-result), after the Output: the store records it for redrawing.
+result), after the Output: the store records it for redrawing; so does a call a cancel
+cut short, as failed with `{"error": "cancelled"}` (a loaded session shows it so).
 
 Steers (steering.py) the user sends while a turn runs go with its next provider
 request, after the tool round, and are kept between the prompt and the reply.
@@ -153,6 +154,7 @@ class Agent:
         self.last: TurnResult | None = None
         self.in_turn = False  # a user message kept now is a prompt, which awaits a reply
         self.call_listeners: list[CallListener] = []  # each hears (call, result) once it ran
+        self.auto_compact = True  # compact ahead of the window (a face's switch: compaction.py)
         self.keeping = True  # false while a turn runs aside (keep=False): nothing is recorded
         self.steering = Steering()  # user messages for the running turn (steering.py)
         # which tools the model is offered, read at every request (the session's mode)
@@ -344,12 +346,17 @@ class Agent:
         for call, event in zip(wire, calls, strict=True):
             shown = {**call, "name": self.toolbox.resolve(call["name"]).name}
             self.output.doing(shown)
-            result = budget.skipped() if budget.spent else await self.run(call, event.get("error"))
+            try:
+                result = (
+                    budget.skipped() if budget.spent else await self.run(call, event.get("error"))
+                )
+            except asyncio.CancelledError:
+                self.heard(shown, Result.failure("cancelled"))  # kept as cut short
+                raise
             self.output.result(shown, result)
             if budget.each is None:  # a large one: cut to a share of the window
                 budget.each = await compaction.tool_limit(self.provider, len(result.to_json()))
-            for listener in list(self.call_listeners) if self.keeping else []:
-                listener(shown, result)
+            self.heard(shown, result)
             traffic.append(
                 {
                     "role": "tool",
@@ -359,6 +366,11 @@ class Agent:
                 }
             )
         return traffic
+
+    def heard(self, call: dict[str, Any], result: Result) -> None:
+        """Tell the `call_listeners` of a call that ran (when the turn is kept)."""
+        for listener in list(self.call_listeners) if self.keeping else []:
+            listener(call, result)
 
     async def run(self, call: Call, error: str | None = None) -> Result:
         """A provider may flag a call it could not parse; the model then reads the error."""

@@ -48,6 +48,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..base import regular
 from ..base.config import config_dir
 from ..base.log import notice
 from ..edits.changes import check_fresh, reviewer
@@ -68,6 +69,7 @@ DEFAULTS = (
 )
 REVIEWING = "write review\nedit review\n"  # after DEFAULTS, when the editor reviews
 REVIEWING_SOURCE = "defaults (reviewing editor)"
+RULES_CAP = 1 << 20  # bytes of a permissions file
 REVIEWED = ("write", "edit")  # the tools whose changes can be reviewed
 OPTIONS = ["allow", "deny", "always", "never"]
 PROTECTED_OPTIONS = ["allow", "deny", "never"]  # "always" would not hold for these
@@ -190,7 +192,10 @@ class Policy:
                 if not project:
                     break
             try:
-                text = path.read_text(encoding="utf-8")
+                data = regular.read(path, RULES_CAP + 1)  # never waits on a FIFO
+                if len(data) > RULES_CAP:
+                    raise OSError(f"larger than {RULES_CAP} bytes")
+                text = data.decode("utf-8")
             except FileNotFoundError:
                 continue
             except (OSError, UnicodeDecodeError) as exc:

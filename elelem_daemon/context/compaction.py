@@ -2,7 +2,8 @@
 
 - **Before a turn** (`before_turn`), when the request it would send (the system
   prompt, the tools, the kept history and the new prompt) is estimated past
-  `ELELEM_COMPACT_AT` of the window (default 0.85; 0 turns it off), the history is
+  `ELELEM_COMPACT_AT` of the window (default 0.85; 0 turns it off, and so does a
+  session's `agent.auto_compact` switch: ACP's `auto_compact` option), the history is
   replaced by its summary, as `/compact` does, and the turn goes on. So too before a
   request after a tool round (`during_turn`, once per turn): the history before the
   turn's prompt is summarised, the round's tool traffic kept. The estimate is
@@ -62,6 +63,7 @@ log = logging.getLogger(__name__)
 CHARS_PER_TOKEN = 4
 IMAGE_TOKENS = 1600  # what an image is counted as
 SUMMARY_SHARE = 0.2  # of the window: the most a summary may take
+SUMMARY_PREFIX = "Context: "  # the kept summary's first words
 LOOKUP_FROM = 1500  # tokens: a request (or tool result) this large asks the window first
 
 
@@ -153,7 +155,7 @@ async def before_turn(agent: Agent, prompt: Content) -> None:
     """Compact first when the turn's request would pass ELELEM_COMPACT_AT of the window.
     Never fails the turn: a compaction that fails is said, and the turn goes on."""
     at = compact_at()
-    if at <= 0 or len(agent.conversation) < 2:
+    if at <= 0 or not agent.auto_compact or len(agent.conversation) < 2:
         return
     estimate = agent.gauge.estimate(request_chars(agent, [{"role": "user", "content": prompt}]))
     if estimate < LOOKUP_FROM:
@@ -171,7 +173,7 @@ async def during_turn(agent: Agent, scratch: list[Message]) -> bool:
     (clearing.py, one batch); if the request still passes, compact the history before
     the prompt. Whether it compacted."""
     at = compact_at()
-    if at <= 0:
+    if at <= 0 or not agent.auto_compact:
         return False
     estimate = agent.gauge.estimate(request_chars(agent, scratch))
     if estimate < LOOKUP_FROM:
@@ -236,7 +238,7 @@ def replace(agent: Agent, conversation: Conversation, summary: str, tail: list[M
     in_turn, agent.in_turn = agent.in_turn, False
     try:
         conversation.clear()
-        conversation.add("user", f"Context: {summary}")
+        conversation.add("user", f"{SUMMARY_PREFIX}{summary}")
     finally:
         agent.in_turn = in_turn
     for message in tail:

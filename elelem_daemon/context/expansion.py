@@ -40,6 +40,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from ..base import regular
 from ..base.errors import AttachmentError
 from ..conversation import Content, Part, image_bytes
 from ..edits.filesystem import excerpt_of_text, linked_elsewhere
@@ -300,7 +301,7 @@ async def image_file(one: Attachment, mime: str, size: int) -> Part:
         raise one.fail(
             "too_large", f"{one.shown} is {size} bytes; an image takes at most {shapes.IMAGE_CAP}"
         )
-    raw = await asyncio.to_thread(one.path.read_bytes)
+    raw = await asyncio.to_thread(regular.read, one.path, shapes.IMAGE_CAP + 1)
     data = base64.b64encode(raw[: shapes.IMAGE_CAP + 1]).decode("ascii")
     checked = shapes.image(mime, data, one.where)
     return {"type": "image", "mimeType": checked.mime, "data": checked.data}
@@ -322,8 +323,7 @@ def probe(path: Path) -> tuple[str, int, bytes]:
     if linked_elsewhere(info):
         return "linked", info.st_nlink, b""
     try:
-        with open(path, "rb") as file:
-            return "file", info.st_size, file.read(HEAD)
+        return "file", info.st_size, regular.read(path, HEAD)
     except OSError:
         return "other", 0, b""
 

@@ -33,8 +33,8 @@ from typing import Any
 from ..conversation import Message, text_of
 from ..turns.plans import TOOL, compact, entries_of
 from . import blocks
+from .compaction import SUMMARY_PREFIX as CONTEXT  # a compaction's message starts so
 
-CONTEXT = "Context: "  # a compaction's message starts so (the summary follows)
 KEEP_SHARE = 0.1  # of the window, in characters at 4 a token: all that is carried
 KEEP_CHARS = 16_000  # the same with no window known
 ONE_CHARS = 2_000  # one user message, at most

@@ -24,6 +24,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from ..base import regular
+
 FILE_CAP = 1 << 20  # bytes of one mcp.json
 MAX_SERVERS = 64
 
@@ -116,8 +118,7 @@ def read_file(
     """The servers of one mcp.json; a missing file is no servers, a broken one a problem."""
     where = str(path)
     try:
-        with open(path, "rb") as handle:
-            raw = handle.read(FILE_CAP + 1)
+        raw = regular.read(path, FILE_CAP + 1)  # never waits on a FIFO
     except FileNotFoundError:
         return []
     except OSError as exc:

@@ -440,6 +440,10 @@ async def test_a_client_that_takes_forms_is_asked_once_with_what_the_folder_load
         assert f"Trust the plugins and rules in {workdir.resolve()}?" in message
         assert ".agents/plugins/spy.py" in message
         assert "planted: starts npx mcp-thing --api-key *** --token=***" in message
+        title = acp.forms[0]["requestedSchema"]["title"]  # what a client draws alone
+        assert title.startswith(f"Trust the plugins and rules in {workdir.resolve()}? It loads: ")
+        assert "plugin (Python code that runs in the session): .agents/plugins/" in title
+        assert "\n" not in title and len(title) <= 240 and token not in title
         assert token not in json.dumps(acp.wire.seen)
         choices = acp.forms[0]["requestedSchema"]["properties"]["answer"]["enum"]
         assert choices[0] == "no"  # a form filled with its first value trusts nothing

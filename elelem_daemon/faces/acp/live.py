@@ -15,7 +15,7 @@ from ...agent import CANCELLED
 from ...control.live import Live
 from ...conversation import text_of
 from ...safety.trust import TYPED_HOW
-from . import updates
+from . import options, title, updates
 from .editor import AcpInput, AcpOutput
 from .prompt import command_line, prompt_parts
 
@@ -46,8 +46,12 @@ def apart(text: str) -> str:
 
 
 class AcpLive(Live):
-    def __init__(self, session: Session, output: AcpOutput, ask_trust: bool = False) -> None:
+    def __init__(
+        self, session: Session, output: AcpOutput, ask_trust: bool = False, booleans: bool = False
+    ) -> None:
         super().__init__(session)
+        self.booleans = booleans  # the client takes boolean config options
+        self.titled = title.title(session)  # the title the client was last told
         self.output = output
         self.window: asyncio.Future[int | None] | None = None
         self.advertised: list[dict[str, Any]] | None = None  # the last commands sent
@@ -87,6 +91,16 @@ class AcpLive(Live):
             _take_back(before)  # answered: a `$/cancel_request` of it ends here
             self.output.interrupted()
             return {"stopReason": "cancelled"}
+        finally:
+            self.retitle()
+
+    def retitle(self) -> None:
+        """`session_info_update` when the title changed (title.py): the first prompt
+        gives it; `/compact`, `/undo` and `/rewind` change it."""
+        now = title.title(self.session)
+        if now != self.titled:
+            self.titled = now
+            self.update(title.update(now))
 
     async def steer(self, blocks: Any) -> dict[str, Any]:
         """A prompt sent while a turn runs is a steer (steering.py): queued for that
@@ -149,6 +163,7 @@ class AcpLive(Live):
             f"{question(trust.folder)} Trusting it loads:\n{trust.listing()}",
             TRUST_OPTIONS,
             kind="trust",
+            tool={"name": "trust", "arguments": {}, "loads": list(trust.loads)},
         )
         if answer not in TRUST_YES:
             self.output.paragraph(trust.notice(TYPED_HOW) or "")
@@ -223,6 +238,7 @@ class AcpLive(Live):
             kind = kinds.get(entry["role"])
             if kind and entry["content"]:
                 text = apart(text_of(entry["content"]))
+                self.output.new_message()  # each kept message its own `messageId`
                 self.update(updates.chunk(kind, f"\n\n{text}" if kind == last else text))
                 last = kind
         from ...turns.plans import last_plan
@@ -329,46 +345,7 @@ class AcpLive(Live):
         )
 
     def config_options(self) -> list[dict[str, Any]]:
-        session = self.session
-        providers = session.registry.provider_names()
-        if session.provider_name not in providers:
-            providers.append(session.provider_name)
-        model = session.model or "default"
-        models = [model] + [
-            m for m in getattr(session.provider, "models", None) or [] if m != model
-        ]
-        modes = session.modes
-        return [
-            {
-                "id": "mode",
-                "name": "Mode",
-                "description": "What the agent may do: build, plan, review, verify, ...",
-                "category": "mode",  # avante's mode picker
-                "type": "select",
-                "currentValue": modes.current.id,
-                "options": [
-                    {"value": m.id, "name": m.name or m.id, "description": m.description}
-                    for m in modes.available()
-                ],
-            },
-            {
-                "id": "provider",
-                "name": "Provider",
-                "description": "Who runs the model",
-                "category": "model_config",
-                "type": "select",
-                "currentValue": session.provider_name,
-                "options": [{"value": name, "name": name} for name in providers],
-            },
-            {
-                "id": "model",
-                "name": "Model",
-                "category": "model",
-                "type": "select",
-                "currentValue": model,
-                "options": [{"value": m, "name": m} for m in models],
-            },
-        ]
+        return options.config_options(self.session, self.booleans)
 
     def modes(self) -> dict[str, Any]:
         """The session's modes (modes.py), as ACP's `SessionModeState`."""

@@ -138,7 +138,7 @@ class Events(NullOutput):
         self.call_id = None
         self._send(
             "event/result",
-            {"id": call["id"], "name": call["name"], "ok": result.ok, "result": payload},
+            {"id": call["id"], "name": call["name"], "ok": not result.failed, "result": payload},
         )
 
 

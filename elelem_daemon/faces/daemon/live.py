@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ...context.compaction import compact_at
 from ...control.live import Live
 from ...plugins import origins
 from . import servers
@@ -53,7 +54,8 @@ class DaemonLive(Live):
         if meter.turns != self.counted:  # a turn ran (a command's /compact too)
             self.counted = meter.turns
             if meter.reported:  # its provider said what it used (the stub says nothing)
-                self.events.notice("event/usage", meter.report())
+                # compactAt: where auto-compaction starts, so a meter can warn before it
+                self.events.notice("event/usage", {**meter.report(), "compactAt": compact_at()})
         self.events.turn_id = None
         self.servers.hook()  # a /reload may have given the session its first servers
 

@@ -7,7 +7,7 @@ decide ahead: docs/permissions.md). Its
 prompt is the words given, then piped stdin as a fenced block; or stdin alone when no
 words are given (`echo q | elelem ask`). A prompt's `@` mentions are resolved by the
 core; one it refuses exits 1 with the reason. Like every face's turn, `elelem ask` waits
-for MCP servers still starting (at most ELELEM_MCP_FIRST_WAIT, 5 s) and says so on
+for MCP servers still starting (at most ELELEM_MCP_FIRST_WAIT, 30 s, once) and says so on
 stderr, then goes on without those not ready, naming them; an HTTP server's OAuth URL is
 printed, and the approval waited for (at most ELELEM_MCP_TIMEOUT, 30 s).
 
@@ -31,6 +31,7 @@ import argparse
 import asyncio
 import os
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -106,7 +107,7 @@ async def _terminal(options: argparse.Namespace, store: Store) -> int:
     rules = [*options.allow, *options.deny]  # the last match wins: a --deny over an --allow
     title = None
     try:
-        prompt = ask_prompt(options.prompt) if ask else ""
+        prompt = await ask_prompt(options.prompt) if ask else ""
         make_io = console(keep_stdout, ask, lines)
         if resuming:
             stored = (
@@ -262,11 +263,13 @@ def _printed(text: str) -> bool:
         return False
 
 
-def ask_prompt(words: list[str]) -> str:
-    """The words, then piped stdin fenced; or stdin alone when there are no words."""
+async def ask_prompt(words: list[str]) -> str:
+    """The words, then piped stdin fenced; or stdin alone when there are no words. The
+    pipe is read in a thread: a writer that never closes it leaves the loop free, so a
+    signal still ends `ask` (processes/signals.py)."""
     prompt = " ".join(words)
     if not sys.stdin.isatty():
-        piped = sys.stdin.read()
+        piped = await piped_text()
         if piped and prompt:
             prompt += f"\n\n```\n{piped}\n```"
         elif piped:
@@ -274,6 +277,34 @@ def ask_prompt(words: list[str]) -> str:
     if not prompt.strip():
         raise ElelemError("ask: no prompt: give it as words, or pipe it on stdin")
     return prompt
+
+
+async def piped_text() -> str:
+    """All of stdin, read by a daemon thread (one that never ends holds no exit up:
+    signals.finish) while the loop waits."""
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[str] = loop.create_future()
+
+    def read() -> None:
+        try:
+            text: str | BaseException = sys.stdin.read()
+        except BaseException as exc:  # handed to the loop, raised there
+            text = exc
+        try:
+            loop.call_soon_threadsafe(settle, text)
+        except RuntimeError:  # the loop is closed: nobody waits any more
+            pass
+
+    def settle(text: str | BaseException) -> None:
+        if done.done():
+            return
+        if isinstance(text, BaseException):
+            done.set_exception(text)
+        else:
+            done.set_result(text)
+
+    threading.Thread(target=read, name="elelem-stdin", daemon=True).start()
+    return await done
 
 
 def _first_line(prompt: str) -> str:
