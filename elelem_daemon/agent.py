@@ -22,8 +22,10 @@ The window (context/compaction.py): `gauge` holds the provider's count for the l
 request. A kept turn's request the server refuses for size is not kept: the history
 before the prompt is compacted and the request sent again, once; when that cannot be
 done the prompt is dropped too (`kept` false) and the user told how to recover. A
-request after a tool round that would pass ELELEM_COMPACT_AT of the window compacts
-that history first (once a turn, counting the retry). One
+request after a tool round that would pass ELELEM_COMPACT_AT of the window clears the
+round's older tool results first (context/clearing.py), then, if still past it,
+compacts that history (once a turn, counting the retry); a compaction's tokens count in
+the turn's usage (`spent`). One
 tool result takes at most a share of the window (ELELEM_TOOL_SHARE).
 """
 
@@ -40,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 from .base.jsonsafe import problem
 from .budget import RoundBudget
 from .context import compaction
+from .context.keepsakes import Keepsakes
 from .conversation import Content, Conversation, Message
 from .io import NullOutput, Output
 from .result import Result
@@ -157,6 +160,10 @@ class Agent:
         # which tools the model is offered, read at every request (the session's mode)
         self.tool_filter: Callable[[Any], bool] | None = None
         self.gauge = compaction.Gauge()  # how full the last request was (compaction.py)
+        self.spent: dict[str, int] = {}  # a compaction's tokens, counted with the turn
+        # what a compaction carries word for word (keepsakes.py): it hears the calls kept
+        self.keepsakes = Keepsakes(lambda name: self.toolbox.resolve(name).kind)
+        self.call_listeners.append(self.keepsakes.heard)
 
     @property
     def conversation(self) -> Conversation:
@@ -175,6 +182,7 @@ class Agent:
             return await self._turn(prompt, keep)
         finally:
             self.in_turn, self.keeping = False, True
+            self.spent = {}
 
     async def _turn(self, prompt: Content, keep: bool) -> TurnResult:
         transcript = self.transcript if keep else self.transcript.aside()
@@ -183,7 +191,7 @@ class Agent:
         retried = refused = False  # a request refused for size (compacted, sent again)
         scratch: list[Message] = []
         steered: list[str] = []  # steers sent (steering.py), kept before the reply
-        usage: dict[str, int] = {}
+        usage = self.spent  # the turn's counts, a compaction's before or in it included
         stop = "end_turn"
         fetched = _Round()
         try:
@@ -239,9 +247,8 @@ class Agent:
         (the newest kept message), unless ELELEM_COMPACT_RETRY says not to."""
         if not compaction.retry_on() or len(transcript.conversation) < 2:
             return False
-        return await compaction.compact(
-            self, "the model refused the request as too long; sending it again", spare=1
-        )
+        reason = "the model refused the request as too long; sending it again"
+        return await compaction.compact(self, reason, spare=1, cached=False)
 
     def refused(self, content: str, usage: dict[str, int], steered: list[str]) -> TurnResult:
         """A request refused for size that compaction could not save: the prompt (the

@@ -10,8 +10,8 @@ import json
 import logging
 from typing import Any
 
+from ..agent import TurnResult
 from ..context import compaction
-from ..context.compaction import COMPACT_PROMPT
 from ..control.editing import EditError, tokens
 from ..conversation import image_bytes, images_in, text_of
 from ..ports import SessionView
@@ -24,15 +24,6 @@ log = logging.getLogger(__name__)
 CONTEXT_VERBS = ["json", "delete", "edit"]
 LIST_TIMEOUT = 10.0  # seconds for `/model` to hear what the server serves
 MAX_LISTED = 100  # models `/model` shows
-
-
-def overflows(session: SessionView, window: int | None) -> bool:
-    """Whether the summary turn's request would pass the model's window (when known)."""
-    agent = getattr(session, "agent", None)
-    if agent is None or not window:
-        return False
-    ask = [{"role": "user", "content": COMPACT_PROMPT}]
-    return bool(agent.gauge.estimate(compaction.request_chars(agent, ask)) > window)
 
 
 def preview(message: dict[str, Any]) -> str:
@@ -200,28 +191,21 @@ def register(plugin: Plugin) -> None:
 
     @plugin.command("compact", "Compress context")
     async def compact(session: SessionView, args: str | None) -> None:
-        """Atomic: the summary turn runs aside (nothing of it is kept or stored), and
-        only a summary that ended normally replaces the history. A history too long
-        for the model's window, or one the summary turn failed on, is summarised in
-        pieces instead (context/compaction.py)."""
-        window = await compaction.window_of(session.provider)
-        whole, text = not overflows(session, window), None
-        if whole:
-            summary = await session.turn(COMPACT_PROMPT, keep=False)
-            text = summary.reply if summary.stop_reason == "end_turn" else None
-            whole = not summary.overflow  # refused as too long: in pieces all the same
-        if not whole:  # too long to send whole: in pieces, oldest first
-            try:
-                history = list(session.conversation)
-                text = await compaction.summarise(session.provider, history, window)
-            except Exception as exc:
-                session.output.say(f"compact failed: {exc}", "error")
-        if text is None:  # failed, cut off, or too long to read
-            session.output.say("compact failed: the conversation is kept (/clear starts over)")
+        """Atomic: only a summary that ended normally replaces the history. The summary
+        reads the conversation's cached prefix with the tool choice `none` (a tool call
+        it returns is never run nor shown); a history too long for that, or one it
+        failed on, is summarised in pieces instead (context/compaction.py)."""
+        agent = getattr(session, "agent", None)
+        if agent is None:
+            session.output.say("compact failed: this session has no agent", "error")
             return
         count = len(session.conversation)
-        session.conversation.clear()
-        session.conversation.add("user", f"Context: {text}")
+        done = await compaction.compact(agent, None, shown=True)
+        spent, agent.spent = agent.spent, {}
+        session.usage.add(TurnResult("", usage=spent), session.provider, session.model)
+        if not done:
+            session.output.say("compact failed: the conversation is kept (/clear starts over)")
+            return
         plural = "" if count == 1 else "s"
         session.output.say(f"  → compacted: {count} message{plural} became 1")
 
