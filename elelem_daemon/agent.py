@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .base import figures
 from .base.jsonsafe import problem
 from .budget import RoundBudget, past_caps
 from .context import compaction
@@ -324,8 +325,8 @@ class Agent:
         elif kind == "doing":
             fetched.calls.append(event)
         elif kind == "usage":
-            for key, value in event.items():
-                if key != "type" and isinstance(value, int):
+            for key, value in event.items():  # bounded before any sum (base/figures.py)
+                if key != "type" and (value := figures.count(key, value)) is not None:
                     usage[key] = usage.get(key, 0) + value
                     fetched.usage[key] = fetched.usage.get(key, 0) + value
         elif kind == "keep":
