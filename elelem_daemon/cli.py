@@ -158,12 +158,26 @@ def exit_on_signals() -> None:
         signal.signal(sig, lambda number, _frame: os._exit(128 + number))
 
 
+LISTINGS = ("sessions", "trust", "help")  # commands that print and end
+
+
+def default_sigpipe() -> None:
+    """A reader that stops reading (`| head -1`) ends the process by SIGPIPE, silently,
+    as it ends `ls` or `git log`: Python's default is a BrokenPipeError traceback."""
+    import signal
+
+    if hasattr(signal, "SIGPIPE"):
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     keys.take()  # first of all: the keys leave the environment (elelem_daemon/base/keys.py)
     args = list(sys.argv[1:] if argv is None else argv)
     if args and not args[0].startswith("-") and args[0] not in COMMANDS:
         print(f"Unknown command: {args[0]}", file=sys.stderr)
         return 1
+    if args and (args[0].startswith("-") or args[0] in LISTINGS):
+        default_sigpipe()  # `elelem sessions | head -1`: ends quietly, as `ls` does
     options = parser().parse_args(args or ["chat"])
     if options.command in (None, "help"):
         parser().print_help()
