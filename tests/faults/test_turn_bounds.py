@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from support.greedy import Greedy, call, peak_kib
+from support.greedy import CAPPED, Greedy, call, peak_kib
 from support.model import reply
 
 from elelem_daemon.jsonrpc.client import Client
@@ -37,7 +37,7 @@ async def daemon(env: dict[str, str], workdir: Path, model: Greedy, **more: str)
         "ELELEM_RETRIES": "0",
         **more,
     }
-    command = [sys.executable, "-m", "elelem_daemon"]
+    command = [sys.executable, "-c", CAPPED]  # exec'd: the same pid, under 1 GiB
     client = await Client.spawn(
         "--provider", "openai", command=command, env=settings, cwd=str(workdir)
     )
@@ -61,6 +61,7 @@ async def test_sixty_rounds_of_a_1_mb_tool_name_end_cleanly_in_bounded_memory(
 
     answer = await within(client.turn(session, "go", on_event=seen), 240)
     peak = peak_kib(client.process.pid)
+    print(f"peak RSS of the daemon: {peak} KiB")
     assert (answer["reply"], answer["stopReason"]) == ("done", "end_turn")
     assert len(doing) == 60 and set(doing) == {"n" * 256 + "...?"}
     tools = [m for m in greedy.sent if m["role"] == "tool"]

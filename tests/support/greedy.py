@@ -60,6 +60,14 @@ def call(name: str, arguments: str = "{}") -> Reply:
     return Reply([body])
 
 
+# The daemon under a 1 GiB address-space limit (it idles at about 250 MiB of it): a
+# regression fails the test with a MemoryError, not the machine's OOM killer.
+CAPPED = (
+    "import os, resource, sys; resource.setrlimit(resource.RLIMIT_AS, ({0}, {0}));"
+    "os.execv(sys.executable, [sys.executable, '-m', 'elelem_daemon', *sys.argv[1:]])"
+).format(1 << 30)
+
+
 def peak_kib(pid: int) -> int:
     """The peak resident memory of a process (VmHWM in /proc/PID/status, in KiB)."""
     with open(f"/proc/{pid}/status") as status:
