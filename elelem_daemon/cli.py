@@ -158,16 +158,19 @@ def exit_on_signals() -> None:
         signal.signal(sig, lambda number, _frame: os._exit(128 + number))
 
 
-LISTINGS = ("sessions", "trust", "help")  # commands that print and end
-
-
-def default_sigpipe() -> None:
-    """A reader that stops reading (`| head -1`) ends the process by SIGPIPE, silently,
-    as it ends `ls` or `git log`: Python's default is a BrokenPipeError traceback."""
-    import signal
-
-    if hasattr(signal, "SIGPIPE"):
-        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+def reader_gone() -> int:
+    """stdout's reader stopped reading (`| head -1`): end quietly with 141, what a shell
+    reports for `ls` ended there by SIGPIPE, instead of a BrokenPipeError traceback.
+    What is still buffered goes to /dev/null, so the flush at exit cannot fail again.
+    (Not SIGPIPE's default action: a caller of main() keeps its own signal handling.)"""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # no real stdout (a test's capture)
+        pass
+    finally:
+        os.close(devnull)
+    return 128 + 13  # SIGPIPE
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -176,8 +179,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args and not args[0].startswith("-") and args[0] not in COMMANDS:
         print(f"Unknown command: {args[0]}", file=sys.stderr)
         return 1
-    if args and (args[0].startswith("-") or args[0] in LISTINGS):
-        default_sigpipe()  # `elelem sessions | head -1`: ends quietly, as `ls` does
+    try:
+        try:
+            return run(args)
+        finally:
+            sys.stdout.flush()  # a reader gone shows here, not as a warning at exit
+    except BrokenPipeError:  # `elelem sessions | head -1`: ends quietly, as `ls` does
+        return reader_gone()
+
+
+def run(args: list[str]) -> int:
     options = parser().parse_args(args or ["chat"])
     if options.command in (None, "help"):
         parser().print_help()

@@ -64,16 +64,26 @@ def into_a_closed_pipe(command: list[str], **options: object) -> subprocess.Comp
         os.close(writer)
 
 
+@pytest.mark.parametrize("unbuffered", ["1", ""])
 def test_sessions_into_a_reader_that_went_away_ends_quietly_as_ls_does(
-    isolated_home: Path, tmp_path: Path
+    isolated_home: Path, tmp_path: Path, unbuffered: str
 ) -> None:
     done = elelem(isolated_home, tmp_path, "ask", "hello", capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     listed = elelem(isolated_home, tmp_path, "sessions", capture_output=True, text=True)
     assert "hello" in listed.stdout  # there is something to write
-    env = {**own(isolated_home), "ELELEM_PROVIDER": "stub"}
-    command = [sys.executable, "-m", "elelem_daemon", "sessions"]
-    piped = into_a_closed_pipe(command, env=env, cwd=tmp_path)
-    ls = into_a_closed_pipe(["ls", "/"])
-    assert ls.returncode == -signal.SIGPIPE  # how other CLIs end there
-    assert (piped.returncode, piped.stderr) == (-signal.SIGPIPE, b"")
+    env = {**own(isolated_home), "ELELEM_PROVIDER": "stub", "PYTHONUNBUFFERED": unbuffered}
+    for command in (["sessions"], ["--help"], ["help"]):  # written at once, or at exit
+        argv = [
+            sys.executable,
+            "-c",
+            "import sys; from elelem_daemon.cli import main; sys.exit(main())",
+            *command,
+        ]
+        piped = into_a_closed_pipe(argv, env=env, cwd=tmp_path)
+        assert piped.stderr == b"", command  # no traceback, no "Exception ignored"
+        # argparse's help ignores a write error itself: 0 when nothing was left to flush
+        quiet = (128 + signal.SIGPIPE,) if command == ["sessions"] else (0, 128 + signal.SIGPIPE)
+        assert piped.returncode in quiet, command
+    ls = into_a_closed_pipe(["sh", "-c", "ls /; echo $? >&2"])
+    assert ls.stderr.strip() == str(128 + signal.SIGPIPE).encode()  # how other CLIs end
