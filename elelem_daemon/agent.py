@@ -26,7 +26,8 @@ request after a tool round that would pass ELELEM_COMPACT_AT of the window clear
 round's older tool results first (context/clearing.py), then, if still past it,
 compacts that history (once a turn, counting the retry); a compaction's tokens count in
 the turn's usage (`spent`). One
-tool result takes at most a share of the window (ELELEM_TOOL_SHARE).
+tool result takes at most a share of the window (ELELEM_TOOL_SHARE). A request past
+ELELEM_TURN_CAP or ELELEM_REQUEST_CAP (budget.py) is not sent: the turn ends there.
 """
 
 from __future__ import annotations
@@ -39,8 +40,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .base import figures
 from .base.jsonsafe import problem
-from .budget import RoundBudget
+from .budget import RoundBudget, past_caps
 from .context import compaction
 from .context.keepsakes import Keepsakes
 from .conversation import Content, Conversation, Message
@@ -122,6 +124,7 @@ class _Round:
         self.stop: str | None = None  # a `stop` event's reason (`max_tokens`)
         self.usage: dict[str, int] = {}
         self.overflow = False  # the server refused the request for size
+        self.capped = False  # past ELELEM_TURN_CAP or ELELEM_REQUEST_CAP: not sent
 
     def context_tokens(self) -> int | None:
         """This request's input and output tokens, if the provider reported them."""
@@ -202,6 +205,10 @@ class Agent:
                 self.output.waiting()
                 fetched = _Round()
                 content, failed = await self.fetch(scratch, fetched, usage, transcript)
+                if fetched.capped:  # too large to send (budget.py): the turn ends here
+                    stop = "max_turn_requests"
+                    self.output.reply(content)
+                    break
                 refused = fetched.overflow
                 if fetched.overflow and keep:  # refused for size: nothing of it is kept
                     if not retried and await self.compact_refused(transcript):
@@ -290,6 +297,11 @@ class Agent:
         whether the provider failed (the text is then `Error: ...`)."""
         tools = self.toolbox.definitions(self.tool_filter)
         messages = (transcript or self.transcript).request(scratch, tools)
+        sent = compaction.size(messages, tools)
+        if (stopped := past_caps(sent, compaction.size(scratch))) is not None:
+            log.warning("agent: %s", stopped)
+            fetched.capped = True
+            return stopped, False
         try:
             stream = self.provider.fetch(messages, tools)
             async with aclosing(stream) as events:
@@ -308,7 +320,7 @@ class Agent:
             self.output.say(text, "error")
             return f"Error: {text}", True
         said = "".join(fetched.said)
-        measured = compaction.size(messages, tools) + len(said) + len(repr(fetched.calls))
+        measured = sent + len(said) + len(repr(fetched.calls))
         self.gauge.measure(measured, fetched.context_tokens())
         return said, False
 
@@ -322,8 +334,8 @@ class Agent:
         elif kind == "doing":
             fetched.calls.append(event)
         elif kind == "usage":
-            for key, value in event.items():
-                if key != "type" and isinstance(value, int):
+            for key, value in event.items():  # bounded before any sum (base/figures.py)
+                if key != "type" and (value := figures.count(key, value)) is not None:
                     usage[key] = usage.get(key, 0) + value
                     fetched.usage[key] = fetched.usage.get(key, 0) + value
         elif kind == "keep":

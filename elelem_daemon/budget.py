@@ -12,6 +12,14 @@ Each result is also cut to `each` characters when given: the share of the model'
 context window one result may take (ELELEM_TOOL_SHARE, context/compaction.py). The cut
 keeps the result's start and says how much was left out, so the model can ask for
 less at a time.
+
+A turn is bounded in total too (issue 36), checked before each request: the tool
+traffic of the turn so far (its calls and results, what the next request carries
+besides the kept history) takes at most TURN_CAP characters (ELELEM_TURN_CAP, default
+32 MiB), and a whole request at most REQUEST_CAP (ELELEM_REQUEST_CAP, default 96 MiB,
+above one streamed answer's ELELEM_MAX_REPLY so a kept long reply still goes), whether
+or not the model's window is known. A request past either is not sent: the turn ends
+with stop reason `max_turn_requests` and a reply saying which bound it met.
 """
 
 from __future__ import annotations
@@ -20,6 +28,25 @@ from .base.config import number
 from .result import Result
 
 ROUND_CAP = int(number("ELELEM_ROUND_CAP", 4000000, minimum=1))
+TURN_CAP = int(number("ELELEM_TURN_CAP", 32 * 1024 * 1024, minimum=1))
+REQUEST_CAP = int(number("ELELEM_REQUEST_CAP", 96 * 1024 * 1024, minimum=1))
+
+
+def past_caps(request: int, traffic: int) -> str | None:
+    """Why a request of `request` characters, `traffic` of them the turn's tool traffic,
+    is not sent (the turn's last reply); None when it is within both caps."""
+    if traffic > TURN_CAP:
+        return (
+            f"[stopped: this turn's tool calls and results came to {traffic} characters, "
+            f"past ELELEM_TURN_CAP ({TURN_CAP}); ask for less at a time]"
+        )
+    if request > REQUEST_CAP:
+        return (
+            f"[stopped: the next request would carry {request} characters, past "
+            f"ELELEM_REQUEST_CAP ({REQUEST_CAP}): /compact to summarise the conversation, "
+            "or /clear to start over]"
+        )
+    return None
 
 
 class RoundBudget:

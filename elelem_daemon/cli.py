@@ -185,12 +185,37 @@ def rule_flag(rule: str) -> Callable[[str], tuple[str, str]]:
     return parse
 
 
+def reader_gone() -> int:
+    """stdout's reader stopped reading (`| head -1`): end quietly with 141, what a shell
+    reports for `ls` ended there by SIGPIPE, instead of a BrokenPipeError traceback.
+    What is still buffered goes to /dev/null, so the flush at exit cannot fail again.
+    (Not SIGPIPE's default action: a caller of main() keeps its own signal handling.)"""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # no real stdout (a test's capture)
+        pass
+    finally:
+        os.close(devnull)
+    return 128 + 13  # SIGPIPE
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     keys.take()  # first of all: the keys leave the environment (elelem_daemon/base/keys.py)
     args = list(sys.argv[1:] if argv is None else argv)
     if args and not args[0].startswith("-") and args[0] not in COMMANDS:
         print(f"Unknown command: {args[0]}", file=sys.stderr)
         return 1
+    try:
+        try:
+            return run(args)
+        finally:
+            sys.stdout.flush()  # a reader gone shows here, not as a warning at exit
+    except BrokenPipeError:  # `elelem sessions | head -1`: ends quietly, as `ls` does
+        return reader_gone()
+
+
+def run(args: list[str]) -> int:
     options = parser().parse_args(args or ["chat"])
     if options.command is None and options.login:
         options.command = "login"

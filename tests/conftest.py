@@ -46,9 +46,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 @pytest.fixture(autouse=True)
 def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
     home = tmp_path_factory.mktemp("home")
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("XDG_STATE_HOME", str(home / ".local" / "state"))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    for name, value in real_folders.own(home).items():  # HOME and every XDG_* folder
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("ELELEM_STATE_DIR", raising=False)
     monkeypatch.delenv("ELELEM_PROVIDER", raising=False)
     # the default provider must stay the stub whatever the machine has set up
     for name in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL"):

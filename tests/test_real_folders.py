@@ -37,8 +37,9 @@ def test_changes_name_what_appeared_changed_and_went(tmp_path):
     assert real_folders.changes(middle, middle) == []
 
 
-def run_pytest(tmp_path: Path, body: str) -> subprocess.CompletedProcess[str]:
-    """A pytest session with our conftest, whose "real" HOME is a temp folder."""
+def run_pytest(tmp_path: Path, body: str, fresh: bool = False) -> subprocess.CompletedProcess[str]:
+    """A pytest session with our conftest, whose "real" HOME is a temp folder; with
+    `fresh`, run as bin/test runs it (`real_folders.py fresh`: XDG_* folders of its own)."""
     real = tmp_path / "real-home"
     real.mkdir()
     test = tmp_path / "case" / "test_case.py"
@@ -46,8 +47,10 @@ def run_pytest(tmp_path: Path, body: str) -> subprocess.CompletedProcess[str]:
     test.write_text(textwrap.dedent(body).replace("REAL", repr(str(real))))
     env = {k: v for k, v in os.environ.items() if not k.startswith(("XDG_", "ELELEM_"))}
     env.update(HOME=str(real), PYTHONPATH=str(TESTS))
+    wrap = [sys.executable, str(TESTS / "support" / "real_folders.py"), "fresh"] if fresh else []
     return subprocess.run(
         [
+            *wrap,
             sys.executable,
             "-m",
             "pytest",
@@ -99,3 +102,60 @@ def test_a_session_that_keeps_to_its_own_folders_passes(tmp_path):
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "real elelem folders" not in done.stdout
+
+
+def test_bin_test_fails_a_run_that_writes_into_its_fresh_xdg_folders(tmp_path):
+    """The fuzzing harness's old bug (issue 36): the caller's XDG_CONFIG_HOME, read
+    before the per-test folders exist, handed to a process that writes there."""
+    done = run_pytest(
+        tmp_path,
+        """
+        import os, subprocess, sys
+
+        CALLER = dict(os.environ)  # at import: before any test's own folders
+
+        def test_hands_its_callers_folders_to_a_process():
+            write = (
+                "import os, pathlib; p = pathlib.Path(os.environ['XDG_CONFIG_HOME'], 'elelem');"
+                "p.mkdir(parents=True); (p / 'trusted').write_text('/tmp/x')"
+            )
+            subprocess.run([sys.executable, "-c", write], env=CALLER, check=True)
+        """,
+        fresh=True,
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "1 passed" in done.stdout
+    assert "wrote into the run's own XDG folders:" in done.stderr
+    assert "/xdg_config_home/elelem/trusted" in done.stderr
+
+
+def test_bin_test_passes_a_run_that_keeps_to_the_tests_own_folders(tmp_path):
+    done = run_pytest(
+        tmp_path,
+        """
+        import os, subprocess, sys
+
+        def test_hands_its_own_folders_to_a_process():
+            write = (
+                "import os, pathlib; p = pathlib.Path(os.environ['XDG_CONFIG_HOME'], 'elelem');"
+                "p.mkdir(parents=True); (p / 'trusted').write_text('/tmp/x')"
+            )
+            subprocess.run([sys.executable, "-c", write], check=True)
+        """,
+        fresh=True,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "XDG folders" not in done.stderr
+
+
+def test_own_gives_every_xdg_folder_under_the_home(tmp_path):
+    caller = {"HOME": "/home/me", "XDG_CONFIG_HOME": "/home/me/.config", "PATH": "/bin"}
+    env = real_folders.own(tmp_path, {**caller, "ELELEM_STATE_DIR": "/home/me/state"})
+    assert env == {
+        "HOME": str(tmp_path),
+        "PATH": "/bin",
+        "XDG_CONFIG_HOME": str(tmp_path / ".config"),
+        "XDG_STATE_HOME": str(tmp_path / ".local/state"),
+        "XDG_DATA_HOME": str(tmp_path / ".local/share"),
+        "XDG_CACHE_HOME": str(tmp_path / ".cache"),
+    }

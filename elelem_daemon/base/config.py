@@ -87,11 +87,14 @@ def config_path(env: Mapping[str, str]) -> Path:
 
 
 CONFIG_CAP = 1 << 20  # bytes of config.toml read, at most
+CONFIG_DEPTH = 32  # tables and arrays nested, at most (tomllib recurses on each)
+TOO_DEEP = f"tables and arrays nested deeper than {CONFIG_DEPTH} levels"
 
 
 def config_table(env: Mapping[str, str]) -> dict[str, Any]:
     """config.toml as a table (none when there is no file); ElelemError for one that
-    cannot be read, is past CONFIG_CAP or is not TOML. The one reader of the file."""
+    cannot be read, is past CONFIG_CAP, nests past CONFIG_DEPTH or is not TOML. The one
+    reader of the file."""
     path = config_path(env)
     if not path.is_file():
         return {}
@@ -101,9 +104,28 @@ def config_table(env: Mapping[str, str]) -> dict[str, Any]:
         data = regular.read(path, CONFIG_CAP + 1)  # never waits on a FIFO
         if len(data) > CONFIG_CAP:
             raise ValueError(f"larger than {CONFIG_CAP} bytes")
-        return tomllib.loads(data.decode("utf-8"))
+        table = tomllib.loads(data.decode("utf-8"))
+    except RecursionError:  # tomllib recurses per nested array or inline table
+        raise ElelemError(f"cannot read {path}: {TOO_DEEP}") from None
     except (OSError, ValueError) as exc:  # UnicodeDecodeError, TOMLDecodeError included
         raise ElelemError(f"cannot read {path}: {exc}") from None
+    if too_deep(table):
+        raise ElelemError(f"cannot read {path}: {TOO_DEEP}")
+    return table
+
+
+def too_deep(value: Any, limit: int = CONFIG_DEPTH) -> bool:
+    """Whether tables and arrays nest deeper than `limit` (walked without recursion)."""
+    todo: list[tuple[Any, int]] = [(value, 1)]
+    while todo:
+        item, depth = todo.pop()
+        if isinstance(item, dict | list):
+            if depth > limit:
+                return True
+            todo += [
+                (child, depth + 1) for child in (item.values() if isinstance(item, dict) else item)
+            ]
+    return False
 
 
 def configured_provider(env: Mapping[str, str]) -> str | None:

@@ -32,8 +32,9 @@ import sys
 from collections.abc import Mapping
 
 # The names that look secret (case does not matter): these endings, anything with
-# SECRET or PASSWORD in it, and these whole names; and any variable whose value is a
-# URL carrying a password (`postgres://user:pw@host/db`), whatever its name (docs/
+# SECRET, PASSWORD or PRIVATE_KEY in it, and these whole names; and any variable whose
+# value is a URL carrying a password (`postgres://user:pw@host/db`) or a token as its
+# user (`https://ghp_...@github.com/o/r.git`, a Sentry DSN), whatever its name (docs/
 # permissions.md, The keys). Matched with str methods: no regex at start-up.
 SECRET_ENDINGS = (
     "_KEY",  # MY_SERVICE_KEY, *_API_KEY, *_PRIVATE_KEY, *_ACCESS_KEY
@@ -42,8 +43,18 @@ SECRET_ENDINGS = (
     "_PASSWD",
     "_ACCESS_KEY_ID",  # AWS_ACCESS_KEY_ID
     "_CREDENTIALS",
+    "_PASS",  # DB_PASS, SMTP_PASS (not GIT_ASKPASS: no underscore before PASS)
+    "_PWD",  # MYSQL_PWD (not OLDPWD)
+    "_DSN",  # SENTRY_DSN: its key is the URL's user
+    "_WEBHOOK_URL",  # SLACK_WEBHOOK_URL: the URL is the credential
+    "_WEBHOOK",
+    "_PAT",  # GH_PAT, a personal access token
+    "_JWT",  # CI_JOB_JWT
+    "_AUTH",  # NPM_CONFIG__AUTH (npm's `_auth`)
+    "_AUTHTOKEN",  # NPM_CONFIG__AUTHTOKEN
+    "_PEM",  # PRIVATE_KEY_PEM
 )
-SECRET_PARTS = ("SECRET", "PASSWORD")  # AWS_SECRET_ACCESS_KEY, PGPASSWORD, MYSQL_PWD_PASSWORD
+SECRET_PARTS = ("SECRET", "PASSWORD", "PRIVATE_KEY")  # AWS_SECRET_ACCESS_KEY, PGPASSWORD
 SECRET_NAMES = ("TOKEN", "APIKEY", "PASSWD")
 KEEP = "ELELEM_TOOL_ENV_KEEP"
 KEEP_ALL = "ELELEM_TOOL_ENV_KEEP_KEYS"
@@ -63,19 +74,39 @@ def secret(name: str, value: str | None = None) -> bool:
         or upper in SECRET_NAMES
     ):
         return True
-    return value is not None and url_password(value)
+    return value is not None and (url_password(value) or url_token(value))
+
+
+def _userinfo(value: str) -> str | None:
+    """The user part of a URL's authority (`user:pw` of `scheme://user:pw@host`), if any."""
+    scheme, sep, rest = value.strip().partition("://")
+    if not sep or not scheme or not scheme[0].isalpha() or len(scheme) > 32:
+        return None
+    if not all(c.isalnum() or c in "+.-" for c in scheme):
+        return None
+    authority = rest.split("/", 1)[0].split("?", 1)[0].split("#", 1)[0]
+    userinfo, at, _ = authority.rpartition("@")
+    return userinfo if at else None
 
 
 def url_password(value: str) -> bool:
     """Is value a URL whose authority carries a password (`scheme://user:pw@host`)?"""
-    scheme, sep, rest = value.strip().partition("://")
-    if not sep or not scheme or not scheme[0].isalpha() or len(scheme) > 32:
+    userinfo = _userinfo(value)
+    return userinfo is not None and ":" in userinfo and bool(userinfo.split(":", 1)[1])
+
+
+TOKEN_USER = 16  # characters: a URL's user this long, of token characters, is a token
+
+
+def url_token(value: str) -> bool:
+    """Is value a URL whose user is a token (`https://ghp_abc...@github.com/o/r.git`, a
+    Sentry DSN `https://0123abcd...@o1.ingest.sentry.io/1`)? A user name such as `app`
+    or `git` is not: a token is TOKEN_USER or more letters, digits, `_` and `-`, with a
+    digit among them."""
+    userinfo = _userinfo(value)
+    if userinfo is None or ":" in userinfo or len(userinfo) < TOKEN_USER:
         return False
-    if not all(c.isalnum() or c in "+.-" for c in scheme):
-        return False
-    authority = rest.split("/", 1)[0].split("?", 1)[0].split("#", 1)[0]
-    userinfo, at, _ = authority.rpartition("@")
-    return bool(at) and ":" in userinfo and bool(userinfo.split(":", 1)[1])
+    return all(c.isalnum() or c in "_-" for c in userinfo) and any(c.isdigit() for c in userinfo)
 
 
 def take(environ: os._Environ[str] | None = None) -> list[str]:

@@ -157,6 +157,9 @@ def register(plugin: Plugin) -> None:
         session.output.say(f"  → model: {answering}{asked}")
         if models := await served_models(session):
             session.output.say(f"  → available: {marked(models, answering)}")
+        await compaction.window_of(session.provider)  # bounded (providers/window.py)
+        if note := getattr(session.provider, "window_note", None):
+            session.output.say(f"  → {note}")
 
     @plugin.command("reload", "Reload plugins")
     def reload(session: SessionView, args: str | None) -> None:

@@ -31,6 +31,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..base import figures
 from .window import tokens
 
 log = logging.getLogger(__name__)
@@ -53,9 +54,9 @@ class Served:
     @property
     def cap(self) -> int | None:
         """The default reply cap: on llama.cpp with a known context, an eighth of it."""
-        if not self.llama or self.n_ctx is None:
-            return None
-        return max(MIN_CAP, self.n_ctx // CAP_SHARE)
+        if not self.llama or (n_ctx := figures.window(self.n_ctx)) is None:
+            return None  # unknown, or a figure no model works in (base/figures.py)
+        return max(MIN_CAP, n_ctx // CAP_SHARE)
 
 
 def read_props(props: Any) -> tuple[bool, int | None]:

@@ -11,7 +11,9 @@ A provider's `context_window()` answers, the first that knows:
    parameter, else its `*.context_length`) unless `OLLAMA_NUM_CTX` says;
 3. `KNOWN`, a small table of model names;
 
-else None (a face then shows no window). The answer is looked up once per provider (a
+else None (a face then shows no window). The API's figure is bounded
+(base/figures.py): one below MIN_WINDOW or past MAX_TOKENS is ignored, logged, and
+kept as `window_note`, a line `/model` shows. The answer is looked up once per provider (a
 model change builds a new provider) within `LOOKUP_TIMEOUT`, and a failed lookup is
 logged and counts as unknown: it never fails a turn. Faces ask for it beside a turn,
 never on its path (the ACP face starts the lookup when a session opens).
@@ -21,10 +23,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import os
 from collections.abc import Mapping
 from typing import Any
 
+from ..base import figures
 from ..base.errors import ProviderError
 
 log = logging.getLogger(__name__)
@@ -63,6 +67,8 @@ def tokens(value: Any) -> int | None:
     """A positive whole number of tokens from a metadata field, else None."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
     return int(value) if value >= 1 and value == int(value) else None
 
 
@@ -70,6 +76,7 @@ class Windowed:
     """What a provider mixes in: `context_window()`, cached, over its `window_lookup()`."""
 
     model: str | None = None
+    window_note: str | None = None  # why the API's figure was ignored (base/figures.py)
     _window: asyncio.Future[int | None] | None = None
 
     async def window_lookup(self) -> int | None:
@@ -96,6 +103,9 @@ class Windowed:
         except Exception as exc:  # metadata is a nicety: never an error for the session
             log.info("context window of %s: lookup failed: %s", self.model, _clean(self, exc))
             found = None
+        if (note := figures.window_note(f"{self.model or 'the server'}", found)) is not None:
+            log.warning("%s", note)
+            self.window_note, found = note, None
         return found if found is not None else known(self.model)
 
 

@@ -121,11 +121,29 @@ def is_trusted(cwd: Path | str) -> bool:
     return any(folder == known for known in trusted_folders())
 
 
+def unkeepable(folder: Path) -> str | None:
+    """Why the trusted-folders file (one folder a line, read back stripped, as UTF-8)
+    cannot name this folder; None when it can."""
+    name = str(folder)
+    if len(name.splitlines()) > 1 or name.endswith(("\n", "\r")):
+        return "its name holds a line break, and the trusted-folders file keeps one folder a line"
+    if name != name.strip():
+        return "its name ends in a space, which the trusted-folders file cannot keep"
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return "its name is not UTF-8, which the trusted-folders file cannot keep"
+    return None
+
+
 def remember(cwd: Path | str) -> Path:
     """Add the folder to the trusted-folders file (once); return the file. TrustNotKept
-    when it cannot be written (a link planted in its place, a read-only folder)."""
+    when it cannot be written (a link planted in its place, a read-only folder) or
+    cannot name the folder (`unkeepable`: a line break in its name)."""
     folder, path = folder_of(cwd), trusted_file()
-    if "\n" in str(folder) or is_trusted(folder):
+    if (why := unkeepable(folder)) is not None:
+        raise TrustNotKept(f"{str(folder)!r} is not trusted: {why}", path=str(path))
+    if is_trusted(folder):
         return path
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

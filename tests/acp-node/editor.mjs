@@ -99,6 +99,8 @@ export async function withDaemon(editor, op, { home, env: more = {} } = {}) {
       ELELEM_PROVIDER: "stub", // whatever keys this machine has
       XDG_CONFIG_HOME: path.join(home, ".config"),
       XDG_STATE_HOME: path.join(home, ".local", "state"),
+      XDG_DATA_HOME: path.join(home, ".local", "share"),
+      XDG_CACHE_HOME: path.join(home, ".cache"),
       ...more,
     },
     stdio: ["pipe", "pipe", "inherit"],

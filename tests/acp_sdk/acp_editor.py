@@ -30,6 +30,7 @@ from acp.schema import (  # noqa: E402
     WriteTextFileResponse,
 )
 from support.processes import alive  # noqa: F401  (the tests import it from here)
+from support.real_folders import own
 
 TIMEOUT = 20
 
@@ -118,10 +119,7 @@ async def gone(argv: list[str]) -> bool:
 def environment(home: Path) -> dict[str, str]:
     env = {key: value for key, value in os.environ.items() if not key.startswith("ELELEM_")}
     env["ELELEM_PROVIDER"] = "stub"  # whatever keys this machine has
-    env["HOME"] = str(home)  # no user plugins, permissions or stored sessions
-    env["XDG_CONFIG_HOME"] = str(home / ".config")
-    env["XDG_STATE_HOME"] = str(home / ".local" / "state")
-    return env
+    return own(home, env)  # no user plugins, permissions or stored sessions: every XDG_*
 
 
 @asynccontextmanager

@@ -20,20 +20,14 @@ from typing import Any
 
 from support.acp_schema import Checker
 from support.ndjson import TIMEOUT, Wire
+from support.real_folders import own
 
 Answer = Callable[[dict[str, Any]], Any]
 
 
 def environment(home: Path, **more: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ELELEM_", "OPENAI_"))}
-    env.update(
-        HOME=str(home),
-        XDG_CONFIG_HOME=str(home / ".config"),
-        XDG_STATE_HOME=str(home / ".local" / "state"),
-        ELELEM_PROVIDER="stub",
-    )
-    env.update(more)
-    return env
+    return {**own(home, env), "ELELEM_PROVIDER": "stub", **more}  # HOME and every XDG_*
 
 
 class Client(Wire):

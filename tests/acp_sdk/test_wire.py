@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from support.ndjson import TIMEOUT, Wire
+from support.real_folders import own
 
 pytestmark = pytest.mark.e2e
 
@@ -19,7 +20,8 @@ pytestmark = pytest.mark.e2e
 @pytest.fixture
 async def wire(tmp_path: Path):
     env = {k: v for k, v in os.environ.items() if not k.startswith("ELELEM_")}
-    env.update(HOME=str(tmp_path), ELELEM_PROVIDER="stub")
+    env = own(tmp_path, env)
+    env.update(ELELEM_PROVIDER="stub")
     process = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "elelem_daemon", "daemon", "--acp",
         stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, env=env, cwd=tmp_path,
@@ -213,7 +215,8 @@ async def test_a_plugin_printing_to_stdout_cannot_break_the_protocol(tmp_path: P
         "        return {'content': 'shouted'}\n"
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith("ELELEM_")}
-    env.update(HOME=str(tmp_path), ELELEM_PROVIDER="stub")
+    env = own(tmp_path, env)
+    env.update(ELELEM_PROVIDER="stub")
     process = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "elelem_daemon", "daemon", "--acp", stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env,
@@ -258,7 +261,8 @@ async def test_cancel_request_before_the_request_runs_still_answers(wire: Wire) 
 
 async def test_an_unknown_default_provider_is_a_clear_error(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ELELEM_")}
-    env.update(HOME=str(tmp_path), ELELEM_PROVIDER="nope")
+    env = own(tmp_path, env)
+    env.update(ELELEM_PROVIDER="nope")
     process = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "elelem_daemon", "daemon", "--acp",
         stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, env=env,
@@ -302,7 +306,8 @@ async def test_every_error_names_its_kind_and_an_empty_prompt_is_answered(
 async def test_images_are_advertised_only_when_the_model_takes_them(tmp_path: Path) -> None:
     async def advertised(*args: str) -> bool:
         env = {k: v for k, v in os.environ.items() if not k.startswith("ELELEM_")}
-        env.update(HOME=str(tmp_path), ELELEM_PROVIDER="stub")
+        env = own(tmp_path, env)
+        env.update(ELELEM_PROVIDER="stub")
         process = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "elelem_daemon", "daemon", "--acp", *args,
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, env=env, cwd=tmp_path,
@@ -322,7 +327,8 @@ async def test_a_replayed_session_keeps_its_messages_apart(tmp_path: Path) -> No
     """Issue 33: replayed, `Context: done.` and the next prompt read as one line
     (`Context: done.hello after compact 2`), and `let me check.[cancelled]`."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("ELELEM_")}
-    env.update(HOME=str(tmp_path), ELELEM_PROVIDER="stub")
+    env = own(tmp_path, env)
+    env.update(ELELEM_PROVIDER="stub")
 
     async def daemon() -> Wire:
         process = await asyncio.create_subprocess_exec(

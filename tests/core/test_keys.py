@@ -36,6 +36,16 @@ SECRET = [
     "PASSWORD_FOR_DB",
     "password",
     "TOKEN",
+    "DB_PASS",  # issue 36: names the first patterns let through
+    "MYSQL_PWD",
+    "SMTP_PASS",
+    "SENTRY_DSN",
+    "SLACK_WEBHOOK_URL",
+    "GH_PAT",
+    "CI_JOB_JWT",
+    "NPM_CONFIG__AUTH",
+    "NPM_CONFIG__AUTHTOKEN",
+    "PRIVATE_KEY_PEM",
 ]
 PLAIN = [
     "PATH",
@@ -50,6 +60,12 @@ PLAIN = [
     "ELELEM_TOOL_ENV_KEEP_KEYS",
     "KEYBOARD_LAYOUT",
     "DATABASE_URL",  # by name; its value decides (test_a_url_with_a_password_is_secret)
+    "GIT_ASKPASS",  # a program, not a password
+    "SSH_ASKPASS",
+    "PWD",
+    "OLDPWD",
+    "GOPATH",
+    "XAUTHORITY",
 ]
 
 
@@ -75,6 +91,33 @@ def test_plain_names(name: str) -> None:
 def test_a_url_with_a_password_is_secret(value: str) -> None:
     assert keys.secret("DATABASE_URL", value)
     assert keys.url_password(value)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "https://ghp_0123456789abcdefghijABCDEFGHIJ012345@github.com/o/r.git",
+        "https://glpat-x1y2z3a4b5c6d7e8f9g0@gitlab.com/o/r.git",
+        "https://0123456789abcdef0123456789abcdef@o12345.ingest.sentry.io/678",
+    ],
+)
+def test_a_url_with_a_token_as_its_user_is_secret(value: str) -> None:
+    assert keys.secret("REPO_URL", value)
+    assert keys.url_token(value)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "https://git@github.com/o/r.git",
+        "ssh://git@github.com/o/r.git",
+        "https://first.last-of-a-long-name@example.com/",
+        "https://averyveryverylongusername@example.com/",  # no digit: a name
+        "https://example.com/ghp_0123456789abcdefghij@x",
+    ],
+)
+def test_a_url_with_a_user_name_is_not(value: str) -> None:
+    assert not keys.secret("REPO_URL", value)
 
 
 @pytest.mark.parametrize(

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
+from support.real_folders import own
 
 from elelem_daemon.jsonrpc.client import Client
 from elelem_daemon.processes.procs import descendants  # noqa: F401  (the tests import it from here)
@@ -43,13 +44,7 @@ def env(tmp_path: Path) -> dict[str, str]:
     # These tests are about the daemon: let `execute` run without the permission
     # policy's question (tests/e2e/test_stored.py tests the policy over the wire).
     (config / "elelem" / "permissions").write_text("execute allow\n")
-    return {
-        **values,
-        "HOME": str(home),
-        "XDG_CONFIG_HOME": str(config),
-        "XDG_STATE_HOME": str(home / ".local" / "state"),
-        "ELELEM_LOG_LEVEL": "warning",
-    }
+    return {**own(home, values), "ELELEM_LOG_LEVEL": "warning"}  # HOME and every XDG_*
 
 
 @pytest.fixture

@@ -14,6 +14,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from support.real_folders import own
+
 MAX_FRAME = 4096  # the fuzzed daemon's frame limit: lengths stay small, cases stay fast
 FILLER = b"\r\n\r\n" + b" " * (2 * MAX_FRAME + 64) + b"\r\n"  # ends any frame left open
 MAX_MESSAGE = 1000 + len("...")
@@ -30,10 +32,10 @@ class Hang(AssertionError):
 
 class Fuzzed:
     def __init__(self, home: Path, cwd: Path) -> None:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("ELELEM_")}
+        # module-scoped: the caller's XDG_* are still in os.environ; each goes under home
+        env = own(home, {k: v for k, v in os.environ.items() if not k.startswith("ELELEM_")})
         closed = "http://127.0.0.1:9"  # nothing listens: no fuzzed switch leaves the box
         env.update(
-            HOME=str(home),
             ELELEM_STATE_DIR=str(home / "state"),
             ELELEM_LOG_LEVEL="critical",
             OPENAI_BASE_URL=closed,

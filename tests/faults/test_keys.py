@@ -35,6 +35,17 @@ SECRETS = {
     "AWS_SESSION_TOKEN": f"session-{CANARY}",
     "DATABASE_PASSWORD": f"pw-{CANARY}",
     "STRIPE_CLIENT_SECRET": f"stripe-{CANARY}",
+    # issue 36: each of these reached commands
+    "DB_PASS": f"db-{CANARY}",
+    "MYSQL_PWD": f"mysql-{CANARY}",
+    "SMTP_PASS": f"smtp-{CANARY}",
+    "SENTRY_DSN": f"https://{CANARY}0123@o1.ingest.sentry.io/1",
+    "SLACK_WEBHOOK_URL": f"https://hooks.slack.com/services/T0/B0/{CANARY}",
+    "GH_PAT": f"github_pat_{CANARY}",
+    "CI_JOB_JWT": f"eyJ.{CANARY}.sig",
+    "NPM_CONFIG__AUTH": f"npm-{CANARY}",
+    "PRIVATE_KEY_PEM": f"-----BEGIN PRIVATE KEY-----{CANARY}",
+    "REPO_URL": f"https://ghp_{CANARY}@github.com/o/r.git",  # a token as the URL's user
 }
 UP = "../" * 30  # from any working directory to /
 

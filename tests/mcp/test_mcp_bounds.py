@@ -119,3 +119,42 @@ async def test_secrets_in_args_and_env_are_masked_in_status_frames_and_log(
     for where, text in {"/mcp": detail, "log": logged, "frames": json.dumps(frames)}.items():
         for secret in (TOKEN, PASSWORD, ENV_SECRET):
             assert secret not in text, where
+
+
+SHELLED = {  # issue 36: each of these was shown whole
+    "password": "pw-canary-Sh3ll-pass",
+    "short": "pw-canary-ShortP-9",
+    "bearer": "bearer-canary-Tok-77",
+    "user": "0123456789abcdef0123canary",
+    "path": "a1b2c3d4e5f6a7b8c9d0canary",
+}
+
+
+async def test_secrets_in_a_shell_string_a_header_and_a_url_are_masked_everywhere(
+    tmp_path: Path, project: Path
+) -> None:
+    s = SHELLED
+    line = (
+        f"exec {sys.executable} {SERVERS / 'big.py'} 2 10 --password {s['password']} "
+        f"-p {s['short']} -H 'Authorization: Bearer {s['bearer']}' "
+        f"https://{s['user']}@git.example.com/r.git https://mcp.example.com/{s['path']}/sse"
+    )
+    env = home(tmp_path, {"shelled": {"command": "sh", "args": ["-c", line]}})
+    client = await Client.spawn("--provider", "stub", env=env, cwd=str(project))
+    try:
+        await client.initialize()
+        sid = (await client.new_session(cwd=str(project)))["sessionId"]
+        await ready(client, sid, ["shelled"])
+        detail = (await client.command(sid, "/mcp shelled"))["output"]
+        frames = [n for n in client.notifications if n.get("method") == "event/mcp"]
+    finally:
+        await client.close()
+    log = Path(env["XDG_STATE_HOME"]) / "elelem" / "mcp"
+    logged = "".join(p.read_text(errors="replace") for p in log.glob("*.log"))
+    assert "big.py started with: 2 10 --password ***" in logged
+    assert "-H 'Authorization: Bearer ***' https://***@git.example.com/r.git" in detail
+    assert "https://mcp.example.com/***/sse" in detail
+    assert frames
+    for where, text in {"/mcp": detail, "log": logged, "frames": json.dumps(frames)}.items():
+        for name, secret in s.items():
+            assert secret not in text, (where, name)

@@ -16,6 +16,21 @@ from elelem_daemon.safety import masking
     [
         (["--token", "abc"], ["--token", "***"]),
         (["--api-key", "abc", "-k", "def"], ["--api-key", "***", "-k", "***"]),
+        # issue 36: a shell string, -p, a header, a token as a URL's user or in its path
+        (
+            ["-c", "exec server --password hunter2 --port 80"],
+            ["-c", "exec server --password *** --port 80"],
+        ),
+        (["-u", "root", "-p", "hunter2"], ["-u", "root", "-p", "***"]),
+        (["-H", "Authorization: Bearer abc.def"], ["-H", "Authorization: Bearer ***"]),
+        (["--header", "X-Api-Key: abc"], ["--header", "X-Api-Key: ***"]),
+        (["-c", "srv -H 'Authorization: tok1'"], ["-c", "srv -H 'Authorization: ***'"]),
+        (
+            ["https://0123456789abcdef0123456789abcdef@o1.ingest.sentry.io/1"],
+            ["https://***@o1.ingest.sentry.io/1"],
+        ),
+        (["https://ghp_abcdefghij0123456789@github.com/o/r"], ["https://***@github.com/o/r"]),
+        (["https://h.example/a1b2c3d4e5f6a7b8c9d0e1f2/sse"], ["https://h.example/***/sse"]),
         (["--password=hunter2", "--access-token=x"], ["--password=***", "--access-token=***"]),
         (
             ["GITHUB_PERSONAL_ACCESS_TOKEN=x", "MY_SERVICE_KEY=y"],
@@ -44,6 +59,11 @@ from elelem_daemon.safety import masking
             ["https://example.com/mcp", "postgres://u@h/db"],
             ["https://example.com/mcp", "postgres://u@h/db"],
         ),
+        (
+            ["https://git@github.com/o/r.git", "https://h/api/v2/items/latest"],
+            ["https://git@github.com/o/r.git", "https://h/api/v2/items/latest"],
+        ),
+        (["-c", "exec server --port 8080 --verbose"], ["-c", "exec server --port 8080 --verbose"]),
     ],
 )
 def test_args_are_masked_by_the_rule(args: list[str], shown: list[str]) -> None:

@@ -28,6 +28,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from support.real_folders import own
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -75,7 +76,7 @@ def serve(tmp_path_factory: pytest.TempPathFactory, context: int):
     argv = [sys.executable, str(LAUNCHER), "--port", "0"]  # the docs' command, a free port
     if context != CONTEXT:
         argv += ["--ctx", str(context)]  # the window tests' smaller server
-    env = {**os.environ, "HOME": str(home)}  # module-scoped: before the per-test HOME
+    env = own(home)  # module-scoped: before the per-test HOME and XDG_* folders
     with log.open("wb") as stderr:
         process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=stderr, cwd=home, env=env)
     try:

@@ -105,6 +105,6 @@ async def test_a_huge_metadata_answer_is_not_read_whole(server, monkeypatch) -> 
     provider = build("openai", server, monkeypatch, OPENAI_MODEL="m")
     monkeypatch.setattr(http, "METADATA_BYTES", 1000)
     server.routes["/props"] = json_reply(200, {"n_ctx": 4096, "junk": "x" * 100_000})
-    server.routes["/v1/models"] = json_reply(200, {"data": [{"id": "m", "context_length": 8}]})
-    assert await provider.context_window() == 8  # /props was too big: refused, not read
+    server.routes["/v1/models"] = json_reply(200, {"data": [{"id": "m", "context_length": 8192}]})
+    assert await provider.context_window() == 8192  # /props was too big: refused, not read
     await provider.aclose()

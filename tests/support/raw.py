@@ -16,6 +16,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from support.real_folders import own
+
 TIMEOUT = 20
 HEADER = re.compile(rb"Content-Length: (\d+)\r\n\r\n")
 
@@ -36,13 +38,7 @@ def clean_env(home: Path, **more: str) -> dict[str, str]:
         for k, v in os.environ.items()
         if not k.startswith(("ELELEM_", "ANTHROPIC_", "OPENAI_", "OLLAMA_"))
     }
-    env.update(
-        HOME=str(home),
-        XDG_CONFIG_HOME=str(home / ".config"),
-        XDG_STATE_HOME=str(home / ".local" / "state"),
-        **more,
-    )
-    return env
+    return {**own(home, env), **more}  # HOME and every XDG_* under home
 
 
 class RawDaemon:

@@ -8,6 +8,17 @@ tests/conftest.py checks around the pytest session; bin/test checks around each 
 
     python tests/support/real_folders.py save FILE          # before
     python tests/support/real_folders.py check FILE NAME    # after: exit 1 naming what NAME changed
+
+And bin/test runs the Python suites with XDG_CONFIG_HOME, XDG_STATE_HOME and
+XDG_DATA_HOME set to fresh, empty folders of its own, and fails if anything appears in
+them (issue 36): a test that hands its caller's XDG_* to a process it starts (a
+module-scoped fixture runs before the per-test folders exist) writes there, on every
+machine, CI's included, not only on one whose desktop sets XDG_CONFIG_HOME:
+
+    python tests/support/real_folders.py fresh COMMAND ARGS...   # exit 1 if they filled
+
+`own(home)` is the environment every process a test starts gets: HOME and each
+XDG_* folder under `home`, and no ELELEM_STATE_DIR from outside.
 """
 
 from __future__ import annotations
@@ -15,11 +26,59 @@ from __future__ import annotations
 import json
 import os
 import pwd
+import subprocess
 import sys
+import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 
 MAX_ENTRIES = 100_000  # a snapshot stops listing past this (and says so)
 Entry = list[int | str]
+XDG = {  # every XDG_* folder elelem, git or a command it runs may read, under a HOME
+    "XDG_CONFIG_HOME": ".config",
+    "XDG_STATE_HOME": ".local/state",
+    "XDG_DATA_HOME": ".local/share",
+    "XDG_CACHE_HOME": ".cache",
+}
+FRESH = ("XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME")  # bin/test's own, checked
+
+
+def own(home: Path, base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment for a process a test starts: `base` (os.environ) with HOME and
+    every XDG_* folder under `home`, and no ELELEM_STATE_DIR."""
+    env = {k: v for k, v in (os.environ if base is None else base).items()}
+    env.pop("ELELEM_STATE_DIR", None)
+    env["HOME"] = str(home)
+    env.update({name: str(home / leaf) for name, leaf in XDG.items()})
+    return env
+
+
+def filled(roots: list[Path]) -> list[str]:
+    """What appeared under folders that were empty: one line each, at most 50."""
+    found = []
+    for root in roots:
+        for folder, dirs, files in os.walk(root):
+            found += [os.path.join(folder, name) for name in [*dirs, *files]]
+    return sorted(found)[:50]
+
+
+def fresh(command: list[str]) -> int:
+    """Run command with FRESH set to new empty folders; 1 if anything appeared in them
+    (else the command's own exit status)."""
+    with tempfile.TemporaryDirectory(prefix="elelem-xdg-") as top:
+        roots = {name: Path(top) / name.lower() for name in FRESH}
+        for root in roots.values():
+            root.mkdir()
+        env = {**os.environ, **{name: str(root) for name, root in roots.items()}}
+        status = subprocess.run(command, env=env).returncode
+        found = filled(list(roots.values()))
+        if not found:
+            return status
+        print(f"{' '.join(command)} wrote into the run's own XDG folders:", file=sys.stderr)
+        for line in found:
+            print(f"  {line}", file=sys.stderr)
+        print("  (a process a test starts must get its own HOME and XDG_*: own())", file=sys.stderr)
+        return 1
 
 
 def homes(env: dict[str, str] | None = None) -> list[Path]:
@@ -87,6 +146,8 @@ def changes(before: dict[str, Entry], after: dict[str, Entry]) -> list[str]:
 
 
 def main(argv: list[str]) -> int:
+    if len(argv) >= 2 and argv[0] == "fresh":
+        return fresh(argv[1:])
     if len(argv) >= 2 and argv[0] == "save":
         Path(argv[1]).write_text(json.dumps(snapshot()))
         return 0
@@ -103,7 +164,9 @@ def main(argv: list[str]) -> int:
             print(f"  ... and {len(found) - 50} more", file=sys.stderr)
         print("  (every suite must set its own HOME and XDG_* folders)", file=sys.stderr)
         return 1
-    print("usage: real_folders.py save FILE | check FILE [NAME]", file=sys.stderr)
+    print(
+        "usage: real_folders.py save FILE | check FILE [NAME] | fresh COMMAND...", file=sys.stderr
+    )
     return 2
 
 
