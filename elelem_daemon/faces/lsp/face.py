@@ -1,0 +1,296 @@
+"""LspFace: the one session a language server holds, and its turns in the background.
+
+The session opens at the first job, in the workspace's root folder (the editor's), with
+the face's Output and Input (editor.py) and the editor's files (files.py), stored as it
+goes like every face's (`elelem sessions`, `elelem chat --resume`). A job (a code action,
+`elelem.ask`) answers at once: its turn runs as the session's one task (control/live.py:
+a second one while it runs is refused, busy), reported through `$/progress` when the
+client declares `window.workDoneProgress`, else said in `window/showMessage` when it
+starts and ends. Cancelling the progress, or `elelem.cancel`, cancels the turn: the core
+kills its processes.
+
+Every URI a client names is hostile: only `file:` URIs inside the folder are worked on
+(`inside`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types as lsp
+from pygls.uris import from_fs_path, to_fs_path
+
+from ...base.errors import InvalidParams, SessionBusy
+from ...control.live import Live
+from ...safety.trust import question
+from . import actions, answers
+from .editor import LspInput, LspOutput
+from .files import LspFiles
+
+if TYPE_CHECKING:
+    from pygls.lsp.server import LanguageServer
+
+    from ...agent import TurnResult
+    from ...store.store import Store
+
+log = logging.getLogger(__name__)
+READ_CAP = 4 << 20  # bytes of a file not open in the editor read for an action's lines
+TRUST_OPTIONS = ["no", "yes, this session", "yes, and remember"]
+TRUST_YES = {"yes, this session": False, "yes, and remember": True}
+TRUST_HOW = "run `elelem trust {}` in a terminal, then restart the server; or add it to {{}}"
+CREATE_WAIT = 10.0  # seconds the client gets to accept a progress token
+
+
+class NotHere(InvalidParams):
+    """A job on something this server does not work on (kind: invalid_params)."""
+
+
+class LspFace:
+    def __init__(
+        self,
+        server: LanguageServer,
+        store: Store,
+        provider: str | None,
+        model: str | None,
+        rules: list[tuple[str, str]],
+    ) -> None:
+        self.server = server
+        self.store = store
+        self.provider, self.model, self.rules = provider, model, rules
+        self.live: Live | None = None
+        self.files = LspFiles(server)
+        self.output = LspOutput(server)
+        self.input = LspInput(server, self.output)
+        self.running: asyncio.Task[None] | None = None
+        self.token: str | None = None
+        self.trust_asked = False
+
+    # -- the folder and its documents --------------------------------------------------
+    @property
+    def root(self) -> Path:
+        try:
+            root = self.server.workspace.root_path
+        except RuntimeError:
+            root = None
+        return Path(root).resolve() if root else Path.cwd().resolve()
+
+    def inside(self, uri: Any) -> Path:
+        """The file a URI names, if it is a `file:` URI inside the folder; else NotHere."""
+        if not isinstance(uri, str) or len(uri) > 4096:
+            raise NotHere("uri must be a string of at most 4096 characters")
+        local = to_fs_path(uri)
+        if local is None:
+            raise NotHere(f"not a file: URI: {uri[:200]}", errors=["uri: only file: URIs"])
+        try:
+            path = Path(local).resolve()
+            path.relative_to(self.root)
+        except (ValueError, OSError, RuntimeError):
+            raise NotHere(
+                f"outside the folder {self.root}: {uri[:200]}", errors=["uri: outside the folder"]
+            ) from None
+        return path
+
+    def lines(self, path: Path) -> list[str]:
+        """The document's lines: the editor's text when open, else the disk's (bounded)."""
+        document = self.files.document(path)
+        if document is not None:
+            return list(document.lines)
+        try:
+            with path.open("rb") as file:
+                data = file.read(READ_CAP)
+        except OSError:
+            return []
+        return data.decode("utf-8", "replace").splitlines(keepends=True)
+
+    # -- the session -----------------------------------------------------------------------
+    def session(self) -> Live:
+        if self.live is None:
+            from ...base.config import choose_provider
+            from ...plugins import core_registry
+            from ...session import start
+
+            provider, model = choose_provider(None, None, self.provider, self.model)
+            session = start(
+                core_registry(),
+                provider,
+                model,
+                self.root,
+                input=self.input,
+                output=self.output,
+                project=None,  # the trusted-folders file decides; untrusted until trusted
+                store=self.store,
+                face="editor",
+                rules=self.rules,
+            )
+            session.files = self.files
+            self.live = Live(session)
+        return self.live
+
+    def modes(self) -> list[tuple[str, str]]:
+        if self.live is None:
+            return []
+        return [(m.id, m.description or "") for m in self.live.session.modes.available()]
+
+    def skills(self) -> list[tuple[str, str]]:
+        found = getattr(self.live.session, "skills", None) if self.live else None
+        listed = getattr(found, "skills", None)
+        if not isinstance(listed, dict):
+            return []
+        return [(name, getattr(skill, "description", "")) for name, skill in listed.items()]
+
+    def idle(self) -> Live:
+        """The session, when nothing runs in it (else SessionBusy, as in every face)."""
+        live = self.session()
+        live.ensure_idle()
+        if self.running is not None and not self.running.done():
+            raise SessionBusy(f"session {live.id} is busy: a turn is running", sessionId=live.id)
+        return live
+
+    # -- jobs ---------------------------------------------------------------------------
+    def run(self, job: actions.Job) -> dict[str, Any]:
+        """Start the job's turn in the background; answer at once."""
+        path = self.inside(job.uri)
+        live = self.idle()
+        if job.kind == "mode":
+            live.session.modes.set(job.name)  # an unknown mode: InvalidParams
+        try:
+            shown = str(path.relative_to(self.root))
+        except ValueError:
+            shown = str(path)
+        text = actions.prompt(job, shown, self.lines(path))
+        title = f"{job.kind}: {shown}:{job.start + 1}"
+        self.running = asyncio.ensure_future(self._turn(live, text, title))
+        return {"started": True, "sessionId": live.id}
+
+    def command(self, line: str, title: str) -> dict[str, Any]:
+        """A slash command (`/undo`, `/rewind N`) as the session's task, in the background."""
+        live = self.idle()
+        self.running = asyncio.ensure_future(self._command(live, line, title))
+        return {"started": True, "sessionId": live.id}
+
+    async def _begin(self, title: str) -> None:
+        window = self.server.client_capabilities.window
+        self.token = None
+        if window is not None and window.work_done_progress:
+            token = f"elelem-{secrets.token_hex(6)}"
+            try:
+                async with asyncio.timeout(CREATE_WAIT):
+                    await self.server.work_done_progress.create_async(token)
+                self.token = token
+            except Exception as exc:  # refused, or no answer: the messages say it instead
+                log.info("lsp: no progress token: %s", exc)
+        self.output.begin(self.token, self.root)
+        if self.token is not None:
+            begin = lsp.WorkDoneProgressBegin(title="elelem", message=title, cancellable=True)
+            self.server.work_done_progress.begin(self.token, begin)
+        else:
+            self.output.show(f"elelem: working: {title}")
+
+    async def _end(self, title: str, said: str, edited: bool) -> None:
+        """The reply into the transcript, the transcript shown (or its path said), then
+        the progress ended: a client that waits for the end has everything."""
+        live = self.live
+        path = answers.transcript_path(live.id if live else "session")
+        try:
+            await answers.append(path, answers.section(title, self.output.calls, said))
+        except OSError as exc:
+            log.warning("lsp: transcript not written: %s", exc)
+        if not await self._show(path, edited):
+            self.output.show(f"elelem: done: {title}. The reply: {path}")
+        token, self.token = self.token, None
+        if token is not None:
+            end = lsp.WorkDoneProgressEnd(message=f"done: {title}")
+            self.server.work_done_progress.end(token, end)
+
+    async def _show(self, path: Path, edited: bool) -> bool:
+        """`window/showDocument` where the client declares it; the focus stays in the
+        code when the turn edited it."""
+        window = self.server.client_capabilities.window
+        if window is None or window.show_document is None:
+            return False
+        shown = lsp.ShowDocumentParams(uri=from_fs_path(str(path)), take_focus=not edited)
+        try:
+            async with asyncio.timeout(CREATE_WAIT):
+                answer = await self.server.window_show_document_async(shown)
+        except Exception as exc:
+            log.info("lsp: showDocument failed: %s", exc)
+            return False
+        return bool(getattr(answer, "success", False))
+
+    async def _turn(self, live: Live, text: str, title: str) -> None:
+        await self._begin(title)
+        self.files.edited = False
+        result: TurnResult | None = None
+        try:
+            await self.trust(live)
+            result = await live.turn(text)
+        except Exception as exc:  # a refused attachment, a provider that failed to start
+            log.warning("lsp: turn failed: %s", exc)
+            self.output.say(str(exc), "error")
+        finally:
+            stop = result.stop_reason if result is not None else "error"
+            said = self.output.text() + ("\n\n[cancelled]" if stop == "cancelled" else "")
+            await self._end(title if stop == "end_turn" else f"{title} ({stop})", said,
+                            self.files.edited)  # fmt: skip
+
+    async def _command(self, live: Live, line: str, title: str) -> None:
+        await self._begin(title)
+        try:
+            result = await live.command(line)
+            said = result.output
+        except asyncio.CancelledError:
+            said = "[cancelled]"
+        except Exception as exc:
+            said = f"Error: {exc}"
+        await self._end(title, said, False)
+
+    async def trust(self, live: Live) -> None:
+        """At the first turn in a folder with something to trust: asked once where the
+        client can show questions, else said once, with how to trust it."""
+        trust = live.session.trust
+        if self.trust_asked or trust is None or trust.trusted or not trust.skipped:
+            return
+        self.trust_asked = True
+        if not self.input.asks:
+            how = TRUST_HOW.format(trust.folder)
+            notice = trust.notice(how)
+            if notice:
+                self.output.show(notice, lsp.MessageType.Warning)
+            return
+        answer = await self.input.ask(
+            f"{question(trust.folder)} Trusting it loads: {'; '.join(trust.loads)}",
+            TRUST_OPTIONS,
+            kind="trust",
+        )
+        if answer in TRUST_YES:
+            from ...base.errors import TrustNotKept
+            from ...safety.trust import grant
+
+            try:
+                grant(live.session, trust, keep=TRUST_YES[answer])
+            except TrustNotKept as exc:
+                self.output.show(f"elelem: {exc}", lsp.MessageType.Error)
+
+    def cancel(self) -> bool:
+        """Cancel the running turn or command, if any."""
+        running = self.running
+        if running is None or running.done():
+            return False
+        if self.live is not None and self.live.busy:
+            self.live.cancel()  # the turn ends, answered as cancelled; its tools killed
+        else:
+            running.cancel()  # still starting (its progress token)
+        return True
+
+    def cancelled(self, token: Any) -> None:
+        """`window/workDoneProgress/cancel`: the turn of that token stops."""
+        if token is not None and token == self.token:
+            self.cancel()
+
+    async def close(self) -> None:
+        if self.live is not None:
+            await self.live.close(0.3)
