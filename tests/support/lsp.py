@@ -154,10 +154,11 @@ class Editor:
         return await asyncio.wait_for(wait(), seconds)
 
     def ended(self) -> bool:
-        """A turn's end: its `$/progress` end, or the showMessage that says it is done."""
-        return any(stage(p.value) == "end" for p in self.of("progress")) or any(
-            "elelem: done" in p.message for p in self.of("showMessage")
-        )
+        """A turn's end: its `$/progress` end, else the transcript shown, else the
+        showMessage that says it is done."""
+        if any(stage(p.value) == "end" for p in self.of("progress")) or self.of("showDocument"):
+            return True
+        return any("elelem: done" in p.message for p in self.of("showMessage"))
 
     def progress(self) -> list[tuple[str, str | None]]:
         """Each `$/progress` as (begin, report or end; its message)."""
