@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -156,7 +157,9 @@ class Editor:
     def ended(self) -> bool:
         """A turn's end: its `$/progress` end, else the transcript shown, else the
         showMessage that says it is done."""
-        if any(stage(p.value) == "end" for p in self.of("progress")) or self.of("showDocument"):
+        if self.of("create"):  # progress: its end comes last
+            return any(stage(p.value) == "end" for p in self.of("progress"))
+        if self.of("showDocument"):
             return True
         return any("elelem: done" in p.message for p in self.of("showMessage"))
 
@@ -272,7 +275,7 @@ def stage(value: Any) -> str:
 
 def replace(text: str, edit: t.TextEdit) -> str:
     """Apply one TextEdit (positions in UTF-16 code units, as the server sends)."""
-    lines = text.splitlines(keepends=True) or [""]
+    lines = re.findall(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$", text) or [""]  # LSP's lines
 
     def offset(position: t.Position) -> int:
         if position.line >= len(lines):

@@ -83,10 +83,12 @@ class LspFace:
         if not isinstance(uri, str) or len(uri) > 4096:
             raise NotHere("uri must be a string of at most 4096 characters")
         local = to_fs_path(uri)
-        if local is None:
+        if local is None or not local.startswith("/"):
             raise NotHere(f"not a file: URI: {uri[:200]}", errors=["uri: only file: URIs"])
         try:
             path = Path(local).resolve()
+            if path == self.root or len(local) > 4096:
+                raise ValueError("the folder itself")
             path.relative_to(self.root)
         except (ValueError, OSError, RuntimeError):
             raise NotHere(
@@ -152,17 +154,18 @@ class LspFace:
 
     # -- jobs ---------------------------------------------------------------------------
     def run(self, job: actions.Job) -> dict[str, Any]:
-        """Start the job's turn in the background; answer at once."""
-        path = self.inside(job.uri)
+        """Start the job's turn in the background; answer at once. Only `elelem.ask` may
+        name no document (no uri)."""
+        path = None if job.kind == "ask" and not job.uri else self.inside(job.uri)
         live = self.idle()
         if job.kind == "mode":
             live.session.modes.set(job.name)  # an unknown mode: InvalidParams
-        try:
+        if path is None:
+            text, title = job.text, f"ask: {actions.quote([job.text], 0, 0)[3:60]}"
+        else:
             shown = str(path.relative_to(self.root))
-        except ValueError:
-            shown = str(path)
-        text = actions.prompt(job, shown, self.lines(path))
-        title = f"{job.kind}: {shown}:{job.start + 1}"
+            text = actions.prompt(job, shown, self.lines(path))
+            title = f"{job.kind}: {shown}:{job.start + 1}"
         self.running = asyncio.ensure_future(self._turn(live, text, title))
         return {"started": True, "sessionId": live.id}
 

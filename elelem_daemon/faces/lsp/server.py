@@ -95,7 +95,7 @@ def build(make_face: Callable[[LanguageServer], LspFace]) -> LanguageServer:
         text = arguments[0] if arguments else None
         if not isinstance(text, str) or not text.strip() or len(text) > ASK_CAP:
             raise InvalidParams(f"elelem.ask takes a text of 1 to {ASK_CAP} characters")
-        uri = arguments[1] if len(arguments) > 1 else face.root.as_uri()
+        uri = arguments[1] if len(arguments) > 1 else ""  # about no document
         line = arguments[2] if len(arguments) > 2 else 0
         start, end = actions.lines_of(line, line)
         return face.run(actions.Job("ask", uri, start, end, text))
