@@ -221,16 +221,30 @@ class Editor:
         )  # fmt: skip
 
     async def initialize(self, capabilities: dict[str, Any], **more: Any) -> t.InitializeResult:
-        converter = self.client.protocol._converter  # noqa: SLF001  (the client's own)
+        """`initialize` with these capabilities (as JSON), read into lsprotocol's types
+        first, as pygls's client sends them: a field lsprotocol does not know is left
+        out, and the server reads none such."""
         params = {
             "processId": os.getpid(),
             "rootUri": self.folder.as_uri(),
             "capabilities": capabilities,
             **more,
         }
-        result = await self.client.initialize_async(converter.structure(params, t.InitializeParams))
+        converter = self.client.protocol._converter  # noqa: SLF001  (the client's own)
+        typed = converter.structure(params, t.InitializeParams)
+        result = await self.client.initialize_async(typed)
         self.client.initialized(t.InitializedParams())
         return result
+
+    async def initialize_as(self, editor: str) -> t.InitializeResult:
+        """`initialize` with an editor's own params (tests/lsp/clients/EDITOR.json), in
+        this folder."""
+        params = json.loads((INITIALIZE / f"{editor}.json").read_text())
+        params.pop("_source")
+        params["processId"] = os.getpid()
+        folder = {"uri": self.folder.as_uri(), "name": self.folder.name}
+        params.update(rootUri=folder["uri"], rootPath=str(self.folder), workspaceFolders=[folder])
+        return await self.initialize(params.pop("capabilities"), **params)
 
     async def actions(
         self, uri: str, line: int, end: int | None = None, diagnostics: list[t.Diagnostic] = ()
