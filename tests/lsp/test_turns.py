@@ -5,6 +5,7 @@ model reads as a conflict."""
 
 from __future__ import annotations
 
+import json
 import threading
 from pathlib import Path
 
@@ -134,3 +135,32 @@ async def test_without_apply_edit_the_disk_is_written(
     messages = [p.message for p in editor.of("showMessage")]
     assert any(m.startswith("elelem: working") for m in messages)
     assert any(m.startswith("elelem: done") and ".md" in m for m in messages)
+
+
+async def test_review_findings_become_diagnostics_each_with_a_fix(
+    editor: Editor, environ: dict[str, str], model: Model, folder: Path
+) -> None:
+    model.queue(reply("Findings:\n- a.py:2: `f` has no docstring\n- ../outside.py:1: no\nok"))
+    await editor.start(environ)
+    await editor.initialize(capabilities())
+    uri = editor.open("a.py")
+    found = await editor.actions(uri, 1)  # the folder's modes, from the first request
+    (reviewing,) = [a for a in found if a.title.startswith("elelem: review this")]
+    await editor.run(reviewing)
+    await editor.until(editor.ended)
+    assert "path:line: finding" in str(model.user(0))
+    assert "review mode" in json.dumps(model.sent(0))
+    (published,) = editor.of("diagnostics")
+    assert published.uri == uri
+    (finding,) = published.diagnostics
+    assert (finding.source, finding.range.start.line) == ("elelem", 1)
+    assert finding.message == "`f` has no docstring"
+    fixes = await editor.actions(uri, 1, diagnostics=[finding])
+    assert fixes[0].title == "elelem: fix this diagnostic"
+    assert fixes[0].command is not None
+    assert fixes[0].command.arguments[0]["text"] == "`f` has no docstring"
+    model.queue(reply("fixed"))
+    editor.got.clear()
+    await editor.run(fixes[0])  # the review's mode was for its turn: this one may edit
+    await editor.until(editor.ended)
+    assert "review mode" not in json.dumps(model.sent(-1)[0])

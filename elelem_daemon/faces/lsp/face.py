@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import secrets
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,7 +26,7 @@ from pygls.uris import from_fs_path, to_fs_path
 from ...base.errors import InvalidParams, SessionBusy
 from ...control.live import Live
 from ...safety.trust import question
-from . import actions, answers
+from . import actions, answers, progress, review
 from .editor import LspInput, LspOutput
 from .files import LspFiles
 
@@ -42,7 +41,6 @@ READ_CAP = 4 << 20  # bytes of a file not open in the editor read for an action'
 TRUST_OPTIONS = ["no", "yes, this session", "yes, and remember"]
 TRUST_YES = {"yes, this session": False, "yes, and remember": True}
 TRUST_HOW = "run `elelem trust {}` in a terminal, then restart the server; or add it to {{}}"
-CREATE_WAIT = 10.0  # seconds the client gets to accept a progress token
 
 
 class NotHere(InvalidParams):
@@ -68,6 +66,7 @@ class LspFace:
         self.running: asyncio.Task[None] | None = None
         self.token: str | None = None
         self.trust_asked = False
+        self.reviewed: set[Path] = set()  # the files the last review published on
 
     # -- the folder and its documents --------------------------------------------------
     @property
@@ -158,6 +157,7 @@ class LspFace:
         name no document (no uri)."""
         path = None if job.kind == "ask" and not job.uri else self.inside(job.uri)
         live = self.idle()
+        before = live.session.modes.current.id
         if job.kind == "mode":
             live.session.modes.set(job.name)  # an unknown mode: InvalidParams
         if path is None:
@@ -166,7 +166,10 @@ class LspFace:
             shown = str(path.relative_to(self.root))
             text = actions.prompt(job, shown, self.lines(path))
             title = f"{job.kind}: {shown}:{job.start + 1}"
-        self.running = asyncio.ensure_future(self._turn(live, text, title))
+        reviews = live.session.modes.current.id == "review"
+        if reviews:
+            text += review.ASK
+        self.running = asyncio.ensure_future(self._turn(live, text, title, reviews, before))
         return {"started": True, "sessionId": live.id}
 
     def command(self, line: str, title: str) -> dict[str, Any]:
@@ -176,21 +179,9 @@ class LspFace:
         return {"started": True, "sessionId": live.id}
 
     async def _begin(self, title: str) -> None:
-        window = self.server.client_capabilities.window
-        self.token = None
-        if window is not None and window.work_done_progress:
-            token = f"elelem-{secrets.token_hex(6)}"
-            try:
-                async with asyncio.timeout(CREATE_WAIT):
-                    await self.server.work_done_progress.create_async(token)
-                self.token = token
-            except Exception as exc:  # refused, or no answer: the messages say it instead
-                log.info("lsp: no progress token: %s", exc)
+        self.token = await progress.begin(self.server, title)
         self.output.begin(self.token, self.root)
-        if self.token is not None:
-            begin = lsp.WorkDoneProgressBegin(title="elelem", message=title, cancellable=True)
-            self.server.work_done_progress.begin(self.token, begin)
-        else:
+        if self.token is None:
             self.output.show(f"elelem: working: {title}")
 
     async def _end(self, title: str, said: str, edited: bool) -> None:
@@ -202,29 +193,15 @@ class LspFace:
             await answers.append(path, answers.section(title, self.output.calls, said))
         except OSError as exc:
             log.warning("lsp: transcript not written: %s", exc)
-        if not await self._show(path, edited):
+        if not await progress.show(self.server, path, edited):
             self.output.show(f"elelem: done: {title}. The reply: {path}")
         token, self.token = self.token, None
         if token is not None:
-            end = lsp.WorkDoneProgressEnd(message=f"done: {title}")
-            self.server.work_done_progress.end(token, end)
+            progress.end(self.server, token, f"done: {title}")
 
-    async def _show(self, path: Path, edited: bool) -> bool:
-        """`window/showDocument` where the client declares it; the focus stays in the
-        code when the turn edited it."""
-        window = self.server.client_capabilities.window
-        if window is None or window.show_document is None:
-            return False
-        shown = lsp.ShowDocumentParams(uri=from_fs_path(str(path)), take_focus=not edited)
-        try:
-            async with asyncio.timeout(CREATE_WAIT):
-                answer = await self.server.window_show_document_async(shown)
-        except Exception as exc:
-            log.info("lsp: showDocument failed: %s", exc)
-            return False
-        return bool(getattr(answer, "success", False))
-
-    async def _turn(self, live: Live, text: str, title: str) -> None:
+    async def _turn(
+        self, live: Live, text: str, title: str, reviews: bool = False, mode: str = ""
+    ) -> None:
         await self._begin(title)
         self.files.edited = False
         result: TurnResult | None = None
@@ -237,6 +214,10 @@ class LspFace:
         finally:
             stop = result.stop_reason if result is not None else "error"
             said = self.output.text() + ("\n\n[cancelled]" if stop == "cancelled" else "")
+            if mode and live.session.modes.current.id != mode:
+                live.session.modes.set(mode)  # a mode's action is for its one turn
+            if reviews and stop == "end_turn":
+                self.publish(review.findings(said, self.root))
             await self._end(title if stop == "end_turn" else f"{title} ({stop})", said,
                             self.files.edited)  # fmt: skip
 
@@ -277,6 +258,24 @@ class LspFace:
                 grant(live.session, trust, keep=TRUST_YES[answer])
             except TrustNotKept as exc:
                 self.output.show(f"elelem: {exc}", lsp.MessageType.Error)
+
+    def publish(self, found: dict[Path, list[tuple[int, str]]]) -> None:
+        """A review's findings as diagnostics; the last review's files without findings
+        now are cleared."""
+        for path in self.reviewed - set(found):
+            self.server.text_document_publish_diagnostics(
+                lsp.PublishDiagnosticsParams(uri=from_fs_path(str(path)), diagnostics=[])
+            )
+        for path, lines in found.items():
+            document = self.files.document(path)
+            self.server.text_document_publish_diagnostics(
+                lsp.PublishDiagnosticsParams(
+                    uri=document.uri if document is not None else from_fs_path(str(path)),
+                    diagnostics=review.diagnostics(lines),
+                    version=document.version if document is not None else None,
+                )
+            )
+        self.reviewed = set(found)
 
     def cancel(self) -> bool:
         """Cancel the running turn or command, if any."""

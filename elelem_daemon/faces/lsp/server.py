@@ -135,6 +135,7 @@ def code_actions(face: LspFace, params: lsp.CodeActionParams) -> list[lsp.CodeAc
     uri = params.text_document.uri
     try:
         path = face.inside(uri)
+        face.session()  # the folder's modes and skills are offered from the first request
         start, end = actions.lines_of(params.range.start.line, params.range.end.line)
     except (ElelemError, actions.BadJob):
         return []
