@@ -10,8 +10,6 @@ import pytest
 from support.lsp import Editor
 from support.model import Model, env
 
-pytestmark = pytest.mark.e2e
-
 
 @pytest.fixture
 def folder(tmp_path: Path) -> Path:

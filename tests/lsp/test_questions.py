@@ -142,3 +142,34 @@ async def test_project_rules_apply_once_the_folder_is_trusted(
     assert len(answers) == 1  # trusted: the folder's rule denied it unasked
     assert not (folder / "out").exists()
     assert "Permission denied: execute" in tool_results(model)[-1]
+
+
+def server_pid(folder: Path) -> int:
+    """The `elelem lsp` process working in folder."""
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and (entry / "cwd").resolve() == folder.resolve():
+                if b"elelem_daemon\x00lsp" in (entry / "cmdline").read_bytes():
+                    return int(entry.name)
+        except OSError:
+            continue
+    raise AssertionError("no elelem lsp process")
+
+
+async def test_sigterm_ends_the_server_and_kills_the_running_command(
+    editor: Editor, environ: dict[str, str], model: Model, folder: Path
+) -> None:
+    import signal
+
+    model.queue(call("execute", {"command": SLEEPER}), reply("never read"))
+    await editor.start(environ, "--allow", "execute")
+    await editor.initialize(capabilities())
+    await editor.execute("elelem.ask", "run the sleeper")
+    pid_file = folder / "pid"
+    await editor.until(lambda: pid_file.exists() and pid_file.read_text().strip())
+    sleeper, server = int(pid_file.read_text()), server_pid(folder)
+    os.kill(server, signal.SIGTERM)
+    await editor.until(lambda: not alive(sleeper) and not alive(server))
+    stored = Path(environ["XDG_STATE_HOME"]) / "elelem" / "sessions"
+    kept = "".join(path.read_text() for path in stored.glob("*.jsonl"))
+    assert "[cancelled]" in kept  # the turn was ended, not cut off: it is stored so

@@ -67,6 +67,8 @@ class LspFace:
         self.token: str | None = None
         self.trust_asked = False
         self.reviewed: set[Path] = set()  # the files the last review published on
+        self.listening = False
+        self.ending: list[asyncio.Future[None]] = []  # the signalled end, kept alive
 
     # -- the folder and its documents --------------------------------------------------
     @property
@@ -296,3 +298,20 @@ class LspFace:
     async def close(self) -> None:
         if self.live is not None:
             await self.live.close(0.3)
+
+    def listen(self) -> None:
+        """On SIGTERM or SIGHUP (processes/signals.py): the running turn is cancelled,
+        its tools killed, the session released, then the process exits with 128 + N."""
+        from ...processes.signals import leave, on_signals
+
+        if self.listening:
+            return
+        self.listening = True
+
+        async def end(code: int) -> None:
+            try:
+                await self.close()
+            finally:
+                leave(code)
+
+        on_signals(lambda code: self.ending.append(asyncio.ensure_future(end(code))))

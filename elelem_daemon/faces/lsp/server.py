@@ -64,6 +64,10 @@ def build(make_face: Callable[[LanguageServer], LspFace]) -> LanguageServer:
     server = LanguageServer("elelem", __version__)
     face = make_face(server)
 
+    @server.feature(lsp.INITIALIZE)
+    def initialize(ls: LanguageServer, params: lsp.InitializeParams) -> None:
+        face.listen()  # SIGTERM and SIGHUP end the server as every face ends
+
     @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: LanguageServer, params: lsp.DidOpenTextDocumentParams) -> None:
         face.files.touched(params.text_document.uri)
