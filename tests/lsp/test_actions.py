@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from elelem_daemon.faces.lsp import actions
-from elelem_daemon.faces.lsp.files import edit_of, lines_of
+from elelem_daemon.faces.lsp.documents import edit_of, lines_of
 
 pytestmark: list[pytest.MarkDecorator] = []
 

@@ -6,8 +6,10 @@ agent: code actions start turns, edits come back as `workspace/applyEdit`, progr
 as `$/progress`, questions as `window/showMessageRequest`. See docs/lsp.md.
 
 server.py holds pygls's LanguageServer and its handlers; face.py the session and its
-turns; actions.py what is offered; files.py the editor's documents as the session's
-files; editor.py the Output and Input; answers.py the transcript file.
+turns; actions.py what is offered; documents.py the editor's documents as the
+session's files; window.py the Output and Input (messages, questions, trust);
+progress.py a turn's progress and the transcript shown; answers.py the transcript file;
+review.py a review's findings as diagnostics.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """LspFace: the one session a language server holds, and its turns in the background.
 
 The session opens at the first job, in the workspace's root folder (the editor's), with
-the face's Output and Input (editor.py) and the editor's files (files.py), stored as it
+the face's Output and Input (window.py) and the editor's files (documents.py), stored as it
 goes like every face's (`elelem sessions`, `elelem chat --resume`). A job (a code action,
 `elelem.ask`) answers at once: its turn runs as the session's one task (control/live.py:
 a second one while it runs is refused, busy), reported through `$/progress` when the
@@ -25,10 +25,9 @@ from pygls.uris import from_fs_path, to_fs_path
 
 from ...base.errors import InvalidParams, SessionBusy
 from ...control.live import Live
-from ...safety.trust import question
 from . import actions, answers, progress, review
-from .editor import LspInput, LspOutput
-from .files import LspFiles
+from .documents import LspFiles
+from .window import LspInput, LspOutput, ask_trust
 
 if TYPE_CHECKING:
     from pygls.lsp.server import LanguageServer
@@ -38,9 +37,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 READ_CAP = 4 << 20  # bytes of a file not open in the editor read for an action's lines
-TRUST_OPTIONS = ["no", "yes, this session", "yes, and remember"]
-TRUST_YES = {"yes, this session": False, "yes, and remember": True}
-TRUST_HOW = "run `elelem trust {}` in a terminal, then restart the server; or add it to {{}}"
 
 
 class NotHere(InvalidParams):
@@ -235,31 +231,10 @@ class LspFace:
         await self._end(title, said, False)
 
     async def trust(self, live: Live) -> None:
-        """At the first turn in a folder with something to trust: asked once where the
-        client can show questions, else said once, with how to trust it."""
-        trust = live.session.trust
-        if self.trust_asked or trust is None or trust.trusted or not trust.skipped:
-            return
-        self.trust_asked = True
-        if not self.input.asks:
-            how = TRUST_HOW.format(trust.folder)
-            notice = trust.notice(how)
-            if notice:
-                self.output.show(notice, lsp.MessageType.Warning)
-            return
-        answer = await self.input.ask(
-            f"{question(trust.folder)} Trusting it loads: {'; '.join(trust.loads)}",
-            TRUST_OPTIONS,
-            kind="trust",
-        )
-        if answer in TRUST_YES:
-            from ...base.errors import TrustNotKept
-            from ...safety.trust import grant
-
-            try:
-                grant(live.session, trust, keep=TRUST_YES[answer])
-            except TrustNotKept as exc:
-                self.output.show(f"elelem: {exc}", lsp.MessageType.Error)
+        """At the first turn in a folder with something to trust (window.py)."""
+        if not self.trust_asked:
+            self.trust_asked = True
+            await ask_trust(live.session, self.input, self.output)
 
     def publish(self, found: dict[Path, list[tuple[int, str]]]) -> None:
         """A review's findings as diagnostics; the last review's files without findings

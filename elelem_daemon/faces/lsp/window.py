@@ -33,6 +33,9 @@ log = logging.getLogger(__name__)
 ASK_WAIT = number("ELELEM_REVIEW_TIMEOUT", 1800)  # seconds a person gets to answer
 REPLY_CAP = 1 << 20  # characters of one turn's reply kept for the transcript
 MESSAGE_CAP = 4000  # characters of a question shown in a message
+TRUST_OPTIONS = ["no", "yes, this session", "yes, and remember"]  # "no" first
+TRUST_YES = {"yes, this session": False, "yes, and remember": True}
+TRUST_HOW = "run `elelem trust {}` in a terminal, then restart the server; or add it to {{}}"
 NO_QUESTIONS = "this LSP client declares no window/showMessageRequest"
 UNASKED = (
     "elelem could not ask you: {prompt} Refused. This editor cannot show questions: set "
@@ -151,3 +154,29 @@ class LspInput(NullInput):
             return None
         title = getattr(answer, "title", None)
         return title if isinstance(title, str) and title in options else None
+
+
+async def ask_trust(session: Any, input: LspInput, output: LspOutput) -> None:
+    """A folder with something to trust (safety/trust.py): asked where the client can
+    show questions (a yes loads it now), else said once, with how to trust it."""
+    from ...base.errors import TrustNotKept
+    from ...safety.trust import grant, question
+
+    trust = session.trust
+    if trust is None or trust.trusted or not trust.skipped:
+        return
+    if not input.asks:
+        notice = trust.notice(TRUST_HOW.format(trust.folder))
+        if notice:
+            output.show(notice, lsp.MessageType.Warning)
+        return
+    answer = await input.ask(
+        f"{question(trust.folder)} Trusting it loads: {'; '.join(trust.loads)}",
+        TRUST_OPTIONS,
+        kind="trust",
+    )
+    if answer in TRUST_YES:
+        try:
+            grant(session, trust, keep=TRUST_YES[answer])
+        except TrustNotKept as exc:
+            output.show(f"elelem: {exc}", lsp.MessageType.Error)
