@@ -143,3 +143,17 @@ async def test_a_huge_did_change_and_bogus_versions(
         )
     )  # a change of a document never opened
     await still_serving(editor, mine)
+
+
+async def test_an_unknown_provider_is_said_when_an_action_runs(
+    editor: Editor, environ: dict[str, str]
+) -> None:
+    await editor.start(environ, "-p", "nosuch")
+    await editor.initialize(capabilities())
+    mine = editor.open("a.py")
+    found = await editor.actions(mine, 0)
+    assert found[0].title == "elelem: do what the comment says"
+    with pytest.raises(JsonRpcException) as caught:
+        await editor.run(found[0])
+    assert caught.value.data["kind"] == "unknown_provider"
+    await still_serving(editor, mine)

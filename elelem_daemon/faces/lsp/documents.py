@@ -144,6 +144,8 @@ class LspFiles(EditorFiles):
             log.info("lsp: edit refused: %s", getattr(answer, "failure_reason", None))
             return Outcome("conflict")  # stale, or refused: the model reads it again
         self.edited = True
+        if waiting.is_set():  # the client's didChange came before its answer
+            return Outcome("accepted", change.ids(), change.new)
         self.pending[change.path] = change.new
         if document is not None:  # its didChange is on the way: wait for it, briefly
             try:

@@ -139,10 +139,13 @@ def code_actions(face: LspFace, params: lsp.CodeActionParams) -> list[lsp.CodeAc
     uri = params.text_document.uri
     try:
         path = face.inside(uri)
-        face.session()  # the folder's modes and skills are offered from the first request
         start, end = actions.lines_of(params.range.start.line, params.range.end.line)
     except (ElelemError, actions.BadJob):
         return []
+    try:
+        face.session()  # the folder's modes and skills are offered from the first request
+    except Exception as exc:  # an unknown provider, ...: said when an action runs
+        log.warning("lsp: no session yet: %s", exc)
     diagnostics = [
         (d.range.start.line, d.range.end.line, d.message)
         for d in (params.context.diagnostics or [])[:DIAGNOSTICS_READ]
