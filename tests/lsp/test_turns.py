@@ -164,3 +164,17 @@ async def test_review_findings_become_diagnostics_each_with_a_fix(
     await editor.run(fixes[0])  # the review's mode was for its turn: this one may edit
     await editor.until(editor.ended)
     assert "review mode" not in json.dumps(model.sent(-1)[0])
+
+
+async def test_reads_see_the_unsaved_buffer(
+    editor: Editor, environ: dict[str, str], model: Model
+) -> None:
+    model.queue(call("read", {"path": "a.py"}), reply("read"))
+    await editor.start(environ)
+    await editor.initialize(capabilities())
+    uri = editor.open("a.py", "# only in the buffer\n")
+    editor.type(uri, "# only in the buffer, typed again\n")
+    await editor.execute("elelem.ask", "read a.py", uri, 0)
+    await editor.until(editor.ended)
+    (read,) = [m["content"] for m in model.sent(-1) if m["role"] == "tool"]
+    assert "only in the buffer, typed again" in read
