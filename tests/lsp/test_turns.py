@@ -8,7 +8,9 @@ from __future__ import annotations
 import json
 import threading
 from pathlib import Path
+from typing import Any
 
+import pytest
 from lsprotocol import types as t
 from support.lsp import Editor, call, capabilities
 from support.model import Model, reply
@@ -178,3 +180,25 @@ async def test_reads_see_the_unsaved_buffer(
     await editor.until(editor.ended)
     (read,) = [m["content"] for m in model.sent(-1) if m["role"] == "tool"]
     assert "only in the buffer, typed again" in read
+
+
+@pytest.mark.parametrize("resources", [["create", "rename", "delete"], None])
+async def test_a_new_file_is_a_create_file_only_where_the_client_takes_them(
+    editor: Editor, environ: dict[str, str], model: Model, folder: Path, resources: Any
+) -> None:
+    model.queue(call("write", {"path": "new.py", "content": "x = 1\n"}), reply("made"))
+    await editor.start(environ)
+    await editor.initialize(capabilities(resources=resources))
+    await editor.execute("elelem.ask", "make new.py")
+    await editor.until(editor.ended)
+    uri = editor.uri("new.py")
+    if resources:
+        (edit,) = editor.of("applyEdit")
+        create, change = edit.edit.document_changes
+        assert isinstance(create, t.CreateFile) and create.uri == uri
+        assert change.text_document.version is None
+        assert editor.buffers[uri][1] == "x = 1\n"
+        assert not (folder / "new.py").exists()  # a buffer, until the user saves it
+    else:
+        assert editor.of("applyEdit") == []
+        assert (folder / "new.py").read_text() == "x = 1\n"  # the disk, as in every face

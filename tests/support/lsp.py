@@ -194,6 +194,9 @@ class Editor:
         """As Neovim and Helix do: a versioned edit of a stale buffer is refused; else
         applied to the buffer, and the server hears the change."""
         for change in params.edit.document_changes or []:
+            if isinstance(change, t.CreateFile):
+                self.buffers[change.uri] = (0, "")  # a new buffer, not on the disk yet
+                continue
             if not isinstance(change, t.TextDocumentEdit):
                 continue
             uri, version = change.text_document.uri, change.text_document.version

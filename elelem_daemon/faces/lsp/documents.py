@@ -92,7 +92,8 @@ class LspFiles(EditorFiles):
         if workspace is None or not workspace.apply_edit:
             return False, []
         edit = workspace.workspace_edit
-        operations = [str(op) for op in (edit.resource_operations or [])] if edit else []
+        kinds = edit.resource_operations or [] if edit else []
+        operations = [str(getattr(op, "value", op)) for op in kinds]
         return True, operations
 
     async def write_text(self, path: Path, text: str) -> int:
