@@ -202,3 +202,21 @@ async def test_a_new_file_is_a_create_file_only_where_the_client_takes_them(
     else:
         assert editor.of("applyEdit") == []
         assert (folder / "new.py").read_text() == "x = 1\n"  # the disk, as in every face
+
+
+async def test_explain_a_selection_opens_the_transcript_with_the_focus(
+    editor: Editor, environ: dict[str, str], model: Model
+) -> None:
+    model.queue(reply("`f` returns one."))
+    await editor.start(environ)
+    await editor.initialize(capabilities())
+    uri = editor.open("a.py")
+    found = await editor.actions(uri, 1, 2)  # the selection: lines 2-3
+    (explain,) = [a for a in found if a.title == "elelem: explain"]
+    await editor.run(explain)
+    await editor.until(editor.ended)
+    prompt = str(model.user(0))
+    assert "a.py, lines 2-3" in prompt and "2: def f():" in prompt and "3:     return 1" in prompt
+    (shown,) = editor.of("showDocument")
+    assert shown.take_focus is True  # nothing was edited: the reply is what to read
+    assert "`f` returns one." in Path(shown.uri.removeprefix("file://")).read_text()
