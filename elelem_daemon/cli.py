@@ -1,5 +1,5 @@
 """The launcher: `elelem chat`, `elelem ask`, `elelem sessions`, `elelem trust
-[--user-files]`, `elelem daemon [--acp]`, `elelem login`, `elelem logout`.
+[--user-files]`, `elelem daemon [--acp]`, `elelem lsp`, `elelem login`, `elelem logout`.
 
 It parses the command line, builds the one Store of the process and hands both to a
 face. It is the only module besides the package's `__init__` that may import every
@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from . import __version__
 from .base import keys
 
-COMMANDS = ("chat", "ask", "daemon", "sessions", "trust", "login", "logout", "help")
+COMMANDS = ("chat", "ask", "daemon", "lsp", "sessions", "trust", "login", "logout", "help")
 
 
 def parser() -> argparse.ArgumentParser:
@@ -29,6 +29,7 @@ def parser() -> argparse.ArgumentParser:
         ("chat", "talk with the agent in the terminal (the default)"),
         ("ask", "one prompt, one reply (piped stdin is appended)"),
         ("daemon", "serve JSON-RPC on stdin/stdout for editors"),
+        ("lsp", "serve the Language Server Protocol on stdin/stdout (docs/lsp.md)"),
     ):
         cmd = sub.add_parser(name, help=about)
         cmd.add_argument("-p", "--provider", help="provider name (default: see README)")
@@ -49,7 +50,7 @@ def parser() -> argparse.ArgumentParser:
                 metavar="BYTES",
                 help="largest message body accepted (default: ELELEM_MAX_FRAME, else 64 MiB)",
             )
-        else:
+        elif name != "lsp":
             cmd.add_argument(
                 "--no-project-plugins",
                 action="store_true",
@@ -66,6 +67,7 @@ def parser() -> argparse.ArgumentParser:
                     help=f"{rule} these calls without asking (`execute:pytest*`, `write`); "
                     "repeatable; a --deny wins over an --allow (docs/permissions.md)",
                 )
+        if name in ("chat", "ask"):
             cmd.add_argument(
                 "--no-save",
                 action="store_true",
@@ -252,12 +254,16 @@ def run(args: list[str]) -> int:
 
         setup(to_file=state_dir() / "elelem.log")  # no log line in the middle of a reply
     else:
-        setup(level, queued=options.command == "daemon")
+        setup(level, queued=options.command in ("daemon", "lsp"))
     store = Store()  # the one of this process, whichever face runs
     if options.command == "sessions":
         from .faces.terminal.resume import stored_sessions
 
         return stored_sessions(options, store)
+    if options.command == "lsp":
+        from .faces.lsp import serve as serve_lsp
+
+        return serve_lsp(store, options.provider, options.model, [*options.allow, *options.deny])
     if options.command == "daemon":
         max_frame = options.max_frame  # both editor faces: the largest message they take
         if max_frame is None and os.environ.get("ELELEM_MAX_FRAME"):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextvars
 import json
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any
 
 Handler = Callable[[dict[str, Any]], Any]
@@ -193,3 +194,82 @@ class NullTool(Tool):
 
     def validate(self, args: Any) -> list[str]:
         return [f'unknown tool: "{self.asked}". Available: {", ".join(self.available)}.']
+
+
+# A call's title, as every editor face shows it (`tool_title`)
+TITLE_ARGUMENT = ("command", "path", "pattern", "question", "url", "query")
+TITLE_WIDTH = 80
+VERBS = {"read": "Read", "write": "Write", "edit": "Edit", "list": "List"}
+
+
+def one_line(value: str, width: int = TITLE_WIDTH) -> str:
+    """The first line that has text, cut to `width` characters."""
+    first = next((line.strip() for line in value.splitlines() if line.strip()), value.strip())
+    return first if len(first) <= width else first[: width - 1] + "…"
+
+
+def code(value: str) -> str:
+    """Inline Markdown code: `value`, fenced with more backticks than it holds."""
+    fence = "`"
+    while fence in value:
+        fence += "`"
+    pad = " " if value.startswith("`") or value.endswith("`") else ""
+    return f"{fence}{pad}{value}{pad}{fence}"
+
+
+def shown_path(path: str, cwd: Path) -> str:
+    """A path as the user knows it: relative to the session's folder when inside it."""
+    try:
+        return str(Path(absolute(path, cwd)).relative_to(cwd)) or "."
+    except ValueError:
+        return path
+
+
+def tool_title(name: str, arguments: dict[str, Any], cwd: Path | None = None) -> str:
+    """claude-agent-acp's style, so editors show what runs: the command in backticks
+    (`` `ls -la` ``), the verb and the path (``Read `README.md` ``), the search
+    (``Find `*.py` ``), the question itself, a sub-agent's job (`Task: ...`), the skill
+    (`Skill: review-pr`), the plan (`Update plan: 3 tasks`), the MCP resource
+    (``Resource: docs `file:///a` ``); any other tool (an MCP server's, a plugin's):
+    its name and its telling argument."""
+    where = cwd or Path.cwd()
+
+    def argument(key: str) -> str | None:
+        value = arguments.get(key)
+        return one_line(value) if isinstance(value, str) and value.strip() else None
+
+    command, path, pattern = argument("command"), argument("path"), argument("pattern")
+    if name == "execute" and command:
+        return code(command)
+    if name in VERBS and (path or name == "list"):
+        return f"{VERBS[name]} {code(shown_path(path or '.', where))}"
+    if name in ("glob", "grep") and pattern:
+        verb = "Find" if name == "glob" else "Search"
+        inside = f" in {code(shown_path(path, where))}" if path else ""
+        return f"{verb} {code(pattern)}{inside}"
+    if name == "interview" and (question := argument("question")):
+        return question
+    if name == "task" and (job := argument("prompt")):  # a sub-agent: its job
+        return f"Task: {job}"
+    if name == "skill" and (skill := argument("name")):
+        file = argument("file")
+        return f"Skill: {plain(skill)}" + (f" {code(file)}" if file else "")
+    if name == "todo" and isinstance(todos := arguments.get("todos"), list):
+        return f"Update plan: {len(todos)} task{'' if len(todos) == 1 else 's'}"
+    if name == "resource" and (server := argument("server")):
+        uri = argument("uri")
+        shown = plain(server)
+        return f"Resource: {shown} {code(uri)}" if uri else f"List resources: {shown}"
+    for key in TITLE_ARGUMENT:
+        if (value := argument(key)) is not None:
+            return f"{name} {code(value)}"
+    return name
+
+
+def plain(value: str) -> str:
+    """A name on one line: control characters (a newline in a file name) shown as `?`."""
+    return "".join("?" if ord(c) < 32 or ord(c) == 127 else c for c in value)
+
+
+def absolute(path: str, cwd: Path) -> str:
+    return str((cwd / Path(path).expanduser()).resolve())

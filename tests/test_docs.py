@@ -72,4 +72,4 @@ def test_the_readme_layout_is_the_tree():
     packages = {
         f"{p.parent.relative_to(root)}/" for p in (root / "elelem_daemon").glob("*/**/__init__.py")
     }
-    assert packages - set(named) == {"elelem_daemon/faces/"}  # named through its three faces
+    assert packages - set(named) == {"elelem_daemon/faces/"}  # named through its four faces

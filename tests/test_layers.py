@@ -44,6 +44,7 @@ WHERE = {
     f"{PACKAGE}.faces.terminal": "terminal",
     f"{PACKAGE}.faces.daemon": "daemon",
     f"{PACKAGE}.faces.acp": "acp",
+    f"{PACKAGE}.faces.lsp": "lsp",
 }
 EVERY = {
     "base",
@@ -62,6 +63,7 @@ EVERY = {
     "terminal",
     "daemon",
     "acp",
+    "lsp",
 }
 # What each layer may import (besides itself), from the bottom up. The core keeps
 # sessions on disk through store/ (session.start); store/ and jsonrpc/ know the core's
@@ -86,10 +88,11 @@ LAYERS: dict[str, set[str]] = {
     "terminal": BELOW_CORE | {"core", "control", "store"},
     "daemon": BELOW_CORE | {"core", "control", "store", "jsonrpc", "mcp"},  # mcp: mcpServers
     "acp": BELOW_CORE | {"core", "control", "store", "jsonrpc", "mcp"},
+    "lsp": BELOW_CORE | {"core", "control", "store", "jsonrpc"},  # pygls's own LanguageServer
     "surface": EVERY,
     "launcher": EVERY,
 }
-FACES = {"terminal", "daemon", "acp"}
+FACES = {"terminal", "daemon", "acp", "lsp"}
 
 
 @dataclass(frozen=True)

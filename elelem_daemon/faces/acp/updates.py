@@ -9,9 +9,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-TITLE_ARGUMENT = ("command", "path", "pattern", "question", "url", "query")
-TITLE_WIDTH = 80
-VERBS = {"read": "Read", "write": "Write", "edit": "Edit", "list": "List"}
+from ...tool import absolute, code, one_line, shown_path, tool_title  # noqa: F401  (one home: tool.py)
+from ...tool import plain as visible
 
 
 def text(value: str) -> dict[str, Any]:
@@ -29,74 +28,6 @@ def plan(entries: list[dict[str, str]]) -> dict[str, Any]:
         {"content": e["content"], "priority": "medium", "status": e["status"]} for e in entries
     ]
     return {"sessionUpdate": "plan", "entries": shown}
-
-
-def one_line(value: str, width: int = TITLE_WIDTH) -> str:
-    """The first line that has text, cut to `width` characters."""
-    first = next((line.strip() for line in value.splitlines() if line.strip()), value.strip())
-    return first if len(first) <= width else first[: width - 1] + "…"
-
-
-def code(value: str) -> str:
-    """Inline Markdown code: `value`, fenced with more backticks than it holds."""
-    fence = "`"
-    while fence in value:
-        fence += "`"
-    pad = " " if value.startswith("`") or value.endswith("`") else ""
-    return f"{fence}{pad}{value}{pad}{fence}"
-
-
-def shown_path(path: str, cwd: Path) -> str:
-    """A path as the user knows it: relative to the session's folder when inside it."""
-    try:
-        return str(Path(absolute(path, cwd)).relative_to(cwd)) or "."
-    except ValueError:
-        return path
-
-
-def tool_title(name: str, arguments: dict[str, Any], cwd: Path | None = None) -> str:
-    """claude-agent-acp's style, so editors show what runs: the command in backticks
-    (`` `ls -la` ``), the verb and the path (``Read `README.md` ``), the search
-    (``Find `*.py` ``), the question itself, a sub-agent's job (`Task: ...`), the skill
-    (`Skill: review-pr`), the plan (`Update plan: 3 tasks`), the MCP resource
-    (``Resource: docs `file:///a` ``); any other tool (an MCP server's, a plugin's):
-    its name and its telling argument."""
-    where = cwd or Path.cwd()
-
-    def argument(key: str) -> str | None:
-        value = arguments.get(key)
-        return one_line(value) if isinstance(value, str) and value.strip() else None
-
-    command, path, pattern = argument("command"), argument("path"), argument("pattern")
-    if name == "execute" and command:
-        return code(command)
-    if name in VERBS and (path or name == "list"):
-        return f"{VERBS[name]} {code(shown_path(path or '.', where))}"
-    if name in ("glob", "grep") and pattern:
-        verb = "Find" if name == "glob" else "Search"
-        inside = f" in {code(shown_path(path, where))}" if path else ""
-        return f"{verb} {code(pattern)}{inside}"
-    if name == "interview" and (question := argument("question")):
-        return question
-    if name == "task" and (job := argument("prompt")):  # a sub-agent: its job
-        return f"Task: {job}"
-    if name == "skill" and (skill := argument("name")):
-        file = argument("file")
-        return f"Skill: {visible(skill)}" + (f" {code(file)}" if file else "")
-    if name == "todo" and isinstance(todos := arguments.get("todos"), list):
-        return f"Update plan: {len(todos)} task{'' if len(todos) == 1 else 's'}"
-    if name == "resource" and (server := argument("server")):
-        uri = argument("uri")
-        shown = visible(server)
-        return f"Resource: {shown} {code(uri)}" if uri else f"List resources: {shown}"
-    for key in TITLE_ARGUMENT:
-        if (value := argument(key)) is not None:
-            return f"{name} {code(value)}"
-    return name
-
-
-def absolute(path: str, cwd: Path) -> str:
-    return str((cwd / Path(path).expanduser()).resolve())
 
 
 def locations(arguments: dict[str, Any], cwd: Path) -> list[dict[str, Any]]:
@@ -232,11 +163,6 @@ CHOICE_LABELS = {  # how clients that draw an option by its kind label it (codec
 }
 QUESTION_KINDS = {"rewind": "edit"}  # a question of no running call: its tool_call's kind
 REWIND_VERBS = (("restore", "restored"), ("delete", "deleted"), ("create again", "created"))
-
-
-def visible(value: str) -> str:
-    """A name on one line: control characters (a newline in a file name) shown as `?`."""
-    return "".join("?" if ord(c) < 32 or ord(c) == 127 else c for c in value)
 
 
 def cut(value: str, width: int = QUESTION_WIDTH) -> str:
