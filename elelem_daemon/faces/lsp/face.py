@@ -27,7 +27,7 @@ from ...base.errors import InvalidParams, SessionBusy
 from ...control.live import Live
 from . import actions, answers, progress, review
 from .documents import LspFiles
-from .window import LspInput, LspOutput, ask_trust
+from .window import LspInput, LspOutput, ask_held, ask_trust
 
 if TYPE_CHECKING:
     from pygls.lsp.server import LanguageServer
@@ -231,9 +231,11 @@ class LspFace:
         await self._end(title, said, False)
 
     async def trust(self, live: Live) -> None:
-        """At the first turn in a folder with something to trust (window.py)."""
+        """At the first turn: the user's own held files, then a folder with something to
+        trust (window.py)."""
         if not self.trust_asked:
             self.trust_asked = True
+            await ask_held(live, self.input, self.output)
             await ask_trust(live.session, self.input, self.output)
 
     def publish(self, found: dict[Path, list[tuple[int, str]]]) -> None:

@@ -180,3 +180,22 @@ async def ask_trust(session: Any, input: LspInput, output: LspOutput) -> None:
             grant(session, trust, keep=TRUST_YES[answer])
         except TrustNotKept as exc:
             output.show(f"elelem: {exc}", lsp.MessageType.Error)
+
+
+async def ask_held(live: Any, input: LspInput, output: LspOutput) -> None:
+    """The user's own files held as new or changed since approved (safety/vetted.py):
+    asked where the client can show questions (`hold` first: an answer by the first
+    choice loads nothing; `load` runs `/trust files`, the one home of that word), else
+    said once, with how to load them."""
+    from ...safety import vetted
+
+    shown = list(live.session.held)
+    if not shown:
+        return
+    if input.asks:
+        answer = await input.ask(vetted.question(shown), list(vetted.OPTIONS), kind="trust")
+        if answer == vetted.LOAD:
+            await live.command("/trust files")
+        return
+    how = f"run `{vetted.APPROVE}` in a terminal, then restart the server"
+    output.show(f"elelem: {vetted.notice_line(shown, how)}", lsp.MessageType.Warning)
