@@ -274,7 +274,8 @@ async def read_command(command: str) -> Parsed:
     """What a command runs, read off the event loop (64 KiB cost ~0.4 s at worst); past
     READ_TIMEOUT it cannot be told (the thread ends on its own: the text is bounded)."""
     try:
-        return await asyncio.wait_for(asyncio.to_thread(parse_command, command), READ_TIMEOUT)
+        async with asyncio.timeout(READ_TIMEOUT):  # not wait_for (test_cancel_windows.py)
+            return await asyncio.to_thread(parse_command, command)
     except TimeoutError:
         parsed = Parsed()
         parsed.cannot_tell(f"reading the command took more than {READ_TIMEOUT:g} s")
