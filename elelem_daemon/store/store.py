@@ -4,8 +4,18 @@ Where: `$ELELEM_STATE_DIR/sessions/`, else `$XDG_STATE_HOME/elelem/sessions/`, e
 `~/.local/state/elelem/sessions/`; the file is `<sessionId>.jsonl`, its lines are in
 records.py. The file is written when the first message is kept, so a session nobody
 talked to leaves no file, unless the face stores it at once (`Recorder.start`: the ACP
-face, whose clients keep a session's id to load it later). Every line is flushed and
-fsynced as it is written; a half-written last line is cut off before the next append.
+face, whose clients keep a session's id to load it later). Every record is written to
+the file (one `write`) as it is kept, and synced to the disk right after, off the event
+loop: a worker thread `fsync`s the file once the running task next waits, so a turn
+never waits for the disk before its request goes out (write, then send, then sync).
+What this promises: a record is in the file (and read back by any process) as soon as
+it is kept; a crash of the process loses nothing written; a crash of the machine before
+the sync can lose the records written since the last one, at most the turn in flight
+and so at most that turn's prompt record (`session/load` then finds a session whose last
+turn never began, or one ending on a prompt with no reply, which it marks
+`[interrupted]`, as after any crash mid-turn). Outside an event loop (a script, a
+test) each append is synced before it returns. A half-written last line is cut off
+before the next append.
 While a process holds a session open, the file is locked (flock) so no second process
 appends to it. A loaded session carries the `fingerprint` of the file it was read
 from (`Stored.read_as`): once the lock is taken, the file is read again only if it
@@ -25,6 +35,7 @@ listings and refused by `load`; `delete` removes such a name itself, never openi
 
 from __future__ import annotations
 
+import asyncio
 import fcntl
 import logging
 import os
@@ -185,11 +196,13 @@ class Store:
 
 
 class Writer:
-    """Appends records to one session file: one write, flush and fsync per call."""
+    """Appends records to one session file: one write per call, synced off the loop."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self._fd: int | None = None
+        self._syncing: asyncio.Future[None] | None = None  # the sync a thread runs now
+        self._dirty = False  # written since that sync began: one more is due
 
     def open(self) -> Writer:
         """Create (or reopen) and lock the file; cut a torn last line left by a crash."""
@@ -228,7 +241,7 @@ class Writer:
         os.fsync(self._fd)
 
     def append(self, *lines: Record) -> None:
-        """Write the records in one write, then fsync once."""
+        """Write the records in one write; sync them off the loop (`sync_soon`)."""
         if not lines:
             return
         self.open()
@@ -237,7 +250,41 @@ class Writer:
         while view:
             written = os.write(self._fd, view)
             view = view[written:]
-        os.fsync(self._fd)
+        self.sync_soon()
+
+    def sync_soon(self) -> None:
+        """Sync what was written: in a worker thread, started when the running task
+        next waits (so a request handed over right after a write goes out first); at
+        most one at a time, and one more after it when more was written meanwhile.
+        Without a running loop, now."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            if self._fd is not None:
+                os.fsync(self._fd)
+            return
+        if self._syncing is not None:
+            self._dirty = True
+            return
+        self._syncing = loop.create_future()
+        loop.call_soon(self._start_sync, loop)
+
+    def _start_sync(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._dirty = False
+        done = loop.run_in_executor(None, _fsync_path, self.path)
+        done.add_done_callback(lambda _: self._synced(loop))
+
+    def _synced(self, loop: asyncio.AbstractEventLoop) -> None:
+        finished, self._syncing = self._syncing, None
+        if finished is not None and not finished.done():
+            finished.set_result(None)
+        if self._dirty and not loop.is_closed():
+            self.sync_soon()
+
+    async def synced(self) -> None:
+        """Wait until what was written so far is synced (tests, and a clean close)."""
+        while self._syncing is not None:
+            await asyncio.shield(self._syncing)
 
     def fingerprint(self) -> tuple[int, ...]:
         """The open file's `fingerprint` (what `Store.load` marks a session read with)."""
@@ -257,6 +304,22 @@ def _head_of(data: bytes, end: int, path: Path, info: os.stat_result) -> Stored:
     if b'"title":""' in lines[0]:
         lines += data[end + 1 : end + 1 + HEAD_SCAN].split(b"\n")[:-1]
     return records.head_of(lines, path, _stamp(info.st_mtime))
+
+
+def _fsync_path(path: Path) -> None:
+    """fsync a session file through a descriptor of its own (syncing flushes the file,
+    whichever descriptor asks; this one holds no lock, so closing the writer meanwhile
+    frees the session at once). A file gone meanwhile (deleted) has nothing to sync."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError as exc:
+        log.warning("store: %s not synced: %s", path, exc)
+    finally:
+        os.close(fd)
 
 
 def _fsync_dir(folder: Path) -> None:
