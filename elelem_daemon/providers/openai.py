@@ -133,6 +133,8 @@ class OpenAIProvider(HTTPProvider):
         self.served, self.models = served, served.models
         if self.chosen is None and not self.official and served.models:
             self.model = served.models[0]  # a local server's own model, not gpt-4o
+        if self.answering is None and served.models and (served.llama or self.chosen is None):
+            self.answering = served.models[0]  # the one it serves, until an answer names it
 
     async def server(self) -> Served:
         """What the server says of itself (served.py), asked once per endpoint;

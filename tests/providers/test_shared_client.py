@@ -9,6 +9,7 @@ import json
 import ssl
 import threading
 
+from elelem_daemon.faces.daemon import live
 from elelem_daemon.providers import clients
 
 from .conftest import session_for, stream
@@ -75,4 +76,16 @@ async def test_the_first_request_does_not_wait_for_the_model_list(server, monkey
     await session.turn("again")
     assert server.requests[1].json["model"] == SERVED
     assert [r.path for r in server.gets] == ["/props", "/v1/models"]  # once
+    await session.close()
+
+
+async def test_the_served_model_is_named_once_known(server, monkeypatch, tmp_path):
+    server.routes["/v1/models"] = models_reply()
+    monkeypatch.setenv("OPENAI_MODEL", "gpt-4o")  # asked for; a llama.cpp server has its own
+    session, _ = session_for("openai", server, monkeypatch, tmp_path)
+    await session.provider.server()  # begun with the session; no turn yet
+    # the name the server gave, for every face: the daemon's session info and event/usage
+    assert live.served(session) == {"servedModel": SERVED}
+    assert f"model: {SERVED} (asked for gpt-4o)" in (await session.command("/model")).output
+    assert f"model: {SERVED} (served)" in (await session.command("/cost")).output
     await session.close()

@@ -53,7 +53,7 @@ class DaemonLive(Live):
         if meter.turns != self.counted:  # a turn ran (a command's /compact too)
             self.counted = meter.turns
             if meter.reported:  # its provider said what it used (the stub says nothing)
-                self.events.notice("event/usage", meter.report())
+                self.events.notice("event/usage", {**meter.report(), **served(self.session)})
         self.events.turn_id = None
         self.servers.hook()  # a /reload may have given the session its first servers
 
@@ -100,4 +100,12 @@ class DaemonLive(Live):
             "model": s.model,
             "busy": self.busy,
             "turns": self.turns,
+            **served(s),
         }
+
+
+def served(session: Session) -> dict[str, str]:
+    """`servedModel`: the model the provider's server says answers (the name its answers
+    carry, or the one a local server lists), once known; nothing before (protocol.md)."""
+    named = getattr(session.provider, "answering", None)
+    return {"servedModel": named} if isinstance(named, str) and named else {}
