@@ -210,7 +210,7 @@ def register(plugin: Plugin) -> None:
             session.output.say("compact failed: the conversation is kept (/clear starts over)")
             return
         count = len(session.conversation)
-        session.conversation.clear()
+        session.conversation.clear(compacted=True)
         session.conversation.add("user", f"Context: {text}")
         plural = "" if count == 1 else "s"
         session.output.say(f"  → compacted: {count} message{plural} became 1")

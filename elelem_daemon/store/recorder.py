@@ -72,9 +72,13 @@ class Recorder:
             if not self.broken:
                 self.pending = records.turn(message["turn"], message["at"])
         elif event == "clear":
-            self.history.clear()
+            compacted = bool(message and message.get("compacted"))
+            if compacted:
+                self.history.compact()
+            else:
+                self.history.clear()
             if self.started:
-                self._write([records.cleared()])
+                self._write([records.cleared(compacted)])
         elif event == "edit" and message is not None:
             self.history.edit(message["index"], message["content"])
             if self.started:
@@ -173,6 +177,14 @@ def record(
     if now:
         recorder.start()
     return recorder
+
+
+def entries(session: Session) -> tuple[list[Record], int]:
+    """The history's entries as kept (times included) and its generation (pages.py)."""
+    if session.recorder is not None:
+        kept = session.recorder.history
+        return kept.entries, kept.generation
+    return [records.message(m) for m in session.conversation], 0
 
 
 def history(session: Session) -> list[Record]:
