@@ -256,7 +256,9 @@ class Client:
         """Every page before `cursor` (`session/history`), oldest first, in one list."""
         pages: list[list[RpcMessage]] = []
         while cursor is not None:
-            page = await self.request("session/history", {"sessionId": session_id, "cursor": cursor})
+            page = await self.request(
+                "session/history", {"sessionId": session_id, "cursor": cursor}
+            )
             pages.append(page["history"])
             cursor = page["cursor"]
         return [entry for page in reversed(pages) for entry in page]

@@ -176,9 +176,7 @@ class HTTPProvider(Windowed):
             emitted = False
             try:
                 client = await self.client_for(url)
-                async with client.stream(
-                    "POST", url, headers=headers, content=content
-                ) as response:
+                async with client.stream("POST", url, headers=headers, content=content) as response:
                     if not response.is_success:
                         raise self.status_failure(response, await head(response))
                     async for event in self.decode(response):
