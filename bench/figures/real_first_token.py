@@ -162,7 +162,10 @@ async def run(ctx: Context) -> list[Row]:
     settings = {"ELELEM_PROVIDER": "openai", "OPENAI_MODEL": "smollm2", "OPENAI_MAX_TOKENS": "8"}
     loads = [loadavg()]
     try:
-        warm = await ctx.daemon(**settings, OPENAI_BASE_URL=f"http://{recorder.server_address[0]}:{recorder.server_address[1]}/v1")
+        warm = await ctx.daemon(
+            **settings,
+            OPENAI_BASE_URL=f"http://{recorder.server_address[0]}:{recorder.server_address[1]}/v1",
+        )
         try:
             await initialize(warm)
             sid = (await warm.request("session/new", {}))["sessionId"]

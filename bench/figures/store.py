@@ -7,8 +7,9 @@ this process, best of 5; then `session/load` of that session through the daemon
 (spawned on the same folder): its first answer (the newest page of the history), which
 is what an editor waits for, then every older page (`session/history`); and a
 `session/list` every 100 ms from 10 ms into the load to its last page, each timed
-against an idle one (what the load holds up of the other sessions' requests, issue 37). The growth rows load 10k / 100k / 1M short
-messages: a per-message cost that stays flat is linear.
+against an idle one (what the load holds up of the other sessions' requests, issue 37).
+The growth rows load 10k / 100k / 1M short messages: a per-message cost that stays flat
+is linear.
 """
 
 from __future__ import annotations

@@ -58,9 +58,9 @@ import httpx
 
 from ..base import keys
 from ..base.errors import ProviderError
+from . import clients
 from .calls import CUT_OFF, clip
 from .chat import counts, doings, encode, gather, parts, timed
-from . import clients
 from .http import RETRY_STATUS, Failure, HTTPProvider
 from .served import ForcedCall, Served, call_schema, read_models, read_props
 from .window import LOOKUP_TIMEOUT, tokens

@@ -13,7 +13,7 @@ from elelem_daemon.faces.daemon import live
 from elelem_daemon.providers import clients
 
 from .conftest import session_for, stream
-from .replay import Gate, Reply, json_reply
+from .replay import Gate, Reply
 
 SERVED = "SmolLM2-135M-Instruct.Q4_1"
 
