@@ -62,8 +62,8 @@ from . import clients
 from .calls import CUT_OFF, clip
 from .chat import counts, doings, encode, gather, parts, timed
 from .http import RETRY_STATUS, Failure, HTTPProvider
-from .served import ForcedCall, Served, call_schema, read_models, read_props
-from .window import LOOKUP_TIMEOUT, tokens
+from .served import ForcedCall, Served, ask, call_schema
+from .window import tokens
 
 log = logging.getLogger(__name__)
 DEFAULT_MODEL = "gpt-4o"
@@ -146,25 +146,7 @@ class OpenAIProvider(HTTPProvider):
         return served
 
     async def _ask_server(self) -> Served:
-        headers = {"authorization": f"Bearer {self.api_key}"} if self.api_key else {}
-        served = Served()
-        try:
-            async with asyncio.timeout(LOOKUP_TIMEOUT):
-                if not self.official:
-                    root = self.base_url.removesuffix("/v1")
-                    try:
-                        served.llama, served.n_ctx = read_props(
-                            await self.get_json(f"{root}/props", headers)
-                        )
-                    except ProviderError:
-                        pass
-                llama, served.models, served.entries = read_models(
-                    await self.get_json(f"{self.base_url}/models", headers)
-                )
-                served.llama = served.llama or llama
-        except Exception as exc:  # metadata is a nicety: never an error for a turn
-            log.info("openai: %s says nothing of itself: %s", self.base_url, self.redact(str(exc)))
-        return served
+        return await ask(self, self.base_url, self.api_key, self.official)
 
     @property
     def asks_server(self) -> bool:
