@@ -56,6 +56,7 @@ class AcpLive(Live):
         self._pending = False
         self.ask_trust = ask_trust  # an untrusted folder with plugins or rules: ask once
         self.roots: list[str] = []  # the client's additional workspace roots: kept, listed
+        self.replaying = asyncio.Lock()  # two loads at once: one replay after the other
         self.look_up_window()
         session.modes.listeners.append(self.mode_changed)
         session.plan.listeners.append(self.planned)
@@ -213,6 +214,10 @@ class AcpLive(Live):
         `tool_call` and its `tool_call_update` (store.recorder.history), a compaction as
         an agent chunk `COMPACTED`. Sent a page at a time (store/pages.py's bound),
         letting the loop answer other requests between pages."""
+        async with self.replaying:
+            await self._replay()
+
+    async def _replay(self) -> None:
         from ...store import pages
         from ...store.recorder import entries
 

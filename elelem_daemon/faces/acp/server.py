@@ -170,8 +170,8 @@ class AcpServer:
             cwd = self._cwd(params) if params.get("cwd") is not None else None
             stored = await asyncio.to_thread(self._stored, ident)  # a big file: off the loop
             live = self.lives.find(ident)  # opened meanwhile (a second load of it)
-            if live is None:
-                live = self._build(cwd, stored, trusted_of(params))
+            if live is None:  # kept at once: a second load during the replay finds it
+                live = self.lives.add(self._build(cwd, stored, trusted_of(params)))
         if roots is not None:
             live.roots = roots
         return live, servers
