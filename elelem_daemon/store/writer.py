@@ -99,7 +99,12 @@ class Writer:
 
     def _start_sync(self, loop: asyncio.AbstractEventLoop) -> None:
         self._dirty = False
-        done = loop.run_in_executor(None, _fsync_path, self.path)
+        try:
+            done = loop.run_in_executor(None, _fsync_path, self.path)
+        except RuntimeError:  # the loop is ending (its executor shut down): sync here
+            _fsync_path(self.path)
+            self._synced(loop)
+            return
         done.add_done_callback(lambda _: self._synced(loop))
 
     def _synced(self, loop: asyncio.AbstractEventLoop) -> None:
@@ -120,9 +125,19 @@ class Writer:
         return fingerprint(os.fstat(self._fd))
 
     def close(self) -> None:
+        """Unlock and close; what was written and not yet synced is synced once more,
+        off the loop where there is one (by path: the lock is free at once), else here."""
+        pending = self._fd is not None and (self._syncing is not None or self._dirty)
         if self._fd is not None:
             os.close(self._fd)  # releases the lock
             self._fd = None
+        if not pending:
+            return
+        self._dirty = False
+        try:
+            asyncio.get_running_loop().run_in_executor(None, _fsync_path, self.path)
+        except RuntimeError:  # no loop, or one whose executor shut down
+            _fsync_path(self.path)
 
 
 def _fsync_path(path: Path) -> None:

@@ -79,3 +79,24 @@ async def test_without_a_loop_each_append_is_synced_before_it_returns(monkeypatc
 
     assert await asyncio.to_thread(append) == before + 1  # no running loop in that thread
     writer.close()
+
+
+def test_a_write_as_the_loop_ends_is_still_synced(monkeypatch):
+    """The terminal's last records come as asyncio.run shuts its executor down: synced
+    in place, never an error (a `RuntimeError: Executor shutdown` once reached stderr)."""
+    synced: list[int] = []
+    real = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(fd), real(fd))[1])
+    writer = Store().writer("ending").open()
+
+    async def main() -> None:
+        await asyncio.get_running_loop().shutdown_default_executor()
+        before = len(synced)
+        writer.append({"type": "session", "id": "ending"})
+        await asyncio.sleep(0)  # the sync's turn comes
+        assert len(synced) == before + 1
+        writer.append({"type": "message", "role": "user", "content": "late"})
+        writer.close()  # pending: synced before it is gone
+        assert len(synced) >= before + 2
+
+    asyncio.run(main())
