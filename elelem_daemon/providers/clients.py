@@ -8,7 +8,9 @@ costs: an `https` client loads its certificate trust (httpx's defaults: certifi,
 `SSL_CERT_FILE` / `SSL_CERT_DIR`; 20-80 ms) in a worker thread; a plain-`http` client
 sets up no TLS at all (`verify=False`: no certificate is loaded, and the client only
 ever asks its own plain-http endpoint, following no redirects), which takes about a
-millisecond, so it is made in place.
+millisecond, so it is made in place; unless the environment sends plain http through an
+https proxy (`HTTP_PROXY` or `ALL_PROXY` starting with `https:`), whose certificate is
+checked as usual.
 
 The clients are kept per event loop (their connections belong to the loop that opened
 them) and live as long as it: a session's end never closes a shared client (other
@@ -18,6 +20,7 @@ sessions use it). A client a test injects into a provider is the provider's own.
 from __future__ import annotations
 
 import asyncio
+import os
 import weakref
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
@@ -64,19 +67,26 @@ async def shared(url: str, timeout: httpx.Timeout) -> httpx.AsyncClient:
     if made is None or (made.done() and _unusable(made)):
         made = pool[key] = asyncio.get_running_loop().create_future()
         try:
-            if key[0] == "https":
-                client = await asyncio.to_thread(build, timeout)
-            else:
+            if key[0] == "http" and not _https_proxy():
                 client = build(timeout, plain=True)
+            else:
+                client = await asyncio.to_thread(build, timeout)
         except BaseException as exc:
             del pool[key]
             if isinstance(exc, asyncio.CancelledError):
                 made.cancel()
             else:
                 made.set_exception(exc)
+                made.exception()  # the caller gets it raised: retrieved
             raise
         made.set_result(client)
     return await asyncio.shield(made)
+
+
+def _https_proxy() -> bool:
+    """Whether plain http may go through an https proxy (then TLS is set up as usual)."""
+    names = ("HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy")
+    return any(os.environ.get(name, "").strip().lower().startswith("https:") for name in names)
 
 
 def _unusable(made: asyncio.Future[httpx.AsyncClient]) -> bool:

@@ -89,3 +89,19 @@ async def test_the_served_model_is_named_once_known(server, monkeypatch, tmp_pat
     assert f"model: {SERVED} (asked for gpt-4o)" in (await session.command("/model")).output
     assert f"model: {SERVED} (served)" in (await session.command("/cost")).output
     await session.close()
+
+
+async def test_plain_http_through_an_https_proxy_checks_the_proxy(monkeypatch):
+    loaded: list[object] = []
+    real = ssl.SSLContext.load_verify_locations
+
+    def load(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        loaded.append(args or kwargs)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(ssl.SSLContext, "load_verify_locations", load)
+    monkeypatch.setenv("HTTP_PROXY", "https://proxy.invalid:3128")
+    from elelem_daemon.providers.http import timeouts
+
+    await clients.shared("http://127.0.0.1:9/v1/models", timeouts())
+    assert loaded  # the proxy's certificate is checked: TLS set up as usual
