@@ -15,6 +15,13 @@ Each daemon (this checkout's, and `--base`'s run with this venv's Python and
 moves the visible lines and the selection. `OPENAI_TOOL_CHOICE=none` and a 16-token
 reply cap make every turn one request. The row: the share of all prompt tokens that
 were evaluated again, and the seconds of prompt evaluation the server reported.
+
+With compaction (issue 37): `--ctx 2048 --turns 40` runs a session long enough to
+compact at least twice; each request is tagged a summary (the cached one, whose last
+message is the summary's ask, or a piece of the fallback) or a turn, and the row says
+how many summaries there were and the share of the requests right after them.
+`--without N` runs the same session again at an N-token window, where nothing
+compacts: the share without compaction, beside it.
 """
 
 from __future__ import annotations
@@ -38,6 +45,7 @@ ROOT = Path(__file__).resolve().parents[1]
 LAUNCHER = ROOT / "examples" / "local_model.py"
 TURNS = 30
 TIMINGS = re.compile(rb'"timings"\s*:\s*(\{[^{}]*\})')
+ASK = "Summarize: accomplishments, state, next steps. Brief."  # context/summary.py
 
 
 class Relay(ThreadingHTTPServer):
@@ -81,7 +89,24 @@ class Handler(BaseHTTPRequestHandler):
         if body is not None:
             found = TIMINGS.findall(bytes(kept))
             if found:
-                self.server.timings.append(json.loads(found[-1]))
+                timing = json.loads(found[-1])
+                timing["kind"] = kind(body)
+                self.server.timings.append(timing)
+
+
+def kind(body: bytes) -> str:
+    """`cached` (the summary on the conversation's prefix), `piece` (the fallback's),
+    or `turn`."""
+    try:
+        last = json.loads(body)["messages"][-1]
+    except (ValueError, KeyError, IndexError, TypeError):
+        return "turn"
+    text = last.get("content") if isinstance(last, dict) else None
+    if text == ASK:
+        return "cached"
+    if isinstance(text, str) and text.endswith(ASK):
+        return "piece"
+    return "turn"
 
 
 def start_server(home: Path, ctx: int) -> tuple[subprocess.Popen[bytes], str]:
@@ -152,17 +177,35 @@ def measure(
         asyncio.run(session(python_path, url, work, turns))
     finally:
         relay.shutdown()
-    evaluated = sum(int(t.get("prompt_n", 0)) for t in relay.timings)
-    reused = sum(int(t.get("cache_n", 0)) for t in relay.timings)
-    seconds = sum(float(t.get("prompt_ms", 0.0)) for t in relay.timings) / 1000
+    timings = relay.timings
+    evaluated = sum(int(t.get("prompt_n", 0)) for t in timings)
+    reused = sum(int(t.get("cache_n", 0)) for t in timings)
+    seconds = sum(float(t.get("prompt_ms", 0.0)) for t in timings) / 1000
     total = evaluated + reused
+    kinds = [t["kind"] for t in timings]
+    after = [
+        t for n, t in enumerate(timings) if n and kinds[n - 1] != "turn" and kinds[n] == "turn"
+    ]
+    after_total = sum(int(t.get("prompt_n", 0)) + int(t.get("cache_n", 0)) for t in after)
+    summaries = [t for t in timings if t["kind"] != "turn"]
+    summary_total = sum(int(t.get("prompt_n", 0)) + int(t.get("cache_n", 0)) for t in summaries)
     row = {
         "daemon": name,
-        "requests": len(relay.timings),
+        "requests": len(timings),
         "prompt tokens": total,
         "re-processed": evaluated,
         "share": evaluated / total if total else 0.0,
         "prompt seconds": seconds,
+        "cached summaries": kinds.count("cached"),
+        "pieces": kinds.count("piece"),
+        "summary share": (
+            sum(int(t.get("prompt_n", 0)) for t in summaries) / summary_total
+            if summary_total
+            else 0.0
+        ),
+        "after a summary": (
+            sum(int(t.get("prompt_n", 0)) for t in after) / after_total if after_total else 0.0
+        ),
     }
     print(json.dumps(row), flush=True)
     return row
@@ -174,25 +217,34 @@ def main() -> int:
     parser.add_argument("--ctx", type=int, default=8192)
     parser.add_argument("--turns", type=int, default=TURNS)
     parser.add_argument("--only", choices=("branch", "main"), help="measure one daemon only")
+    parser.add_argument(
+        "--without", type=int, help="also this branch at this window, where nothing compacts"
+    )
     opts = parser.parse_args()
+    runs: list[tuple[str, str | None, int]] = []
+    if opts.only != "main":
+        runs.append((f"this branch, {opts.ctx:,} window", None, opts.ctx))
+    if opts.only != "branch":
+        runs.append((f"main, {opts.ctx:,} window", str(Path(opts.base).resolve()), opts.ctx))
+    if opts.without:
+        runs.append((f"this branch, {opts.without:,} window", None, opts.without))
+    rows = []
     with tempfile.TemporaryDirectory(prefix="elelem-cache-bench-") as scratch:
         home = Path(scratch)
-        server, url = start_server(home, opts.ctx)
-        upstream = url.removeprefix("http://").removesuffix("/v1")
-        try:
-            rows = []
-            if opts.only != "main":
-                rows.append(measure("this branch", None, upstream, home / "new", opts.turns))
-            if opts.only != "branch":
-                base = str(Path(opts.base).resolve())
-                rows.append(measure("main", base, upstream, home / "base", opts.turns))
-        finally:
-            server.terminate()
-            server.wait(15)
+        for n, (name, python_path, ctx) in enumerate(runs):
+            server, url = start_server(home, ctx)
+            upstream = url.removeprefix("http://").removesuffix("/v1")
+            try:
+                rows.append(measure(name, python_path, upstream, home / f"run{n}", opts.turns))
+            finally:
+                server.terminate()
+                server.wait(15)
     for row in rows:
         print(
             f"| {row['daemon']} | {row['requests']} | {row['prompt tokens']:,} | "
-            f"{row['re-processed']:,} | {row['share']:.1%} | {row['prompt seconds']:.0f} s |"
+            f"{row['re-processed']:,} | {row['share']:.1%} | {row['cached summaries']} + "
+            f"{row['pieces']} | {row['summary share']:.1%} | {row['after a summary']:.1%} | "
+            f"{row['prompt seconds']:.0f} s |"
         )
     return 0
 

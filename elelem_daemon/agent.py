@@ -12,7 +12,8 @@ Tool arguments that are not plain JSON (a non-finite number, nested past
 While a turn runs, `in_turn` is true: a user message kept then is its prompt, which
 awaits a reply (the store tells it from one kept outside a turn, such as `/compact`'s
 summary). Each tool call, once it has run, goes to the `call_listeners` as (call,
-result), after the Output: the store records it for redrawing.
+result), after the Output: the store records it for redrawing; so does a call a cancel
+cut short, as failed with `{"error": "cancelled"}` (a loaded session shows it so).
 
 Steers (steering.py) the user sends while a turn runs go with its next provider
 request, after the tool round, and are kept between the prompt and the reply.
@@ -21,8 +22,10 @@ The window (context/compaction.py): `gauge` holds the provider's count for the l
 request. A kept turn's request the server refuses for size is not kept: the history
 before the prompt is compacted and the request sent again, once; when that cannot be
 done the prompt is dropped too (`kept` false) and the user told how to recover. A
-request after a tool round that would pass ELELEM_COMPACT_AT of the window compacts
-that history first (once a turn, counting the retry). One
+request after a tool round that would pass ELELEM_COMPACT_AT of the window clears the
+round's older tool results first (context/clearing.py), then, if still past it,
+compacts that history (once a turn, counting the retry); a compaction's tokens count in
+the turn's usage (`spent`). One
 tool result takes at most a share of the window (ELELEM_TOOL_SHARE).
 """
 
@@ -39,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 from .base.jsonsafe import problem
 from .budget import RoundBudget
 from .context import compaction
+from .context.keepsakes import Keepsakes
 from .conversation import Content, Conversation, Message
 from .io import NullOutput, Output
 from .result import Result
@@ -150,11 +154,16 @@ class Agent:
         self.last: TurnResult | None = None
         self.in_turn = False  # a user message kept now is a prompt, which awaits a reply
         self.call_listeners: list[CallListener] = []  # each hears (call, result) once it ran
+        self.auto_compact = True  # compact ahead of the window (a face's switch: compaction.py)
         self.keeping = True  # false while a turn runs aside (keep=False): nothing is recorded
         self.steering = Steering()  # user messages for the running turn (steering.py)
         # which tools the model is offered, read at every request (the session's mode)
         self.tool_filter: Callable[[Any], bool] | None = None
         self.gauge = compaction.Gauge()  # how full the last request was (compaction.py)
+        self.spent: dict[str, int] = {}  # a compaction's tokens, counted with the turn
+        # what a compaction carries word for word (keepsakes.py): it hears the calls kept
+        self.keepsakes = Keepsakes(lambda name: self.toolbox.resolve(name).kind)
+        self.call_listeners.append(self.keepsakes.heard)
 
     @property
     def conversation(self) -> Conversation:
@@ -173,6 +182,7 @@ class Agent:
             return await self._turn(prompt, keep)
         finally:
             self.in_turn, self.keeping = False, True
+            self.spent = {}
 
     async def _turn(self, prompt: Content, keep: bool) -> TurnResult:
         transcript = self.transcript if keep else self.transcript.aside()
@@ -181,7 +191,7 @@ class Agent:
         retried = refused = False  # a request refused for size (compacted, sent again)
         scratch: list[Message] = []
         steered: list[str] = []  # steers sent (steering.py), kept before the reply
-        usage: dict[str, int] = {}
+        usage = self.spent  # the turn's counts, a compaction's before or in it included
         stop = "end_turn"
         fetched = _Round()
         try:
@@ -237,9 +247,8 @@ class Agent:
         (the newest kept message), unless ELELEM_COMPACT_RETRY says not to."""
         if not compaction.retry_on() or len(transcript.conversation) < 2:
             return False
-        return await compaction.compact(
-            self, "the model refused the request as too long; sending it again", spare=1
-        )
+        reason = "the model refused the request as too long; sending it again"
+        return await compaction.compact(self, reason, spare=1, cached=False)
 
     def refused(self, content: str, usage: dict[str, int], steered: list[str]) -> TurnResult:
         """A request refused for size that compaction could not save: the prompt (the
@@ -337,12 +346,17 @@ class Agent:
         for call, event in zip(wire, calls, strict=True):
             shown = {**call, "name": self.toolbox.resolve(call["name"]).name}
             self.output.doing(shown)
-            result = budget.skipped() if budget.spent else await self.run(call, event.get("error"))
+            try:
+                result = (
+                    budget.skipped() if budget.spent else await self.run(call, event.get("error"))
+                )
+            except asyncio.CancelledError:
+                self.heard(shown, Result.failure("cancelled"))  # kept as cut short
+                raise
             self.output.result(shown, result)
             if budget.each is None:  # a large one: cut to a share of the window
                 budget.each = await compaction.tool_limit(self.provider, len(result.to_json()))
-            for listener in list(self.call_listeners) if self.keeping else []:
-                listener(shown, result)
+            self.heard(shown, result)
             traffic.append(
                 {
                     "role": "tool",
@@ -352,6 +366,11 @@ class Agent:
                 }
             )
         return traffic
+
+    def heard(self, call: dict[str, Any], result: Result) -> None:
+        """Tell the `call_listeners` of a call that ran (when the turn is kept)."""
+        for listener in list(self.call_listeners) if self.keeping else []:
+            listener(call, result)
 
     async def run(self, call: Call, error: str | None = None) -> Result:
         """A provider may flag a call it could not parse; the model then reads the error."""

@@ -1,5 +1,5 @@
-"""The launcher: `elelem chat`, `elelem ask`, `elelem sessions`, `elelem trust`,
-`elelem daemon [--acp]`.
+"""The launcher: `elelem chat`, `elelem ask`, `elelem sessions`, `elelem trust
+[--user-files]`, `elelem daemon [--acp]`, `elelem login`, `elelem logout`.
 
 It parses the command line, builds the one Store of the process and hands both to a
 face. It is the only module besides the package's `__init__` that may import every
@@ -17,12 +17,13 @@ from collections.abc import Callable, Sequence
 from . import __version__
 from .base import keys
 
-COMMANDS = ("chat", "ask", "daemon", "sessions", "trust", "help")
+COMMANDS = ("chat", "ask", "daemon", "sessions", "trust", "login", "logout", "help")
 
 
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="elelem", description="A coding agent.")
     top.add_argument("--version", action="version", version=f"elelem v{__version__}")
+    top.add_argument("--login", action="store_true", help=argparse.SUPPRESS)  # ACP terminal auth
     sub = top.add_subparsers(dest="command")
     for name, about in (
         ("chat", "talk with the agent in the terminal (the default)"),
@@ -38,6 +39,9 @@ def parser() -> argparse.ArgumentParser:
                 "--acp",
                 action="store_true",
                 help="speak the Agent Client Protocol (Zed, codecompanion.nvim, avante.nvim)",
+            )
+            cmd.add_argument(  # ACP terminal auth may append its args to the agent's command
+                "--login", action="store_true", help="sign in instead (as `elelem login`)"
             )
             cmd.add_argument(
                 "--max-frame",
@@ -94,6 +98,14 @@ def parser() -> argparse.ArgumentParser:
         "trust", help="trust a folder's own plugins, rules and MCP servers (every face)"
     )
     trust.add_argument("folder", nargs="?", default=".", help="the folder (default: here)")
+    trust.add_argument(
+        "--user-files",
+        action="store_true",
+        help="load your own plugins, skills, modes, rules and MCP servers held as new or "
+        "changed (asks on a terminal)",
+    )
+    sub.add_parser("login", help="sign in to a model provider (kept for elelem alone)")
+    sub.add_parser("logout", help="forget the sign-in of `elelem login`")
     sub.add_parser("help", help="show this help")
     return top
 
@@ -119,6 +131,30 @@ def trust_folder(folder: str) -> int:
         print("Sessions there load:")
         for line in trust.listing().splitlines():
             print(visible(line))
+    return 0
+
+
+def trust_user_files() -> int:
+    """`elelem trust --user-files`: lists the user's files held as new or changed
+    (safety/vetted.py) and, on a terminal only, asks to load them from now on: a
+    command the agent runs has no terminal, so it cannot confirm them itself."""
+    from .safety import vetted
+
+    files = vetted.held()
+    if not files:
+        print("No file of yours is held.")
+        return 0
+    text, _, last = vetted.question(files).rpartition("\n")
+    print(text, file=sys.stderr)  # each line's control characters escaped (vetted.py)
+    if not (sys.stdin.isatty() and sys.stderr.isatty()):
+        print("elelem: not confirmed: run this in a terminal to answer", file=sys.stderr)
+        return 1
+    print(f"{last} [y/N] ", end="", file=sys.stderr, flush=True)
+    if sys.stdin.readline().strip().lower() not in ("y", "yes"):
+        print("Nothing loaded.", file=sys.stderr)
+        return 1
+    vetted.approve(files)
+    print(f"Approved {len(files)} file(s): sessions load them from now on.")
     return 0
 
 
@@ -149,15 +185,6 @@ def rule_flag(rule: str) -> Callable[[str], tuple[str, str]]:
     return parse
 
 
-def exit_on_signals() -> None:
-    """SIGTERM, SIGHUP and SIGINT end the process with 128 + N while it starts: nothing
-    runs yet that would need cancelling (protocol.md, how the daemon ends)."""
-    import signal
-
-    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
-        signal.signal(sig, lambda number, _frame: os._exit(128 + number))
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     keys.take()  # first of all: the keys leave the environment (elelem_daemon/base/keys.py)
     args = list(sys.argv[1:] if argv is None else argv)
@@ -165,13 +192,32 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"Unknown command: {args[0]}", file=sys.stderr)
         return 1
     options = parser().parse_args(args or ["chat"])
+    if options.command is None and options.login:
+        options.command = "login"
     if options.command in (None, "help"):
         parser().print_help()
         return 0
     if options.command == "trust":
+        if options.user_files:
+            return trust_user_files()
         return trust_folder(options.folder)
+    if options.command == "login" or getattr(options, "login", False):
+        from .faces.terminal.login import login
+        from .providers.check import check
+
+        return login(check)
+    if options.command == "logout":
+        from .faces.terminal.login import logout
+
+        return logout()
     if options.command == "daemon" and not options.acp:
-        exit_on_signals()  # until the daemon's own handlers take over (stdio.run)
+        from .processes.signals import until_loop
+
+        until_loop()  # until the daemon's own handlers take over (stdio.run)
+    elif options.command == "ask" or options.command == "daemon":  # `ask`, `daemon --acp`
+        from .processes.signals import SIGNALS, until_loop
+
+        until_loop(SIGNALS)  # until the face's own handlers; Ctrl-C stays Python's
     from .base.log import setup
     from .store.store import Store
 

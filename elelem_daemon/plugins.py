@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import functools
 import importlib
+import importlib.machinery
 import importlib.util
 import logging
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from .base import regular
 from .base.log import notice
 from .registry import Origin, Registry
 
@@ -41,6 +43,7 @@ BUILTINS = (
 )
 ENTRY_POINT_GROUP = "elelem.plugins"
 MAX_ENTRY_POINTS = 1 << 20  # bytes of an entry_points.txt the pre-scan reads
+MAX_PLUGIN_BYTES = 4 << 20  # of a plugin file
 
 
 def warn(path: str, error: BaseException) -> None:
@@ -129,8 +132,7 @@ def _may_declare_in(root: str) -> bool:
         if low.endswith((".dist-info", ".egg-info")) or (egg and low == "egg-info"):
             points = os.path.join(root, child, "entry_points.txt")
             try:
-                with open(points, "rb") as file:
-                    text = file.read(MAX_ENTRY_POINTS + 1)
+                text = regular.read(points, MAX_ENTRY_POINTS + 1)
                 if len(text) > MAX_ENTRY_POINTS or ENTRY_POINT_GROUP.encode() in text:
                     return True  # named (or too long to rule out)
             except (FileNotFoundError, NotADirectoryError):
@@ -141,20 +143,50 @@ def _may_declare_in(root: str) -> bool:
 
 
 def load_folder(registry: Registry, folder: Path, source: str) -> Registry:
+    """Every `*.py` of the folder. The user's (`source` "user") load only as the user
+    approved them (safety/vetted.py): a new or changed file is held, and what runs is
+    the very bytes that were checked."""
     if not folder.is_dir():
         return registry
+    if source == "user":
+        from .safety import vetted
+
+        record = vetted.load()
     for path in sorted(folder.glob("*.py")):
-        _guarded(registry, path.stem, source, str(path), functools.partial(_exec_file, path))
+        if source != "user":
+            _guarded(registry, path.stem, source, str(path), functools.partial(_exec_file, path))
+            continue
+        data = vetted.read_if_approved(path, record)
+        if data is not None:
+            load = functools.partial(_exec_file, path, data)
+            _guarded(registry, path.stem, source, str(path), load)
     return registry
 
 
-def _exec_file(path: Path) -> Any:
-    """Run a plugin file afresh (so /reload sees edits) as its own module."""
-    spec = importlib.util.spec_from_file_location(f"elelem_plugin_{path.stem}", path)
+class PluginSource(importlib.machinery.SourceFileLoader):
+    """importlib's loader of a source file, reading it with the bounded, non-blocking
+    reader (base/regular.py): a FIFO named `x.py` in a plugins folder is a load error,
+    never a wait; a file past MAX_PLUGIN_BYTES is not run."""
+
+    def get_data(self, path: str) -> bytes:
+        data = regular.read(path, MAX_PLUGIN_BYTES + 1)
+        if len(data) > MAX_PLUGIN_BYTES:
+            raise ImportError(f"{path}: larger than {MAX_PLUGIN_BYTES} bytes")
+        return data
+
+
+def _exec_file(path: Path, data: bytes | None = None) -> Any:
+    """Run a plugin file afresh (so /reload sees edits) as its own module; with `data`,
+    those bytes (the ones checked: safety/vetted.py) rather than the file read again."""
+    name = f"elelem_plugin_{path.stem}"
+    spec = importlib.util.spec_from_file_location(name, path, loader=PluginSource(name, str(path)))
     if spec is None or spec.loader is None:
         raise ImportError(f"cannot load {path}")
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    if data is None:
+        spec.loader.exec_module(module)
+    else:
+        exec(compile(data, str(path), "exec"), module.__dict__)
     return module
 
 

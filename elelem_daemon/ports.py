@@ -5,6 +5,11 @@ session. Structural types (`typing.Protocol`): anything with these members fits.
                   events (docs/plugins.md, "Providers"; the agent closes it early on
                   cancel); `aclose()` if it holds a connection, called when a session
                   drops the provider
+    TOOL_CHOICE   the tool choice of the request being made, for providers to read
+                  in their request: None (the provider's own settings) or `none` (a
+                  compaction's summary, context/compaction.py: the tools stay in the
+                  request, so its prefix is the conversation's cached one, and no call
+                  may be made; a call returned anyway is ignored)
     SessionView   the session as tools, commands, setup blocks, hooks and the store
                   see it (docs/plugins.md, "The session"); `Session` is the one
                   implementation
@@ -16,6 +21,7 @@ session. Structural types (`typing.Protocol`): anything with these members fits.
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Sequence
+from contextvars import ContextVar
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -27,6 +33,7 @@ if TYPE_CHECKING:
     from .edits.filesystem import Files
     from .io import Input, Output
     from .registry import Registry
+    from .safety.vetted import HeldFile
     from .toolbox import Toolbox
     from .transcript import SystemPrompt
     from .turns.modes import Modes
@@ -34,6 +41,7 @@ if TYPE_CHECKING:
     from .turns.usage import Meter
 
 Event = dict[str, Any]
+TOOL_CHOICE: ContextVar[str | None] = ContextVar("tool_choice", default=None)
 
 
 class Provider(Protocol):
@@ -64,6 +72,7 @@ class SessionView(Protocol):
     permissions: object  # the permission policy's slot (builtins/permissions.py)
     skills: object  # the skills' slot (builtins/skills.py)
     usage: Meter  # tokens, context and cost of the turns (turns/usage.py)
+    held: list[HeldFile]  # the user's files held, as shown (safety/vetted.py)
 
     @property
     def provider(self) -> Provider: ...

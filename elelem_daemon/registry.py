@@ -182,15 +182,18 @@ class Plugin:
         required: list[str] | tuple[str, ...] = (),
         aliases: list[str] | tuple[str, ...] = (),
         kind: str = "other",
+        fine: tuple[int, ...] = (0,),
     ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         """Decorate `handler(session, args)` as a tool added to every session; `kind` is
-        what it does (tool.KINDS: `read`, `edit`, `search`, `execute`, ...)."""
+        what it does (tool.KINDS: `read`, `edit`, `search`, `execute`, ...); `fine`, the
+        exit statuses of a result's `exit_status` that are not a failure (`grep` finding
+        nothing is 1: `(0, 1)`)."""
         checked_kind(kind)  # a bad kind fails the plugin's load, not every session
 
         def decorate(handler: Callable[..., Any]) -> Callable[..., Any]:
             def add(session: Session) -> None:
                 bound = _bind(handler, session)
-                session.toolbox.add(name, description, params, required, aliases, bound, kind)
+                session.toolbox.add(name, description, params, required, aliases, bound, kind, fine)
 
             self.setup(add, f"{self.origin.name}:tool:{name}")
             return handler

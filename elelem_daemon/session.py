@@ -48,6 +48,7 @@ from .turns.usage import Meter
 
 if TYPE_CHECKING:
     from .safety.trust import Trust
+    from .safety.vetted import HeldFile
     from .store.recorder import Recorder
     from .store.store import Store, Stored
     from .turns.steering import Steer
@@ -130,6 +131,7 @@ class Session:
         self.project = True  # the folder is trusted: its plugins, rules, MCP servers load
         self.rules: tuple[tuple[str, str], ...] = ()  # (PATTERN, RULE) given on the command line
         self.trust: Trust | None = None  # how that was decided (trust.py), set by start
+        self.held: list[HeldFile] = []  # the user's files held at start (vetted.py)
         self.files: Files = LocalFiles()  # a face may put the editor here
         self.seen = Seen()  # what the agent read this turn (changes.py: conflicts)
         self.recorder: Recorder | None = None  # set when the session is stored
@@ -450,8 +452,10 @@ def start(
     the command line, `(PATTERN, RULE)` (`elelem ask --allow`; docs/permissions.md).
     """
     from .safety.trust import decide
+    from .safety.vetted import held
 
     cwd = Path(cwd or Path.cwd()).resolve()
+    waiting = held()  # first: the first run records what is there (vetted.py)
     trust = decide(cwd, project)
     if plugin_files:
         from .plugins import project_registry
@@ -469,7 +473,7 @@ def start(
     if input is None:
         input = NullInput(commands=commands)
     session = Session(agent, input, commands, registry, cwd, provider, model)
-    session.project, session.trust = trust.trusted, trust
+    session.project, session.trust, session.held = trust.trusted, trust, waiting
     session.rules = tuple(rules)
     if store is not None or stored is not None:
         from .store.recorder import record

@@ -17,6 +17,8 @@ from typing import Any
 Handler = Callable[[dict[str, Any]], Any]
 Check = Callable[[Any], bool]
 
+FINE = (0,)  # a command's exit statuses that are a success, unless the tool says more
+
 # Keywords of JSON Schema 2019-09 / 2020-12 that fastjsonschema (draft 7) would ignore.
 NEWER_KEYWORDS = (
     "prefixItems",
@@ -94,9 +96,11 @@ class Tool:
         aliases: Iterable[str] = (),
         handler: Handler | None = None,
         kind: str = "other",
+        fine: Iterable[int] = FINE,
     ) -> None:
         self.name = name
         self.kind = checked_kind(kind)
+        self.fine = tuple(fine)  # the exit statuses that are not a failure (result.py)
         self.description = description
         self.params = dict(params or {})
         self.required = list(required)

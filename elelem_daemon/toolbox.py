@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from .result import Result
-from .tool import Handler, NullTool, Tool
+from .tool import FINE, Handler, NullTool, Tool
 
 log = logging.getLogger(__name__)
 Hook = Callable[..., Any]
@@ -42,16 +42,17 @@ class Toolbox:
         aliases: Iterable[str] = (),
         handler: Handler | None = None,
         kind: str = "other",
+        fine: Iterable[int] = FINE,
     ) -> Any:
         """Add a tool; without a handler, returns a decorator taking the handler."""
         if handler is None:
 
             def decorate(fn: Handler) -> Handler:
-                self.add(name, description, params, required, aliases, fn, kind)
+                self.add(name, description, params, required, aliases, fn, kind, fine)
                 return fn
 
             return decorate
-        tool = Tool(name, description, params, required, aliases, handler, kind)
+        tool = Tool(name, description, params, required, aliases, handler, kind, fine)
         self.register(tool)
         return tool
 
@@ -142,7 +143,7 @@ class Toolbox:
                 "tool %s failed: %s", tool.name, exc, exc_info=log.isEnabledFor(logging.DEBUG)
             )
             return Result.failure(str(exc), name=tool.name, args=args)
-        return Result.wrap(value)
+        return Result.wrap(value, tool.fine)
 
     @staticmethod
     async def _handle(tool: Tool, args: dict[str, Any]) -> Any:

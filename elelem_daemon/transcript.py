@@ -22,15 +22,17 @@ prefix is logged once, naming what changed (context/prefix.py).
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from .base import regular
+from .base.repository import repository_top
 from .context.environment import Environment
 from .context.prefix import PrefixWatch
 from .conversation import Conversation, Message
 
+AGENTS_BYTES = 256 << 10  # of AGENTS.md
 log = logging.getLogger(__name__)
 DEFAULT_TEMPLATE = "You are a terminal coding agent."
 FACES = {  # what the system prompt says the agent is, in each face (start(face=...))
@@ -105,25 +107,30 @@ class SystemPrompt:
     def agents_md(self) -> str:
         """The nearest AGENTS.md from the working directory up to the repository's root
         (the folder holding `.git`), never above it; outside a repository, only the
-        working directory's own. A folder above the project is not the project's."""
+        working directory's own. A folder above the project is not the project's. Read
+        with the bounded, non-blocking reader (base/regular.py): at most AGENTS_BYTES,
+        and a FIFO or a device is no AGENTS.md."""
         for folder in self.agents_folders():
             path = folder / "AGENTS.md"
             if path.is_file():
                 try:
-                    return path.read_text(encoding="utf-8", errors="replace").strip()
+                    return regular.text(path, AGENTS_BYTES).strip()
                 except OSError:
                     return ""
         return ""
 
     def agents_folders(self) -> list[Path]:
-        """Where AGENTS.md is looked for, nearest first."""
+        """Where AGENTS.md is looked for, nearest first: up to the repository's top
+        (base/repository.py: a `.git` of someone else's is no repository)."""
+        top = repository_top(self.cwd)
+        if top is None:
+            return [self.cwd]
         folders = [self.cwd]
-        for folder in (self.cwd, *self.cwd.parents):
-            if folder != self.cwd:
-                folders.append(folder)
-            if os.path.lexists(folder / ".git"):
-                return folders
-        return [self.cwd]
+        for folder in self.cwd.parents:
+            if not folder.is_relative_to(top):
+                break
+            folders.append(folder)
+        return folders
 
 
 def _rendered(section: Callable[[], str]) -> str:

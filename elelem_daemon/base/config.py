@@ -9,8 +9,10 @@ The order (docs/providers.md):
 2. `provider = "NAME"` in `$XDG_CONFIG_HOME/elelem/config.toml` (`~/.config/...`);
 3. `anthropic` when `ANTHROPIC_API_KEY` is set;
 4. `openai` when `OPENAI_API_KEY` or `OPENAI_BASE_URL` is set;
-5. `ollama` when an Ollama server answers at `OLLAMA_HOST` within half a second;
-6. the `stub`, with a one-line notice on stderr saying how to choose (once per process).
+5. the provider `elelem login` kept (signin.py), unless the environment sets its
+   variables itself;
+6. `ollama` when an Ollama server answers at `OLLAMA_HOST` within half a second;
+7. the `stub`, with a one-line notice on stderr saying how to choose (once per process).
 
 `default_provider` runs only the steps needed, so a set `ELELEM_PROVIDER` costs nothing,
 and it runs only when no provider is named.
@@ -29,7 +31,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
-from . import keys
+from . import keys, regular
 from .errors import ElelemError
 from .log import notice
 
@@ -37,8 +39,8 @@ PROBE_TIMEOUT = 0.5
 _noticed = False
 NOTICE = (
     "elelem: no provider configured, using the stub. Choose one with -p NAME, "
-    "ELELEM_PROVIDER, or set ANTHROPIC_API_KEY, OPENAI_API_KEY / OPENAI_BASE_URL, "
-    "or start Ollama (see docs/providers.md)"
+    "ELELEM_PROVIDER, `elelem login`, or set ANTHROPIC_API_KEY, OPENAI_API_KEY / "
+    "OPENAI_BASE_URL, or start Ollama (see docs/providers.md)"
 )
 
 
@@ -96,8 +98,7 @@ def config_table(env: Mapping[str, str]) -> dict[str, Any]:
     import tomllib
 
     try:
-        with open(path, "rb") as file:
-            data = file.read(CONFIG_CAP + 1)
+        data = regular.read(path, CONFIG_CAP + 1)  # never waits on a FIFO
         if len(data) > CONFIG_CAP:
             raise ValueError(f"larger than {CONFIG_CAP} bytes")
         return tomllib.loads(data.decode("utf-8"))
@@ -158,6 +159,10 @@ def default_provider(env: Mapping[str, str] | None = None, notice: TextIO | None
         return "anthropic"
     if env.get("OPENAI_API_KEY") or env.get("OPENAI_BASE_URL"):
         return "openai"
+    from . import signin
+
+    if signed_in := signin.provider(env):
+        return signed_in
     if ollama_answers(env):
         return "ollama"
     global _noticed

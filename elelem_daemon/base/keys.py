@@ -10,7 +10,8 @@ does not touch. So no `/proc/*/environ` of the daemon or of its children holds a
 
 Readers:
 - `get(name)`: a provider's key (the environment first, for a key set after start-up,
-  then the store); `/provider` switching builds providers later and still finds them;
+  then the store, then the sign-in of `elelem login`: signin.py); `/provider`
+  switching builds providers later and still finds them;
 - `environ()`: the environment as it was, keys included (provider selection);
 - `tool_env()`: the environment a tool process gets: no secret (by name or, for a URL
   with a password, by value: `secret()`), unless the user kept
@@ -139,12 +140,18 @@ def _wipe_ctypes(start: int, end: int, names: set[bytes]) -> int:
 
 
 def get(name: str, default: str = "") -> str:
-    """A secret's value: from the environment if it is (again) there, else the store."""
-    return os.environ.get(name) or _store.get(name) or default
+    """A provider's setting: from the environment if it is (again) there, else the
+    store, else the sign-in (`elelem login`: signin.py, which the environment beats)."""
+    from . import signin
+
+    return os.environ.get(name) or _store.get(name) or signin.value(name, environ()) or default
 
 
 def values() -> list[str]:
-    return [value for value in _store.values() if value]
+    """Every secret value known to this process, for masking."""
+    from . import signin
+
+    return [value for value in _store.values() if value] + signin.secrets()
 
 
 def environ() -> Mapping[str, str]:

@@ -43,7 +43,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..base.errors import CheckpointFailed, NoCheckpoint, OutsideChanges
 from ..checkpoints.settings import Settings
-from ..control.rewind import NOTHING, Rewound, describe, last_turn, numbered, rewind, turns
+from ..control.rewind import NOTHING, Rewound, last_turn, numbered, rewind, turns
+from ..control.told import describe
 from ..io import ask
 from ..ports import SessionView
 from ..registry import Plugin
@@ -58,6 +59,7 @@ log = logging.getLogger(__name__)
 READ_ONLY = frozenset({"read", "search", "think", "fetch"})  # kinds that change no file
 FILE_TOOLS = ("write", "edit")
 CONFIRM = ["yes", "no"]
+ASKED = 3  # questions of one /undo, when the files change while it is open
 _users: dict[Running, int] = {}  # open sessions per folder, to stop its upkeep last
 _engines: dict[Running, set[Checkpoints]] = {}  # the folder's engine, once one is made
 _swept: list[asyncio.Task[Any]] = []  # the start-up sweep of stale folders (once)
@@ -79,6 +81,9 @@ def shape(done: Restored, turn: int | None) -> dict[str, Any]:
         "unsaved": done.unsaved,
         "uncovered": done.uncovered,
         "buffers": done.buffers,
+        "vanished": done.vanished,
+        "recovered": done.recovered,
+        "recovery": done.recovery,
     }
 
 
@@ -298,27 +303,36 @@ async def confirm_and_rewind(session: SessionView, turn: int) -> None:
     def name(number: int) -> int:
         return numbers.get(number, number)
 
-    plan = await rewind(session, turn, files=files, conversation=True, dry_run=True)
-    prompt = "\n".join(
-        [f"Rewind to before turn {label}?", *describe(plan, number=name)]
-        + ([] if files else ["  (checkpoints are off: the files stay as they are)"])
-    )
-    answer = await ask(
-        session.input,
-        prompt,
-        CONFIRM,
-        kind="confirm",
-        tool={
-            "name": "rewind",
-            "arguments": {"turnId": turn, "files": files, "conversation": True},
-            "plan": plan.to_dict(),
-        },
-    )
-    if answer != "yes":
-        session.output.say("  → not rewound")
+    done: Rewound | None = None
+    for _ in range(ASKED):  # a file the plan named, changed while it was shown: asked again
+        plan = await rewind(session, turn, files=files, conversation=True, dry_run=True)
+        prompt = "\n".join(
+            [f"Rewind to before turn {label}?", *describe(plan, number=name)]
+            + ([] if files else ["  (checkpoints are off: the files stay as they are)"])
+        )
+        answer = await ask(
+            session.input,
+            prompt,
+            CONFIRM,
+            kind="confirm",
+            tool={
+                "name": "rewind",
+                "arguments": {"turnId": turn, "files": files, "conversation": True},
+                "plan": plan.to_dict(),
+            },
+        )
+        if answer != "yes":
+            session.output.say("  → not rewound")
+            return
+        lost = user_files(plan)  # the user agreed to lose these, as they were shown
+        try:
+            done = await rewind(session, turn, files=files, conversation=True, confirm=lost)
+            break
+        except OutsideChanges:
+            session.output.say("  files changed while the question was open: asking again")
+    if done is None:
+        session.output.say("  → not rewound: the files kept changing while it asked")
         return
-    lost = user_files(plan)  # the user agreed to lose these, and only these
-    done: Rewound = await rewind(session, turn, files=files, conversation=True, confirm=lost)
     said = [f"  → rewound to before turn {label}", *describe(done, number=name)]
     session.output.say("\n".join(said))
 

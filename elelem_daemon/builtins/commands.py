@@ -10,8 +10,8 @@ import json
 import logging
 from typing import Any
 
+from ..agent import TurnResult
 from ..context import compaction
-from ..context.compaction import COMPACT_PROMPT
 from ..control.editing import EditError, tokens
 from ..conversation import image_bytes, images_in, text_of
 from ..ports import SessionView
@@ -24,15 +24,6 @@ log = logging.getLogger(__name__)
 CONTEXT_VERBS = ["json", "delete", "edit"]
 LIST_TIMEOUT = 10.0  # seconds for `/model` to hear what the server serves
 MAX_LISTED = 100  # models `/model` shows
-
-
-def overflows(session: SessionView, window: int | None) -> bool:
-    """Whether the summary turn's request would pass the model's window (when known)."""
-    agent = getattr(session, "agent", None)
-    if agent is None or not window:
-        return False
-    ask = [{"role": "user", "content": COMPACT_PROMPT}]
-    return bool(agent.gauge.estimate(compaction.request_chars(agent, ask)) > window)
 
 
 def preview(message: dict[str, Any]) -> str:
@@ -169,16 +160,26 @@ def register(plugin: Plugin) -> None:
 
     @plugin.command("reload", "Reload plugins")
     def reload(session: SessionView, args: str | None) -> None:
+        from ..safety import vetted
+
         session.reload()
         session.output.say("  → reloaded")
+        session.held = vetted.held()  # your own files changed since approved: not loaded
+        say_held(session)
 
-    @plugin.command("trust", "Trust this folder: load its own plugins, rules, modes, MCP servers")
+    @plugin.command(
+        "trust",
+        "Trust this folder: load its own plugins, rules, modes, MCP servers "
+        "(`/trust files`: your own files held as new or changed)",
+    )
     def trust(session: SessionView, args: str | None) -> None:
         """The user's own word, typed (docs/permissions.md, "Trusted folders"): what
         no "approve every permission" setting of a client can answer. Kept in the
         trusted-folders file, as `session/trust`; TrustNotKept if it cannot be."""
         from ..safety.trust import grant, trusted_file
 
+        if (args or "").strip() == "files":
+            return trust_files(session)
         current = getattr(session, "trust", None)
         if current is None or current.trusted:
             session.output.say(f"  → {session.cwd} is trusted already")
@@ -190,28 +191,21 @@ def register(plugin: Plugin) -> None:
 
     @plugin.command("compact", "Compress context")
     async def compact(session: SessionView, args: str | None) -> None:
-        """Atomic: the summary turn runs aside (nothing of it is kept or stored), and
-        only a summary that ended normally replaces the history. A history too long
-        for the model's window, or one the summary turn failed on, is summarised in
-        pieces instead (context/compaction.py)."""
-        window = await compaction.window_of(session.provider)
-        whole, text = not overflows(session, window), None
-        if whole:
-            summary = await session.turn(COMPACT_PROMPT, keep=False)
-            text = summary.reply if summary.stop_reason == "end_turn" else None
-            whole = not summary.overflow  # refused as too long: in pieces all the same
-        if not whole:  # too long to send whole: in pieces, oldest first
-            try:
-                history = list(session.conversation)
-                text = await compaction.summarise(session.provider, history, window)
-            except Exception as exc:
-                session.output.say(f"compact failed: {exc}", "error")
-        if text is None:  # failed, cut off, or too long to read
-            session.output.say("compact failed: the conversation is kept (/clear starts over)")
+        """Atomic: only a summary that ended normally replaces the history. The summary
+        reads the conversation's cached prefix with the tool choice `none` (a tool call
+        it returns is never run nor shown); a history too long for that, or one it
+        failed on, is summarised in pieces instead (context/compaction.py)."""
+        agent = getattr(session, "agent", None)
+        if agent is None:
+            session.output.say("compact failed: this session has no agent", "error")
             return
         count = len(session.conversation)
-        session.conversation.clear(compacted=True)
-        session.conversation.add("user", f"Context: {text}")
+        done = await compaction.compact(agent, None, shown=True)
+        spent, agent.spent = agent.spent, {}
+        session.usage.add(TurnResult("", usage=spent), session.provider, session.model)
+        if not done:
+            session.output.say("compact failed: the conversation is kept (/clear starts over)")
+            return
         plural = "" if count == 1 else "s"
         session.output.say(f"  → compacted: {count} message{plural} became 1")
 
@@ -224,3 +218,28 @@ def register(plugin: Plugin) -> None:
     @plugin.command("exit", "Exit elelem")
     def exit_(session: SessionView, args: str | None) -> None:
         session.exit()
+
+
+def trust_files(session: SessionView) -> None:
+    """`/trust files`: the user's word, typed, for the files held as shown (vetted.py).
+    Only what was shown loads: a file changed since is listed, and loads when the user
+    types it again, having seen it."""
+    from ..safety import vetted
+
+    shown = list(session.held)
+    if shown:
+        vetted.approve(shown)
+        session.reload()
+        session.output.say("  → loaded:\n" + "\n".join(f"  - {f.line()}" for f in shown))
+    session.held = vetted.held()
+    if session.held:
+        say_held(session)
+    elif not shown:
+        session.output.say("  → no file of yours is held")
+
+
+def say_held(session: SessionView) -> None:
+    """The user's files held (as shown: `/trust files` loads exactly these)."""
+    if session.held:
+        listing = "\n".join(f"  - {f.line()}" for f in session.held)
+        session.output.say(f"  → held (new or changed):\n{listing}\nType /trust files to load them")

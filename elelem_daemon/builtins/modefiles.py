@@ -23,6 +23,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from ..safety import vetted
 from ..safety.owned import open_owned
 from ..turns.modes import Mode, valid_id
 
@@ -59,8 +60,12 @@ def load(folder: Path, source: str) -> tuple[list[Mode], list[str]]:
     """The modes of one folder, and a problem per file left out."""
     names, problems = listed(folder, MAX_FILES, "modes", ".md")
     modes = []
+    record = vetted.load() if source == "user" else None
     for name in names:
         path = folder / name
+        if record is not None and not vetted.approved(path, record):
+            problems.append(f"{path}: {vetted.PROBLEM}")  # changed since approved
+            continue
         try:
             modes.append(parse(path.stem, read(path), source))
         except (OSError, ValueError) as exc:

@@ -13,6 +13,13 @@ Rules are read when a session starts (and on /reload):
    the user's (allow < ask-outside < review < ask < deny), so a project cannot allow
    what the user's rules ask about or deny.
 
+An `execute` rule's subject is matched against the programs the command would run,
+read by a shell parser (subjects.py, safety/commands.py); while a deny rule with a
+subject names `execute`, a command whose programs cannot be told asks whatever was
+allowed or answered `always`, and one that runs code no rule sees (`python -c`,
+`make`) is covered by no allow rule with a subject nor by `always`. A strict rule
+naming `write` names every tool that changes files.
+
 Below every rule: a `write` or `edit` (any tool of kind edit, delete or move) whose
 `path` is protected (protected.py: `.git/`, `.agents/`, AGENTS.md, shell rc files, the
 user's elelem folders, ...) always asks, with the reason in the question; no rule and
@@ -40,35 +47,47 @@ the user accepted every change for the turn, the tool lands the rest unreviewed.
 
 from __future__ import annotations
 
+import asyncio
 import fnmatch
-import json
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..base.config import config_dir
+from ..base import regular
 from ..base.log import notice
 from ..edits.changes import check_fresh, reviewer
 from ..edits.filesystem import hard_links
 from ..io import CannotAsk, ask
 from ..ports import SessionView
 from ..registry import Plugin
+from ..safety import vetted
+from ..safety.commands import Parsed
+from ..safety.commands import parse as parse_command
 from ..safety.protected import protected
 from .files import preview, resolve
-
-RULES = ("allow", "review", "ask", "deny", "ask-outside")
-# review: asks outside the cwd as ask-outside does, and shows every change inside it
-STRICTNESS = {"allow": 0, "ask-outside": 1, "review": 2, "ask": 3, "deny": 4}
-WRITING_KINDS = frozenset({"edit", "delete", "move"})
-DEFAULTS = (
-    "* allow\nexecute ask\nwrite ask-outside\nedit ask-outside\n"
-    "read ask-outside\ngrep ask-outside\nglob ask-outside\nlist ask-outside\n"
+from .permission_questions import question, refusal
+from .permission_rules import (
+    DEFAULTS,
+    REVIEWED,
+    REVIEWING,
+    REVIEWING_SOURCE,
+    RULES,
+    STRICT,
+    STRICTNESS,
+    WRITING_KINDS,
+    Rule,
+    parse,
+    project_file,
+    rule_of,
+    user_file,
 )
-REVIEWING = "write review\nedit review\n"  # after DEFAULTS, when the editor reviews
-REVIEWING_SOURCE = "defaults (reviewing editor)"
-REVIEWED = ("write", "edit")  # the tools whose changes can be reviewed
+from .subjects import Subject, doubt, matches, subject_of
+
+__all__ = ["NO_ANSWER", "Policy", "PermissionDenied", "Rule", "parse", "rule_of"]
+
+RULES_CAP = 1 << 20  # bytes of a permissions file
+
 OPTIONS = ["allow", "deny", "always", "never"]
 PROTECTED_OPTIONS = ["allow", "deny", "never"]  # "always" would not hold for these
 ANSWERS = {
@@ -76,99 +95,11 @@ ANSWERS = {
     "always": "always", "a": "always", "never": "never",
 }  # fmt: skip
 NO_ANSWER = "the user must approve it, and no one could answer"
+READ_TIMEOUT = 5.0  # seconds to read what a command runs
 
 
 class PermissionDenied(Exception):
     """Raised by the hook: the call does not run and the model reads why."""
-
-
-def user_file() -> Path:
-    return config_dir() / "permissions"
-
-
-def project_file(cwd: Path) -> Path:
-    return Path(cwd) / ".agents" / "permissions"
-
-
-@dataclass(frozen=True)
-class Rule:
-    pattern: str  # a tool name, alias or glob
-    rule: str
-    where: str
-    project: bool = False  # from the project's file: it may only tighten
-    subject: str | None = None  # a glob over the call's command or path (`TOOL:SUBJECT`)
-
-
-# What makes a command more than one simple command: a permissive rule with a subject
-# (`execute:echo* allow`) never covers it; a strict one checks each part.
-SHELL_CONTROL = re.compile(r"[;&|`<>\n\r]|\$[({]")
-PERMISSIVE = frozenset({"allow", "ask-outside", "review"})
-
-
-def rule_of(pattern: str, rule: str, where: str, project: bool = False) -> Rule:
-    """One rule from `TOOL` or `TOOL:SUBJECT` (the subject whole, spaces and all);
-    ValueError when a part is missing."""
-    tool, colon, subject = pattern.partition(":")
-    if not tool.strip() or (colon and not subject.strip()):
-        raise ValueError(
-            "expected a tool name or glob, then optionally `:` and a command or path "
-            f"glob (`execute:pytest*`); got {pattern!r}"
-        )
-    return Rule(tool.strip(), rule, where, project, subject.strip() if colon else None)
-
-
-def parse(text: str, source: str, project: bool = False) -> tuple[list[Rule], list[str]]:
-    """The rules in a file, and a message per bad line (a bad rule becomes `ask`)."""
-    rules, problems = [], []
-    for number, raw in enumerate(text.splitlines(), 1):
-        words = raw.split("#", 1)[0].split()
-        if not words:
-            continue
-        where = f"{source}:{number}"
-        spaced = len(words) > 2 and ":" in words[0]  # `execute:npm test allow`
-        rule: str | None = words[-1] if len(words) == 2 or spaced else None
-        try:
-            found = rule_of(" ".join(words[:-1]) if rule else words[0], "ask", where, project)
-        except ValueError:
-            found, rule = Rule(words[0].partition(":")[0], "ask", where, project), None
-        if rule not in RULES:
-            problems.append(
-                f"{where}: expected `TOOL RULE` or `TOOL:SUBJECT RULE` with RULE one of "
-                f"{', '.join(RULES)}; got {raw.strip()!r}, so {found.pattern} will ask"
-            )
-            rule = "ask"
-        rules.append(Rule(found.pattern, rule, where, project, found.subject))
-    return rules, problems
-
-
-@dataclass(frozen=True)
-class Subject:
-    """What a `TOOL:SUBJECT` rule matches in a call (`subject_of`)."""
-
-    text: str  # the command as given, or the path resolved
-    command: bool  # a command (else a path)
-    outside: bool = False  # a path out of the folder (`text` is then absolute)
-
-
-def matches(rule: Rule, subject: Subject | None) -> bool:
-    """Whether a rule's subject glob covers the call (a rule with no subject covers
-    every call). A permissive rule never covers a compound command, nor a path out of
-    the folder unless its glob is absolute; a strict one covers a compound command
-    when it covers any of its parts."""
-    if rule.subject is None:
-        return True
-    if subject is None:
-        return False
-    glob, text = rule.subject, subject.text
-    permissive = rule.rule in PERMISSIVE
-    if subject.outside and permissive and not glob.startswith("/"):
-        return False
-    if not subject.command or not SHELL_CONTROL.search(text):
-        return fnmatch.fnmatchcase(text, glob)
-    if permissive:
-        return False
-    parts = [part.strip() for part in SHELL_CONTROL.split(text)]
-    return any(fnmatch.fnmatchcase(part, glob) for part in [text, *parts] if part)
 
 
 @dataclass
@@ -190,13 +121,19 @@ class Policy:
                 if not project:
                     break
             try:
-                text = path.read_text(encoding="utf-8")
+                data = regular.read(path, RULES_CAP + 1)  # never waits on a FIFO
+                if len(data) > RULES_CAP:
+                    raise OSError(f"larger than {RULES_CAP} bytes")
+                text = data.decode("utf-8")
             except FileNotFoundError:
                 continue
             except (OSError, UnicodeDecodeError) as exc:
                 problems.append(f"{path}: unreadable ({exc}); its rules are ignored")
                 continue
             more, bad = parse(text, str(path), of_project)
+            if not of_project and not vetted.approved(path):  # held (safety/vetted.py)
+                more = [r for r in more if STRICTNESS[r.rule] >= STRICTNESS["ask"]]
+                bad.append(f"{path}: {vetted.PROBLEM}; only its ask and deny rules apply")
             rules += more
             problems += bad
         return cls(rules, problems=problems)
@@ -208,22 +145,28 @@ class Policy:
         default: str = "allow",
         reviewing: bool = False,
         subject: Subject | None = None,
+        writes: bool = False,
     ) -> str:
         """The user's last matching rule (a pattern may be an alias), unless the
         project's last matching rule is stricter. The defaults' catch-all `* allow`
         gives way to the tool's own `default`; a project's rule can only tighten it;
-        the reviewing editor's defaults count only when `reviewing`."""
+        the reviewing editor's defaults count only when `reviewing`. A strict rule
+        (`ask`, `deny`) naming `write` names every tool that `writes` (edit, delete,
+        move) too."""
         names = names or {}
+        denied = self.denials(tool, names) if subject is not None and subject.command else []
         found: dict[bool, str] = {}
         for rule in reversed(self.rules):
             if rule.project in found:
                 continue
             if not reviewing and rule.where.startswith(REVIEWING_SOURCE):
                 continue
+            named = names.get(rule.pattern, rule.pattern)
             if (
-                names.get(rule.pattern, rule.pattern) == tool
+                named == tool
                 or fnmatch.fnmatchcase(tool, rule.pattern)
-            ) and matches(rule, subject):
+                or (writes and named == "write" and rule.rule in STRICT)
+            ) and matches(rule.subject, rule.rule, subject, denied):
                 catch_all = rule.pattern == "*" and rule.where.startswith("defaults:")
                 found[rule.project] = default if catch_all else rule.rule
             if len(found) == 2:
@@ -231,24 +174,50 @@ class Policy:
         mine, theirs = found.get(False, default), found.get(True, "allow")
         return theirs if STRICTNESS[theirs] > STRICTNESS[mine] else mine
 
-    def verdict(self, session: SessionView, tool: str, args: dict[str, Any]) -> str:
+    def denials(self, tool: str, names: dict[str, str]) -> list[str]:
+        """The globs of the deny rules with a subject that name this tool. While there
+        is one, a command whose programs cannot be told asks, and one that runs code
+        no rule sees is covered by no allow rule with a subject nor by an `always`
+        answer (docs/permissions.md, "What a command runs")."""
+        return [
+            rule.subject
+            for rule in self.rules
+            if rule.rule == "deny"
+            and rule.subject is not None
+            and (
+                names.get(rule.pattern, rule.pattern) == tool
+                or fnmatch.fnmatchcase(tool, rule.pattern)
+            )
+        ]
+
+    def verdict(
+        self, session: SessionView, tool: str, args: dict[str, Any], parsed: Parsed | None = None
+    ) -> str:
         """allow, review, ask or deny for this call. A tool may carry its own default
-        rule (`permission`, e.g. `ask` for MCP tools), which any rule naming it overrides."""
+        rule (`permission`, e.g. `ask` for MCP tools), which any rule naming it overrides.
+        `parsed`: what the call's command runs, when the caller read it already."""
         names = {p.pattern: session.toolbox.resolve(p.pattern).name for p in self.rules}
-        default = getattr(session.toolbox.resolve(tool), "permission", None)
+        found = session.toolbox.resolve(tool)
+        default = getattr(found, "permission", None)
         by = reviewer(session)
+        subject = subject_of(session, args, parsed)
         rule = self.rule(
             tool,
             names,
             default if default in RULES else "allow",
             by == "editor",
-            subject_of(session, args),
+            subject,
+            tool in REVIEWED or getattr(found, "kind", None) in WRITING_KINDS,
         )
         if rule == "deny":
             return "deny"
+        watched = subject is not None and subject.command and bool(self.denials(tool, names))
+        if watched and subject is not None and subject.parsed.unknown:
+            return "ask"  # it may be the denied program: no rule nor `always` covers it
         if guarded(session, tool, args):
             return "ask"  # whatever the rules and the `always` answers say
-        if tool in self.always or rule == "allow":
+        held = watched and subject is not None and bool(subject.parsed.code)
+        if (tool in self.always and not held) or rule == "allow":
             return "allow"
         if rule == "ask-outside":
             return "ask" if outside(session, args) else "allow"
@@ -256,22 +225,19 @@ class Policy:
             return "review" if by is not None else "ask"
         return "ask"
 
-
-def subject_of(session: SessionView, args: dict[str, Any]) -> Subject | None:
-    """What a `TOOL:SUBJECT` rule matches: the call's command as given, or its path
-    resolved (relative to the folder inside it, absolute outside it)."""
-    command, path = args.get("command"), args.get("path")
-    if isinstance(command, str):
-        return Subject(command, command=True)
-    if not isinstance(path, str):
+    def doubt(self, session: SessionView, tool: str, parsed: Parsed | None) -> str | None:
+        """Why a call that a deny rule watches asks whatever was allowed, or None."""
+        names = {p.pattern: session.toolbox.resolve(p.pattern).name for p in self.rules}
+        if parsed is None or not self.denials(tool, names):
+            return None
+        if parsed.unknown:
+            return f"a deny rule is set, and {doubt(parsed)}"
+        if parsed.code:
+            return (
+                f"a deny rule is set, and it runs code no rule sees ({parsed.code[0][:80]}); "
+                "only a rule without a command pattern (`execute allow`) covers it"
+            )
         return None
-    try:
-        resolved = resolve(session, path)
-    except (OSError, RuntimeError, ValueError):
-        return None
-    if resolved.is_relative_to(session.cwd):
-        return Subject(resolved.relative_to(session.cwd).as_posix(), command=False)
-    return Subject(str(resolved), command=False, outside=True)
 
 
 def outside(session: SessionView, args: dict[str, Any]) -> bool:
@@ -304,41 +270,23 @@ def guarded(session: SessionView, tool: str, args: dict[str, Any]) -> str | None
     return None if why is None else f"{resolved} is protected: {why}"
 
 
+async def read_command(command: str) -> Parsed:
+    """What a command runs, read off the event loop (64 KiB cost ~0.4 s at worst); past
+    READ_TIMEOUT it cannot be told (the thread ends on its own: the text is bounded)."""
+    try:
+        return await asyncio.wait_for(asyncio.to_thread(parse_command, command), READ_TIMEOUT)
+    except TimeoutError:
+        parsed = Parsed()
+        parsed.cannot_tell(f"reading the command took more than {READ_TIMEOUT:g} s")
+        return parsed
+
+
 def policy_of(session: SessionView) -> Policy:
     policy = getattr(session, "permissions", None)
     if not isinstance(policy, Policy):
         policy = Policy.load(session.cwd, session.project, session.rules)
         session.permissions = policy
     return policy
-
-
-def question(tool: str, args: dict[str, Any], why: str | None = None) -> str:
-    """`Allow TOOL: SUBJECT?`, the subject whole (the command, the path, or the
-    arguments), however long: padding must not push what will really run out of sight
-    (each face shows it whole, the terminal with its control characters made visible);
-    for a protected path, why it asks."""
-    subject = args.get("command") or args.get("path") or json.dumps(args, ensure_ascii=False)
-    text = f"Allow {tool}: {subject}?"
-    return f"{text} ({why}; what is written there decides what runs later)" if why else text
-
-
-def refusal(tool: str, args: dict[str, Any], why: str, client: str) -> tuple[str, str]:
-    """What the user is told in the chat, and what the model reads, when a write to a
-    protected path is refused unasked: `client` says why the client was not asked."""
-    subject = args.get("path") or tool
-    told = (
-        f"Refused: {tool} {subject}. {why}; {client}, and a permission request there may "
-        'be answered without you (an "approve all" setting), so none was sent. To make '
-        "this change, write the file yourself, or run the session in elelem's terminal or "
-        "the VS Code or Neovim client and allow it there."
-    )
-    reason = (
-        f"Refused: {tool} {subject} ({why}; a write there decides what runs later, and "
-        f"{client}, so no one was asked). Do not retry it; tell the user what you meant to "
-        "write: they can write the file themselves, or allow it from elelem's terminal or "
-        "an editor client."
-    )
-    return told, reason
 
 
 def register(plugin: Plugin) -> None:
@@ -356,7 +304,9 @@ def register(plugin: Plugin) -> None:
     @plugin.before()
     async def permission(session: SessionView, args: dict[str, Any], tool_name: str) -> None:
         policy = policy_of(session)
-        verdict = policy.verdict(session, tool_name, args)
+        command = args.get("command")
+        parsed = await read_command(command) if isinstance(command, str) else None
+        verdict = policy.verdict(session, tool_name, args, parsed)
         if verdict in ("allow", "review"):  # a review is the tool's to run (changes.py)
             return
         if verdict == "deny":
@@ -369,17 +319,20 @@ def register(plugin: Plugin) -> None:
         if (diff := await preview(session, tool_name, args)) is not None:
             tool["diff"] = diff
         why = guarded(session, tool_name, args)
+        held = policy.doubt(session, tool_name, parsed)
         try:
             answer = await ask(
                 session.input,
-                question(tool_name, args, why),
-                PROTECTED_OPTIONS if why else OPTIONS,
+                question(tool_name, args, why, held),
+                PROTECTED_OPTIONS if why or held else OPTIONS,
                 kind="permission",
                 tool=tool,
-                **({"user_only": True} if why else {}),  # no approve-all setting answers it
+                # no approve-all setting answers it (nor a command it cannot tell)
+                **({"user_only": True} if why or (held and parsed and parsed.unknown) else {}),
+                **({"held": held} if held else {}),  # the headless face says it, not `--allow`
             )
         except CannotAsk as exc:
-            told, reason = refusal(tool_name, args, why or "", str(exc))
+            told, reason = refusal(tool_name, args, why or held or "", str(exc))
             session.output.say(told)
             raise PermissionDenied(reason) from None
         if answer is None:

@@ -99,6 +99,7 @@ def register(plugin: Plugin) -> None:
         },
         ["pattern"],
         kind="search",
+        fine=(0, 1),  # 1: nothing found, not a failure
     )
     async def glob_(session: SessionView, args: dict[str, Any]) -> dict[str, Any]:
         root = target(session, args.get("path") or ".")
@@ -114,6 +115,7 @@ def register(plugin: Plugin) -> None:
         },
         ["pattern"],
         kind="search",
+        fine=(0, 1),  # 1: nothing found, not a failure
     )
     async def grep_(session: SessionView, args: dict[str, Any]) -> dict[str, Any]:
         path = args.get("path") or "."

@@ -196,7 +196,8 @@ def register(plugin: Plugin) -> None:
                 + ", ".join(changed)
             )
             result["warning"] = note
-            session.output.say(f"warning: execute: {note}", "error")
+            # the face adds its one prefix (`Error:`, `error:`): none here (issue 36)
+            session.output.say(f"execute: {note}", "error")
         return result
 
     @plugin.tool(

@@ -32,6 +32,7 @@ from typing import Any
 
 from ..ports import SessionView
 from ..registry import Plugin
+from ..safety import vetted
 from .modefiles import front_matter, listed, read
 
 log = logging.getLogger(__name__)
@@ -78,10 +79,14 @@ def load(folder: Path, source: str) -> tuple[list[Skill], list[str]]:
     """The skills of one folder, and a problem per skill left out."""
     names, problems = listed(folder, MAX_SKILLS, "skills")
     skills = []
+    record = vetted.load() if source == "user" else None
     for name in names:
         where = folder / name
         if not (where / "SKILL.md").exists() and not os.path.islink(where):
             continue  # not a skill folder (a README, a stray file)
+        if record is not None and not vetted.approved_tree(where, record):
+            problems.append(f"{where}: {vetted.PROBLEM}")
+            continue
         try:
             skills.append(parse(where, source))
         except (OSError, ValueError) as exc:

@@ -39,6 +39,7 @@ log = logging.getLogger(__name__)
 GC_EVERY = 50  # checkpoints between two `git gc`
 PRUNE_EVERY = 20
 GC_TIMEOUT = 600.0
+SHOWN_PLANS = 64  # plans whose files a confirm is checked against, per folder
 OFF = "checkpoints are off (ELELEM_CHECKPOINTS=0)"
 SYSTEM = tuple(Path(p) for p in ("/proc", "/sys", "/dev", "/run"))  # no git snapshot of these
 
@@ -70,6 +71,7 @@ class Checkpoints:
         self._looked = False
         self._off: str | None = None  # why git checkpoints stopped in this process
         self._kinds: dict[tuple[str, int], str] = {}
+        self._shown: dict[tuple[str, int], dict[str, list[int]]] = {}  # the last plans' marks
         self._upkeep: asyncio.Task[None] | None = None
         self._saves = 0
         self._gc_wanted = False
@@ -293,6 +295,14 @@ class Checkpoints:
             return Restored(False, dry_run, error_kind, error=error, ms=ms(began))
         if done.kind == "unknown_checkpoint":
             done.error = f"no checkpoint of turn {turn} in session {session}"
+        key = (session, turn)
+        if done.dry_run and done.kind in ("git", "outside_changes"):  # a plan, to be shown:
+            self._shown.pop(key, None)  # a confirm is checked against it (restore.agreed)
+            self._shown[key] = done.marks
+            while len(self._shown) > SHOWN_PLANS:
+                self._shown.pop(next(iter(self._shown)))
+        elif done.ok:
+            self._shown.pop(key, None)
         done.ms = ms(began)
         return done
 
@@ -304,7 +314,8 @@ class Checkpoints:
         if shadow is not None:
             async with held(shadow.lock_file, self.settings.timeout):
                 await shadow.ensure()
-                done = await restore.from_git(shadow, session, turn, dry_run, force, confirm)
+                seen = self._shown.get((session, turn))
+                done = await restore.from_git(shadow, session, turn, dry_run, force, confirm, seen)
             if done.kind != "unknown_checkpoint":
                 return done
         copies = self.copies

@@ -34,6 +34,7 @@ from .outcome import Restored
 from .shadow import private
 
 CHUNK = 1 << 20
+SOURCE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
 WRITE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 BLOB = re.compile(r"[0-9a-f]{64}")
 MAX_PATHS = 10_000  # per turn
@@ -119,7 +120,11 @@ class Copies:
         *parents, name = rel.split("/")
         try:
             with manifest.folder(self.cwd, parents) as fd:
-                source = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+                source = os.open(name, SOURCE, dir_fd=fd)  # a FIFO: never waited on
+            if not stat.S_ISREG(os.fstat(source).st_mode):
+                os.close(source)
+                return None
+            os.set_blocking(source, True)
             if keep:
                 blobs.mkdir(parents=True, exist_ok=True)
             out_fd = os.open(temp, WRITE, 0o600) if keep else None

@@ -17,12 +17,10 @@ Every file read is bounded (`READ_LIMIT`); a line with a NUL is dropped.
 
 from __future__ import annotations
 
-import contextlib
-import os
-import stat
 from pathlib import Path
 
-from ..base.repository import repository_top
+from ..base import regular
+from ..base.repository import git_dir, repository_top
 
 READ_LIMIT = 64 << 10
 HEADER = "# written by elelem: never checkpointed\n.git\n"
@@ -30,25 +28,13 @@ HEADER = "# written by elelem: never checkpointed\n.git\n"
 
 def read(path: Path) -> list[str]:
     """The lines of a regular file (a fifo or a device is not waited on), bounded."""
-    with contextlib.suppress(OSError):
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-        with os.fdopen(fd, "rb") as file:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                return []
-            data = file.read(READ_LIMIT)
-        return [line for line in data.decode("utf-8", "replace").splitlines() if "\0" not in line]
-    return []
+    return regular.lines(path, READ_LIMIT)
 
 
 def git_dir_of(top: Path) -> Path | None:
-    """The repository folder of a working tree: `.git`, or where a `.git` file points."""
-    dot = top / ".git"
-    if dot.is_dir():
-        return dot
-    lines = read(dot) if dot.is_file() else []
-    if lines and lines[0].startswith("gitdir:"):
-        return (top / lines[0][len("gitdir:") :].strip()).resolve()
-    return None
+    """The repository folder of a working tree (base/repository.py), resolved."""
+    found = git_dir(top)
+    return found.resolve() if found is not None else None
 
 
 def anywhere(line: str) -> bool:

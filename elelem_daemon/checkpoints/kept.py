@@ -20,6 +20,7 @@ known for it.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from .manifest import Manifest
 
@@ -33,15 +34,18 @@ class LeftOut:
     ignored: frozenset[str]  # files, and folders as `name/`
     nested: frozenset[str]  # `name/`
     truncated: bool
+    at: float = 0.0  # when the turn began (unix seconds; 0: not recorded)
 
     @classmethod
-    def of(cls, turn: int, manifest: Manifest) -> LeftOut:
+    def of(cls, turn: int, manifest: Manifest, meta: dict[str, Any] | None = None) -> LeftOut:
+        at = (meta or {}).get("at")
         return cls(
             turn,
             frozenset(manifest.skipped),
             frozenset(manifest.ignored or ()),
             frozenset(manifest.nested),
             manifest.ignored_truncated,
+            float(at) if isinstance(at, int | float) and not isinstance(at, bool) else 0.0,
         )
 
 

@@ -62,6 +62,12 @@ class Restored:
     have changed them, each `{"path", "reason", "turn"}`: what the checkpoint of the
     undone turn `turn` could not keep; `reason` is `too_big` (over the size limit),
     `ignored`, `nested` (inside a nested repository) or `unlisted` (its list was cut).
+    `vanished` are such paths that were there as an undone turn began and are gone now
+    (a folder left out whole: or changed inside): then every file the restore deletes
+    or overwrites is first copied into the folder `recovery` (recovery.py), each named
+    in `recovered` as `{"path", "to"}`. `marks`
+    (not sent) is the stat of each `outside` and `unsaved` file as the plan saw it: a
+    confirm goes on only while they are unchanged.
     """
 
     ok: bool
@@ -78,6 +84,10 @@ class Restored:
     buffers: list[str] = field(default_factory=list)  # left by an undone turn in a buffer
     kept: list[dict[str, object]] = field(default_factory=list)  # not touched, and why
     created_by: dict[str, int] = field(default_factory=dict)  # deleted: the turn that made it
+    vanished: list[str] = field(default_factory=list)  # left out, there before, gone now
+    recovered: list[dict[str, str]] = field(default_factory=list)  # {path, to}: kept aside
+    recovery: str | None = None  # the folder they go to
+    marks: dict[str, list[int]] = field(default_factory=dict)  # outside, unsaved: their stat
     undo: str | None = None
     ms: float = 0.0
     error: str | None = None

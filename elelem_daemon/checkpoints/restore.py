@@ -16,13 +16,17 @@
    the size limit, in a nested repository) is not deleted, whatever the ignore rules
    say now; the plan names it in `kept`, with why. A deletion names the undone turn
    whose end first held the file (`created_by`). A file the restore would write over
-   though no snapshot holds what is there now is `unsaved`;
+   though no snapshot holds what is there now is `unsaved`; and when a path one of
+   them left out was there as it began and is gone now (or a folder left out whole
+   changed inside), every file the restore deletes or overwrites is copied aside
+   first (recovery.py: `vanished`, `recovered`, `recovery`);
 5. unless it is a dry run, `read-tree -u --reset` (git writes the files, never
    through a symlink; the kept paths are first taken out of the index, so git leaves
    them), then the empty folders and the permission bits. Without `force`, files
    changed outside the agent (or unsaved) stop it before this step, unless each of
-   them is in `confirm` (the list the user agreed to lose): the answer is then the
-   plan, with kind `outside_changes`.
+   them is in `confirm` (the list the user agreed to lose) and, when this process
+   showed a plan (`seen`: the stat of each such file then), none changed since: the
+   answer is otherwise the plan, with kind `outside_changes`.
 
 The lock is held by the caller.
 """
@@ -35,7 +39,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from . import buffers, kept, manifest
+from . import buffers, kept, manifest, recovery
 from .kept import LeftOut
 from .manifest import Manifest
 from .outcome import Restored
@@ -50,6 +54,7 @@ async def from_git(
     dry_run: bool,
     force: bool = True,
     confirm: Sequence[str] | None = None,
+    seen: dict[str, list[int]] | None = None,
 ) -> Restored:
     target = await shadow.resolve(ref(START, session, turn))
     if target is None:
@@ -80,7 +85,7 @@ async def from_git(
         done.unsaved.append(path)
     done.unsaved.sort()
     starts, ended = await turns(shadow, session, turn)
-    left = [LeftOut.of(t, (await shadow.manifest_of(starts[t]))[0]) for t in sorted(starts)]
+    left = [LeftOut.of(t, *(await shadow.manifest_of(starts[t]))) for t in sorted(starts)]
     leave: dict[str, dict[str, object]] = {}
     for path in done.deleted:
         if why := kept.reason(path, left):
@@ -113,10 +118,28 @@ async def from_git(
         d for d in now.manifest.empty_dirs
         if d not in keep and not any(p.startswith(d + "/") for p in inside)
     ]  # fmt: skip
+    gone = await asyncio.to_thread(recovery.vanished, shadow.cwd, left)
+    if gone:  # the turn may have moved them into what the restore deletes or overwrites
+        keeping = await asyncio.to_thread(
+            recovery.at_risk, shadow.cwd, [*done.deleted, *done.restored]
+        )
+        if keeping:
+            folder = recovery.folder_for(recovery.root_of(shadow.dir.parent), session, turn)
+            done.vanished = gone[: recovery.SHOWN_VANISHED]
+            done.recovery = str(folder)
+            done.recovered = [{"path": p, "to": str(folder / p)} for p in keeping]
+    done.marks = await asyncio.to_thread(marks, shadow.cwd, [*done.outside, *done.unsaved])
     if dry_run:
         return done
-    if not force and not agreed(done, confirm):
+    if not force and not agreed(done, confirm, seen):
         return refused(done)
+    if done.recovery is not None:
+        try:
+            paths = [entry["path"] for entry in done.recovered]
+            await asyncio.to_thread(recovery.keep, shadow.cwd, paths, Path(done.recovery))
+        except OSError as exc:
+            error = f"could not keep aside what the rewind would overwrite: {exc}; not restored"
+            return Restored(False, dry_run, "io_error", error=error)
     await shadow.set_refs({ref(UNDO, session, turn): now.commit})
     done.undo = now.commit
     before = await asyncio.to_thread(current_modes, shadow.cwd, done.restored)
@@ -126,10 +149,29 @@ async def from_git(
     return done
 
 
-def agreed(plan: Restored, confirm: Sequence[str] | None) -> bool:
-    """Nothing of the user's would be lost, or every such file is in `confirm`."""
+def agreed(
+    plan: Restored, confirm: Sequence[str] | None, seen: dict[str, list[int]] | None = None
+) -> bool:
+    """Nothing of the user's would be lost, or every such file is in `confirm` and, as
+    far as `seen` (the stat of each when the plan was shown) tells, unchanged since."""
     lost = {*plan.outside, *plan.unsaved}
-    return not lost or (confirm is not None and lost <= set(confirm))
+    if not lost:
+        return True
+    if confirm is None or not lost <= set(confirm):
+        return False
+    return seen is None or all(seen.get(p) == plan.marks.get(p) for p in lost)
+
+
+def marks(cwd: Path, paths: list[str]) -> dict[str, list[int]]:
+    """Each path's stat as a confirm compares it: size, times, inode ([] when gone)."""
+    found: dict[str, list[int]] = {}
+    for path in paths:
+        info = manifest.lstat(cwd, path)
+        found[path] = (
+            [] if info is None
+            else [info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino, info.st_mode]
+        )  # fmt: skip
+    return found
 
 
 async def creators(shadow: Shadow, deleted: list[str], ended: dict[int, str]) -> dict[str, int]:

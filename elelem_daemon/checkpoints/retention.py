@@ -82,9 +82,7 @@ def pruned_turn(folder: Path, session: str) -> int:
 
 def read_pruned(folder: Path) -> dict[str, int]:
     try:
-        fd = os.open(folder / "pruned", os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-        with os.fdopen(fd, "rb") as file:
-            data = json.loads(file.read(MAX_NOTE))
+        data = json.loads(owned.read_owned(folder / "pruned", MAX_NOTE)[0])
     except (OSError, ValueError):
         return {}
     if not isinstance(data, dict):

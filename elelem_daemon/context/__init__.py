@@ -13,7 +13,10 @@ the live editor state) becomes what the model reads, the same from every face:
 - `environment`: where the agent runs, the system prompt's fixed block;
 - `prefix`: says once what changed in the prompt's stable prefix (transcript.py).
 - `compaction`: the model's window kept from filling: the history summarised ahead of
-  it and when the server refuses a request as too long, tool results cut to a share.
+  it and when the server refuses a request as too long, tool results cut to a share;
+  `summary` (the summary on the cached prefix, or in pieces), `keepsakes` (what a
+  compaction carries word for word), `clearing` (old tool results inside a long turn);
+- `fit`: an attachment cut to its share of the window, and said.
 
 Nothing is imported here: a session pays for these modules when it uses them.
 """

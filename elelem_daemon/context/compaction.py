@@ -2,7 +2,8 @@
 
 - **Before a turn** (`before_turn`), when the request it would send (the system
   prompt, the tools, the kept history and the new prompt) is estimated past
-  `ELELEM_COMPACT_AT` of the window (default 0.85; 0 turns it off), the history is
+  `ELELEM_COMPACT_AT` of the window (default 0.85; 0 turns it off, and so does a
+  session's `agent.auto_compact` switch: ACP's `auto_compact` option), the history is
   replaced by its summary, as `/compact` does, and the turn goes on. So too before a
   request after a tool round (`during_turn`, once per turn): the history before the
   turn's prompt is summarised, the round's tool traffic kept. The estimate is
@@ -12,10 +13,25 @@
   keeps no trace: the agent compacts the history before the turn's prompt and sends
   the request again, once (`ELELEM_COMPACT_RETRY=0` turns the retry off). When that
   cannot help, the prompt is not kept and the user is told how to recover.
-- **The summary is made in pieces** (`summarise`): the history is written out as text,
-  oldest first, in pieces of at most `PIECE_SHARE` of the window, each summarised with
-  the summary so far; a piece the server still refuses is halved (`MAX_SPLITS` times).
-  So `/compact` works on a history that already overflows.
+- **The summary reads the cached prefix** (`cached_summary`): the request is the
+  conversation's own (the same system prompt, tools and messages, its notes included:
+  transcript.py), with the tool choice `none` (ports.TOOL_CHOICE) and COMPACT_PROMPT
+  appended as the last user message, so the provider re-processes only the new tail.
+  A tool call it returns anyway is ignored: never run, never shown. Used whenever the
+  request and the summary's room (SUMMARY_ROOM of the window, at most ROOM_TOKENS)
+  fit in the window, or the window is unknown.
+- **Else the summary is made in pieces** (`summarise`, the fallback: when the room
+  left is too small, after a request refused for size, or when the cached summary
+  failed): the history is written out as text, oldest first, in pieces of at most
+  `PIECE_SHARE` of the window, each summarised with the summary so far; a piece the
+  server still refuses is halved (`MAX_SPLITS` times). So `/compact` works on a
+  history that already overflows.
+- **What survives word for word** (keepsakes.py) follows the summary: the user's own
+  words, the plan, the files changed and their state, the last error.
+- **Old tool results are cleared inside a long turn** (clearing.py) before any summary:
+  when a request after a tool round would pass ELELEM_COMPACT_AT, every tool result but
+  the newest round's becomes a one-line stub, in one batch; only if that is not enough
+  is the history compacted.
 - **One tool result** takes at most `ELELEM_TOOL_SHARE` of the window (default 0.25;
   0 turns it off), cut with a note the model reads (budget.py does the cutting).
 
@@ -32,11 +48,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Sequence
-from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
 from ..base.config import number
 from ..conversation import Content, Conversation, Message, images_in, text_of
+from .summary import cached_summary, summarise
 
 if TYPE_CHECKING:
     from ..agent import Agent
@@ -44,14 +60,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-COMPACT_PROMPT = "Summarize: accomplishments, state, next steps. Brief."
-SUMMARY_SYSTEM = "You summarise a conversation between a user and a coding agent."
 CHARS_PER_TOKEN = 4
 IMAGE_TOKENS = 1600  # what an image is counted as
-PIECE_SHARE = 0.5  # of the window: the conversation text one summary request carries
-SUMMARY_SHARE = 0.2  # of the window: the most of the summary so far a piece carries
-MAX_PIECES = 64  # a longer history keeps its newest pieces; the oldest are said dropped
-MAX_SPLITS = 4  # a refused piece is halved at most this many times
+SUMMARY_SHARE = 0.2  # of the window: the most a summary may take
+SUMMARY_PREFIX = "Context: "  # the kept summary's first words
 LOOKUP_FROM = 1500  # tokens: a request (or tool result) this large asks the window first
 
 
@@ -143,7 +155,7 @@ async def before_turn(agent: Agent, prompt: Content) -> None:
     """Compact first when the turn's request would pass ELELEM_COMPACT_AT of the window.
     Never fails the turn: a compaction that fails is said, and the turn goes on."""
     at = compact_at()
-    if at <= 0 or len(agent.conversation) < 2:
+    if at <= 0 or not agent.auto_compact or len(agent.conversation) < 2:
         return
     estimate = agent.gauge.estimate(request_chars(agent, [{"role": "user", "content": prompt}]))
     if estimate < LOOKUP_FROM:
@@ -155,12 +167,13 @@ async def before_turn(agent: Agent, prompt: Content) -> None:
     await compact(agent, reason)
 
 
-async def during_turn(agent: Agent, scratch: Sequence[Message]) -> bool:
-    """Within a turn, before a request after a tool round: compact the history before
-    the prompt when the request (with the round's `scratch`) would pass
-    ELELEM_COMPACT_AT of the window. Whether it did."""
+async def during_turn(agent: Agent, scratch: list[Message]) -> bool:
+    """Within a turn, before a request after a tool round that would pass
+    ELELEM_COMPACT_AT of the window: first clear the old tool results in `scratch`
+    (clearing.py, one batch); if the request still passes, compact the history before
+    the prompt. Whether it compacted."""
     at = compact_at()
-    if at <= 0 or len(agent.conversation) < 3:  # some history besides the prompt
+    if at <= 0 or not agent.auto_compact:
         return False
     estimate = agent.gauge.estimate(request_chars(agent, scratch))
     if estimate < LOOKUP_FROM:
@@ -168,31 +181,54 @@ async def during_turn(agent: Agent, scratch: Sequence[Message]) -> bool:
     window = await window_of(agent.provider)
     if not window or estimate <= at * window:
         return False
+    from .clearing import clear
+
+    if clear(scratch):
+        agent.output.say(f"old tool results cleared (~{estimate} of {window} tokens)", "info")
+        estimate = agent.gauge.estimate(request_chars(agent, scratch))
+        if estimate <= at * window or len(agent.conversation) < 3:
+            return False
+    if len(agent.conversation) < 3:  # some history besides the prompt
+        return False
     reason = f"~{estimate} of {window} tokens, past {at:.0%} (ELELEM_COMPACT_AT)"
-    return await compact(agent, reason, spare=1)
+    return await compact(agent, reason, spare=1, scratch=scratch)
 
 
-async def compact(agent: Agent, reason: str, spare: int = 0) -> bool:
+async def compact(
+    agent: Agent,
+    reason: str | None,
+    spare: int = 0,
+    scratch: Sequence[Message] = (),
+    cached: bool = True,
+    shown: bool = False,
+) -> bool:
     """Replace the history (but its newest `spare` messages, kept after the summary)
-    by its summary, announced with `reason`. False, and the history kept, when no
-    summary came (said as an error)."""
+    by its summary and the keepsakes, announced with `reason` (None: the caller says
+    it, as /compact does). The summary reads the cached prefix when it fits (`cached`
+    false: never, after a refusal for size), else comes in pieces; `shown` streams it
+    to the Output. False, and the history kept, when no summary came (said as an error)."""
     conversation = agent.conversation
-    if len(conversation) <= spare:
+    if spare and len(conversation) <= spare:
         return False
     old = list(conversation)
     head, tail = old[: len(old) - spare], old[len(old) - spare :]
     window = await window_of(agent.provider)
     try:
-        summary = await summarise(agent.provider, head, window)
+        summary = await cached_summary(agent, scratch, window, shown) if cached else None
+        if summary is None:
+            summary = await summarise(agent.provider, head, window)
     except Exception as exc:
         log.warning("compaction failed: %s", exc)
-        agent.output.say(f"compaction failed: {exc}", "error")
+        agent.output.say(f"compaction failed: {exc}" if reason else str(exc), "error")
         return False
     if window and len(summary) > (most := int(window * SUMMARY_SHARE * CHARS_PER_TOKEN)):
         summary = summary[:most] + " [summary cut]"  # a model that will not be brief
-    replace(agent, conversation, summary, tail)
-    plural = "" if len(head) == 1 else "s"
-    agent.output.say(f"context compacted: {len(head)} message{plural} became 1 ({reason})", "info")
+    kept = agent.keepsakes.carry(head, window, agent.transcript.system_prompt.cwd)
+    replace(agent, conversation, f"{summary}\n\n{kept}" if kept else summary, tail)
+    if reason is not None:
+        plural = "" if len(head) == 1 else "s"
+        said = f"context compacted: {len(head)} message{plural} became 1 ({reason})"
+        agent.output.say(said, "info")
     return True
 
 
@@ -202,59 +238,8 @@ def replace(agent: Agent, conversation: Conversation, summary: str, tail: list[M
     in_turn, agent.in_turn = agent.in_turn, False
     try:
         conversation.clear(compacted=True)  # the user's transcript keeps what came before
-        conversation.add("user", f"Context: {summary}")
+        conversation.add("user", f"{SUMMARY_PREFIX}{summary}")
     finally:
         agent.in_turn = in_turn
     for message in tail:
         conversation.add(message["role"], message["content"])
-
-
-async def summarise(provider: Provider, messages: Sequence[Message], window: int | None) -> str:
-    """The summary of `messages`, made in pieces oldest first (see the module's doc)."""
-    text = "\n\n".join(f"{m['role']}: {text_of(m.get('content'))}" for m in messages)
-    budget = int(window * PIECE_SHARE * CHARS_PER_TOKEN) if window else len(text) + 1
-    pieces = [text[i : i + budget] for i in range(0, len(text), max(budget, 1))] or [""]
-    summary = ""
-    if len(pieces) > MAX_PIECES:
-        dropped = len(pieces) - MAX_PIECES
-        pieces = pieces[dropped:]
-        summary = f"(the oldest {dropped * budget} characters of the conversation were dropped)"
-    for piece in pieces:
-        summary = await _piece(provider, summary, piece, window, MAX_SPLITS)
-    return summary
-
-
-async def _piece(
-    provider: Provider, summary: str, piece: str, window: int | None, splits: int
-) -> str:
-    """The summary so far, with `piece` summarised into it; a refused piece is halved."""
-    if window:
-        summary = summary[: int(window * SUMMARY_SHARE * CHARS_PER_TOKEN)]
-    ask = (f"The summary so far:\n\n{summary}\n\n" if summary else "") + (
-        f"The conversation{' (continued)' if summary else ''}:\n\n{piece}\n\n{COMPACT_PROMPT}"
-    )
-    messages: list[Message] = [
-        {"role": "system", "content": SUMMARY_SYSTEM},
-        {"role": "user", "content": ask},
-    ]
-    try:
-        return await answer(provider, messages)
-    except Exception as exc:
-        if not getattr(exc, "data", {}).get("context_overflow") or splits <= 0 or len(piece) < 2:
-            raise
-    half = len(piece) // 2
-    summary = await _piece(provider, summary, piece[:half], window, splits - 1)
-    return await _piece(provider, summary, piece[half:], window, splits - 1)
-
-
-async def answer(provider: Provider, messages: list[Message]) -> str:
-    """The text of one request with no tools; an empty one is a failure."""
-    said: list[str] = []
-    async with aclosing(provider.fetch(messages, [])) as events:
-        async for event in events:
-            if event.get("type") == "saying":
-                said.append(str(event.get("text", "")))
-    text = "".join(said).strip()
-    if not text:
-        raise RuntimeError("the model sent an empty summary")
-    return text

@@ -11,7 +11,8 @@ message (transcript.py, "fresh notes").
 says nothing of the machine, as before elelem 0.10.
 
 The branch is read from `.git/HEAD` (a worktree's `.git` file is followed), at most
-HEAD_BYTES of it: no git process is run, on the request's path or elsewhere.
+HEAD_BYTES of it, with base/regular.py's reader (a FIFO or a device there is no
+branch, never a wait): no git process is run, on the request's path or elsewhere.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ import platform
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..base.repository import repository_top
+from ..base import regular
+from ..base.repository import git_dir, repository_top
 
 HEAD_BYTES = 4096
 
@@ -75,32 +77,15 @@ def today() -> str:
 
 def branch(cwd: Path) -> str | None:
     """The branch checked out in the repository holding `cwd` (`detached at 1a2b3c4`
-    for a detached HEAD), or None outside a repository or when it cannot be read."""
+    for a detached HEAD), or None outside a repository or when it cannot be read. The
+    repository is base/repository.py's (a `.git` of someone else's is none), HEAD is
+    read with the bounded, non-blocking reader (a FIFO there is no branch)."""
     folder = repository_top(cwd)
-    if folder is None:
+    where = git_dir(folder) if folder is not None else None
+    if where is None:
         return None
-    dot = folder / ".git"
     try:
-        if dot.is_dir():
-            return _head(dot / "HEAD")
-        if dot.is_file():
-            text = _read(dot)
-            if text.startswith("gitdir:"):
-                where = Path(text.removeprefix("gitdir:").strip())
-                return _head((folder / where if not where.is_absolute() else where) / "HEAD")
-    except OSError:
-        return None
-    return None
-
-
-def _read(path: Path) -> str:
-    with open(path, "rb") as file:
-        return file.read(HEAD_BYTES).decode("utf-8", "replace").strip()
-
-
-def _head(path: Path) -> str | None:
-    try:
-        text = _read(path)
+        text = regular.text(where / "HEAD", HEAD_BYTES).strip()
     except OSError:
         return None
     if text.startswith("ref:"):

@@ -40,12 +40,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from ..base import regular
 from ..base.errors import AttachmentError
 from ..conversation import Content, Part, image_bytes
 from ..edits.filesystem import excerpt_of_text, linked_elsewhere
 from . import attachments as shapes
 from . import blocks, mentions, paths
 from .attachments import Attachment, Lines
+from .fit import Fit, fixed_chars
 
 HEAD = 8192  # bytes read to tell text from binary
 
@@ -56,10 +58,22 @@ def accepts_images(provider: Any) -> bool:
 
 
 async def for_session(session: Any, text: str, attachments: Sequence[Any] = ()) -> Content:
-    """`expand` with the session's cwd, files and provider."""
-    return await expand(
-        text, attachments, cwd=session.cwd, files=session.files, provider=session.provider
-    )
+    """`expand` with the session's cwd, files and provider, each attachment fitted to
+    its share of the window (fit.py); what was cut, and a mention that attached
+    nothing, is said to the user."""
+    fit = Fit(session.provider, fixed_chars(session))
+    try:
+        return await expand(
+            text,
+            attachments,
+            cwd=session.cwd,
+            files=session.files,
+            provider=session.provider,
+            fit=fit,
+        )
+    finally:
+        for note in fit.notes:
+            session.output.say(note, "info")
 
 
 async def expand(
@@ -70,8 +84,10 @@ async def expand(
     files: Any,
     provider: Any = None,
     mention: bool = True,
+    fit: Fit | None = None,
 ) -> Content:
-    """The user message for text and attachments (see the module docstring)."""
+    """The user message for text and attachments (see the module docstring); with
+    `fit`, each text attachment cut to its share of the window (fit.py)."""
     cwd = Path(cwd).resolve()
     if not isinstance(attachments, list | tuple):
         raise AttachmentError(
@@ -88,7 +104,8 @@ async def expand(
         _need_vision(provider, next(a for a in given if a.type == "image"))
     found: list[mentions.Mention] = []
     if mention and "@" in text:
-        text, found = await asyncio.to_thread(mentions.find, text, cwd)
+        missed = fit.notes if fit is not None else None
+        text, found = await asyncio.to_thread(mentions.find, text, cwd, missed)
     wanted, seen = [], set()
     for one in [*(from_mention(m, cwd) for m in found), *given]:
         if one.key not in seen:
@@ -100,7 +117,9 @@ async def expand(
             reason="too_many",
             field="attachments",
         )
-    made = [await render(one, files, cwd) for one in wanted]
+    if fit is not None:
+        fit.count = sum(1 for one in wanted if one.type != "image")
+    made = [await render(one, files, cwd, fit) for one in wanted]
     texts = [m for m in made if isinstance(m, str)]
     images = [m for m in made if isinstance(m, dict)]
     size = sum(len(t.encode("utf-8", "surrogatepass")) for t in texts)
@@ -156,7 +175,7 @@ def _need_vision(provider: Any, one: Attachment) -> None:
 
 
 # -- one block each -------------------------------------------------------------------
-async def render(one: Attachment, files: Any, cwd: Path) -> str | Part:
+async def render(one: Attachment, files: Any, cwd: Path, fit: Fit | None = None) -> str | Part:
     if one.type == "image":
         return {"type": "image", "mimeType": one.mime, "data": one.data}
     if one.type == "selection":
@@ -168,7 +187,7 @@ async def render(one: Attachment, files: Any, cwd: Path) -> str | Part:
         return diagnostics_block(one)
     if one.type == "folder":
         return await folder_block(one, cwd)
-    return await file_block(one, files)
+    return await file_block(one, files, fit)
 
 
 def diagnostics_block(one: Attachment) -> str:
@@ -209,14 +228,14 @@ async def folder_block(one: Attachment, cwd: Path) -> str:
     return blocks.block("folder", shown, path=one.shown, note=note)
 
 
-async def file_block(one: Attachment, files: Any) -> str | Part:
+async def file_block(one: Attachment, files: Any, fit: Fit | None = None) -> str | Part:
     """A file's (or a symbol's) lines through `files` (or as the client sent them),
     checked and capped."""
     assert one.path is not None
     if one.text is not None:
         if "\0" in one.text:
             raise one.fail("binary", f"{one.shown} is a binary file, not text")
-        return await lines_block(one, one.text)
+        return await lines_block(one, one.text, fit)
     kind, size, head = await asyncio.to_thread(probe, one.path)
     if kind == "folder":
         if one.type == "file":
@@ -251,16 +270,19 @@ async def file_block(one: Attachment, files: Any) -> str | Part:
         raise one.fail("unreadable", f"{one.shown}: {exc}") from None
     if "\0" in text:
         raise one.fail("binary", f"{one.shown} is a binary file, not text")
-    return await lines_block(one, text)
+    return await lines_block(one, text, fit)
 
 
-async def lines_block(one: Attachment, text: str) -> str:
-    """The block of a file's text: the lines asked for, capped as `read` caps."""
+async def lines_block(one: Attachment, text: str, fit: Fit | None = None) -> str:
+    """The block of a file's text: the lines asked for, capped as `read` caps, then
+    to its share of the window (fit.py)."""
     first = one.lines.first if one.lines else 1
     wanted = one.lines.last - first + 1 if one.lines else None
     limit = min(wanted or shapes.READ_LINES, shapes.READ_LINES)
     goes_on = wanted is None or wanted > shapes.READ_LINES
     shown = await asyncio.to_thread(excerpt, text, first, limit, goes_on)
+    if fit is not None and (cut := await fit.fitted(shown.text, shown.first, text, one.shown)):
+        shown = Shown(*cut)
     whole = one.lines is None and shown.note is None
     lines = None if whole else (f"{shown.first}-{shown.last}" if shown.last >= first else None)
     return blocks.block(
@@ -279,7 +301,7 @@ async def image_file(one: Attachment, mime: str, size: int) -> Part:
         raise one.fail(
             "too_large", f"{one.shown} is {size} bytes; an image takes at most {shapes.IMAGE_CAP}"
         )
-    raw = await asyncio.to_thread(one.path.read_bytes)
+    raw = await asyncio.to_thread(regular.read, one.path, shapes.IMAGE_CAP + 1)
     data = base64.b64encode(raw[: shapes.IMAGE_CAP + 1]).decode("ascii")
     checked = shapes.image(mime, data, one.where)
     return {"type": "image", "mimeType": checked.mime, "data": checked.data}
@@ -301,8 +323,7 @@ def probe(path: Path) -> tuple[str, int, bytes]:
     if linked_elsewhere(info):
         return "linked", info.st_nlink, b""
     try:
-        with open(path, "rb") as file:
-            return "file", info.st_size, file.read(HEAD)
+        return "file", info.st_size, regular.read(path, HEAD)
     except OSError:
         return "other", 0, b""
 

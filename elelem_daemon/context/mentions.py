@@ -10,7 +10,9 @@ What is a mention:
   address (`me@example.com`) is not one;
 - followed by a path that exists, relative to the session's cwd and, once symbolic
   links and `..` are followed, inside it; a folder with or without its trailing `/`.
-  Anything else (`@decorator`, `@someone`, `@/etc/passwd`, `@../x`) stays plain text;
+  Anything else (`@decorator`, `@someone`, `@/etc/passwd`, `@../x`) stays plain text,
+  and a word that reads as a path (`@../x.txt`, `@missing.py`) is said to the user as
+  attaching nothing (`missed`, expansion.for_session);
 - outside code: not inside a backtick span (`` `@x` ``) nor a fenced block (``` or ~~~);
 - not escaped: `\\@src/app.py` is the text `@src/app.py`, no mention (the backslash is
   removed; inside code nothing is).
@@ -110,8 +112,9 @@ def _merge(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return out
 
 
-def find(text: str, cwd: Path) -> tuple[str, list[Mention]]:
-    """The text without its `\\@` escapes, and the mentions in it (see the docstring)."""
+def find(text: str, cwd: Path, missed: list[str] | None = None) -> tuple[str, list[Mention]]:
+    """The text without its `\\@` escapes, and the mentions in it (see the docstring).
+    A word that reads as a path but names none inside cwd is said in `missed`."""
     cwd = cwd.resolve()
     code = code_spans(text)
     starts = [start for start, _ in code]
@@ -131,6 +134,9 @@ def find(text: str, cwd: Path) -> tuple[str, list[Mention]]:
         looked += 1
         word = _WORD.match(text, index + 1, index + 2 + MAX_WORD)  # one past: too long
         mention = resolve(word[0], cwd) if word and len(word[0]) <= MAX_WORD else None
+        if mention is None and word and missed is not None and len(missed) < MAX_MENTIONS:
+            if (why := why_not(word[0], cwd)) is not None:
+                missed.append(f"@{why[0][:200]} attaches nothing: {why[1]}")
         if mention is None or (key := (mention.path, mention.first, mention.last)) in seen:
             continue
         if len(mentions) >= MAX_MENTIONS:
@@ -166,6 +172,25 @@ def resolve(word: str, cwd: Path) -> Mention | None:
         if found := _existing(form, cwd):
             return Mention(form, found)
     return None
+
+
+def why_not(word: str, cwd: Path) -> tuple[str, str] | None:
+    """A word that reads as a path (it holds `/`, or a dot before a name's ending) but
+    is no mention: the word without trailing punctuation, and why; None for a word that
+    is no path (`@decorator`, `@someone`)."""
+    forms = _forms(word)
+    form = forms[-1] if forms else word
+    ranged = _RANGE.match(form)
+    path = ranged["path"] if ranged else form
+    if "/" not in path and not re.search(r"\w\.\w+$", path):
+        return None
+    try:
+        resolved = (cwd / path).resolve()
+        if path.startswith("~") or not resolved.is_relative_to(cwd) or resolved == cwd:
+            return form, "it is outside the working directory"
+    except (OSError, ValueError, RuntimeError):
+        return form, "it names no file"
+    return form, "no such file or folder"
 
 
 def _forms(word: str) -> list[str]:

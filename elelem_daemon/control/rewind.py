@@ -28,7 +28,7 @@ the conversation holds, 1, 2, 3 (`numbered`): every listing shows that `number`,
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -64,7 +64,7 @@ class Rewound:
         }
 
 
-NOTHING = {  # a restore where no turn since changed files: nothing to put back
+NOTHING: dict[str, Any] = {  # a restore where no turn since changed files: nothing to put back
     "kind": "none",
     "restored": [],
     "created": [],
@@ -77,6 +77,9 @@ NOTHING = {  # a restore where no turn since changed files: nothing to put back
     "unsaved": [],
     "uncovered": [],
     "buffers": [],
+    "vanished": [],
+    "recovered": [],
+    "recovery": None,
 }
 
 
@@ -236,80 +239,3 @@ def preview(content: Any) -> str:
 def iso(at: float) -> str:
     stamp = datetime.fromtimestamp(at, UTC).isoformat(timespec="milliseconds")
     return stamp.replace("+00:00", "Z")
-
-
-WHY = {  # a `kept` entry's reason (checkpoints/kept.py) in words
-    "too_big": "over the size limit (ELELEM_CHECKPOINTS_MAX_FILE) when turn {turn} began",
-    "nested": "inside a nested repository when turn {turn} began",
-    "ignored": "ignored when turn {turn} began",
-    "unlisted": "the checkpoint of turn {turn} could not list all it left out",
-}
-
-
-def said(reason: object, turn: object) -> str:
-    return WHY.get(str(reason), "not saved").format(turn=turn) + ": no checkpoint holds it"
-
-
-def listed(paths: list[str], shown: int) -> str:
-    return ", ".join(paths[:shown]) + (f" (+{len(paths) - shown})" if len(paths) > shown else "")
-
-
-def describe(
-    done: Rewound, shown: int = 20, number: Callable[[int], int | str] | None = None
-) -> list[str]:
-    """Lines saying what a rewind did or would do (the slash commands, the confirmation).
-    A deletion is named by the turn that created the file; what no checkpoint holds is
-    listed apart, with why it is left as it is. `number` names a turn as the user
-    counts them (`user_number`)."""
-    name = number or (lambda turn: turn)
-    will = "would be" if done.dry_run else "were"
-    gone = "would be deleted" if done.dry_run else "deleted"
-    lines = []
-    files = done.files
-    if files is not None:
-        for label, key in (("restored", "restored"), ("created again", "created")):
-            if paths := files.get(key) or []:
-                lines.append(f"  files {label}: {listed(paths, shown)}")
-        makers: dict[int | None, list[str]] = {}
-        made = files.get("createdBy") or {}
-        for path in files.get("deleted") or []:
-            makers.setdefault(made.get(path), []).append(path)
-        for turn in sorted(t for t in makers if t is not None):
-            lines.append(f"  created by turn {name(turn)} ({gone}): {listed(makers[turn], shown)}")
-        if None in makers:
-            lines.append(
-                f"  made since, not by the agent's turns ({gone}): {listed(makers[None], shown)}"
-            )
-        if not any(files.get(k) for k in ("restored", "created", "deleted")):
-            lines.append("  no file changed since that turn began")
-        if files.get("outside"):
-            lines.append(
-                "  changed outside the agent since (your edits would be lost): "
-                + listed(files["outside"], shown)
-            )
-        if files.get("unsaved"):
-            lines.append(
-                "  no checkpoint holds their current content (it would be lost): "
-                + listed(files["unsaved"], shown)
-            )
-        if files.get("buffers"):
-            lines.append(
-                "  left by the agent in an editor buffer (reloaded from the disk): "
-                + listed(files["buffers"], shown)
-            )
-        if files.get("uncovered"):
-            lines.append("  left as they are (not saved): " + listed(files["uncovered"], shown))
-        reasons: dict[str, list[str]] = {}
-        for entry in files.get("kept") or []:
-            turn = entry.get("turn")
-            why = said(entry.get("reason"), name(turn) if isinstance(turn, int) else turn)
-            reasons.setdefault(why, []).append(str(entry.get("path")))
-        for why, paths in reasons.items():
-            lines.append(f"  left as they are, {why}: {listed(paths, shown)}")
-    if done.dropped is not None:
-        count = len(done.dropped)
-        verb = will if done.dry_run else "were" if count != 1 else "was"
-        lines.append(
-            f"  {count} turn{'s' if count != 1 else ''} {verb} dropped from the conversation"
-        )
-    return lines

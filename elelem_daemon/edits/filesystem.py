@@ -47,6 +47,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
 
+from ..base import regular
 from ..base.config import number
 
 if TYPE_CHECKING:
@@ -108,21 +109,13 @@ def open_regular(path: Path, write: bool = False) -> int:
     folder), OSError for anything else that is not a regular file."""
     flags = (os.O_WRONLY | os.O_CREAT | os.O_TRUNC) if write else os.O_RDONLY
     try:
-        fd = os.open(path, flags | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC, 0o666)
+        return regular.opened(path, flags, 0o666)[0]  # the one non-blocking open
     except IsADirectoryError:
         raise FileNotFoundError(str(path)) from None
-    except OSError as exc:
-        if exc.errno == 6:  # ENXIO: a FIFO with no reader, opened to write
-            raise OSError(f"{path} is not a regular file") from None
-        raise
-    mode = os.fstat(fd).st_mode
-    if not stat.S_ISREG(mode):
-        os.close(fd)
-        if stat.S_ISDIR(mode):
-            raise FileNotFoundError(str(path))
-        raise OSError(f"{path} is not a regular file")
-    os.set_blocking(fd, True)
-    return fd
+    except regular.NotRegular:
+        if os.path.isdir(path):
+            raise FileNotFoundError(str(path)) from None
+        raise OSError(f"{path} is not a regular file") from None
 
 
 @dataclass

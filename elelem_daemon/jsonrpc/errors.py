@@ -9,7 +9,7 @@ kind) and `data: {kind, ...error.data}`. No face picks a code for an ElelemError
     -32600   invalid_request       (protocol) not a JSON-RPC request
     -32600   shutting_down         ShuttingDown: a request after `shutdown` (daemon)
     -32601   method_not_found      (protocol)
-    -32602   invalid_params        InvalidParams, UnknownProvider, UnknownSession,
+    -32602   invalid_params        InvalidParams, UnknownProvider,
              (its kind)            AttachmentError (invalid_attachment),
                                    UnknownTurn (unknown_turn: a rewind's turnId)
     -32603   internal_error        (protocol) a bug or a plugin's exception
@@ -17,15 +17,18 @@ kind) and `data: {kind, ...error.data}`. No face picks a code for an ElelemError
     -32000   (its kind)            any other ElelemError (ProviderError, ...)
     -32001   session_busy          SessionBusy: a turn or command already runs there
              steer_queue_full      SteerRefused: too many steers wait already
-    -32002   unknown_session       NoStoredSession: no stored session has that id
-                                   (ACP's "resource not found")
+    -32002   unknown_session       UnknownSession: no session has that id here (none open,
+                                   or, NoStoredSession, none stored): ACP's "resource not
+                                   found", the one code of every method (close, resume,
+                                   load, delete, prompt, ...)
     -32003   session_locked        SessionLocked: another elelem process has it open
     -32004   outside_changes       OutsideChanges: a rewind would overwrite the user's own
                                    edits; `data.files` is the plan, resend with `force`
     -32005   no_checkpoint         NoCheckpoint: no checkpoint can restore that turn's files
     -32006   not_running           NotRunning: a steer where no turn runs (send a turn)
 
--32002 is ACP's "resource not found", and it means that in both faces. ACP reads
+-32002 is ACP's "resource not found", and it means that in both faces (issue 38: an
+unknown open session was -32602 before, a stored one -32002). ACP reads
 -32000 as "authentication required": for ACP that is what a provider without its key
 (ProviderError, the commonest "other kind") asks for.
 """
@@ -39,7 +42,6 @@ from ..base.errors import (
     ElelemError,
     InvalidParams,
     NoCheckpoint,
-    NoStoredSession,
     NotRunning,
     OutsideChanges,
     SessionBusy,
@@ -68,8 +70,7 @@ CODES: dict[type[ElelemError], int] = {
     InvalidParams: INVALID_PARAMS,
     UnknownProvider: INVALID_PARAMS,
     AttachmentError: INVALID_PARAMS,
-    NoStoredSession: RESOURCE_NOT_FOUND,  # before UnknownSession: the MRO finds it first
-    UnknownSession: INVALID_PARAMS,
+    UnknownSession: RESOURCE_NOT_FOUND,  # NoStoredSession too: one code
     SessionBusy: SESSION_BUSY,
     SessionLocked: SESSION_LOCKED,
     ShuttingDown: INVALID_REQUEST,

@@ -24,6 +24,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from ..base import regular
+
 FILE_CAP = 1 << 20  # bytes of one mcp.json
 MAX_SERVERS = 64
 
@@ -104,7 +106,12 @@ def load(
         project = project_file(cwd)
         if project.resolve() != sources[0][0].resolve():
             sources.append((project, "project"))
+    from ..safety import vetted  # the user's file loads only as the user approved it
+
     for path, source in sources:
+        if source == "user" and path.exists() and not vetted.approved(path):
+            problems.add(str(path), f"{vetted.PROBLEM}; its servers are not started")
+            continue
         for config in read_file(path, source, problems, env):
             merged[config.name] = config
     return list(merged.values()), problems
@@ -116,8 +123,7 @@ def read_file(
     """The servers of one mcp.json; a missing file is no servers, a broken one a problem."""
     where = str(path)
     try:
-        with open(path, "rb") as handle:
-            raw = handle.read(FILE_CAP + 1)
+        raw = regular.read(path, FILE_CAP + 1)  # never waits on a FIFO
     except FileNotFoundError:
         return []
     except OSError as exc:

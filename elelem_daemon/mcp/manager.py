@@ -41,6 +41,7 @@ Listener = Callable[["McpManager"], Any]
 Authorize = Callable[[str, str], Any]  # (server name, URL to open) -> None | awaitable
 RESOURCE = "resource"
 OFFERING = ("ready", "starting", "retrying", "needs-auth")  # states whose tools are offered
+FIRST_WAIT = 30.0  # seconds a session's first turn may wait for servers (ELELEM_MCP_FIRST_WAIT)
 
 
 class ResourceTool(Tool):
@@ -57,6 +58,7 @@ class McpManager:
         self.servers: dict[str, McpServer] = {}
         self.listeners: list[Listener] = []
         self.on_authorize: Authorize | None = None
+        self._waited = False  # the session's first turn waited (first_turn): none will again
         self._registered: dict[str, tuple[list[str], list[str]]] = {}
         self._left_out: dict[str, list[str]] = {}
         self._cut: dict[str, list[str]] = {}  # tools left out over the budget (budget.py)
@@ -290,17 +292,25 @@ class McpManager:
         return [name for name, server in self.servers.items() if server.state == "starting"]
 
     async def first_turn(self, say: Callable[[str, str], Any]) -> None:
-        """Before a turn: wait for servers still in their first start, at most
-        ELELEM_MCP_FIRST_WAIT seconds (5), so their tools are there for it; say so
-        (`say(text, "info")`) and name those that are not ready when it goes on."""
+        """The one rule of every face for servers still starting: before the session's
+        first turn, and never again, wait for the servers in their first start whose
+        process is alive, until each is ready or has failed, at most
+        ELELEM_MCP_FIRST_WAIT seconds (30: long enough for `npx` or `uvx` to fetch a
+        package), so their tools are there for it. One progress line says what it waits
+        for (`say(text, "info")`), one more names those it goes on without. A cancel of
+        the turn ends the wait. Later turns never wait: a server that never answers
+        costs one wait per session."""
         from .server import setting
 
-        waited = self.starting()
+        if self._waited:
+            return
+        self._waited = True
+        waited = self._coming()
         if not waited:
             return
         say(f"waiting for MCP servers to start: {', '.join(waited)}", "info")
-        deadline = time.monotonic() + setting("ELELEM_MCP_FIRST_WAIT", 5.0)
-        while self.starting() and time.monotonic() < deadline:
+        deadline = time.monotonic() + setting("ELELEM_MCP_FIRST_WAIT", FIRST_WAIT)
+        while self._coming() and time.monotonic() < deadline:
             await asyncio.sleep(0.05)
         late = [
             s for s in self.status()["servers"] if s["name"] in waited and s["state"] != "ready"
@@ -310,6 +320,14 @@ class McpManager:
                 f"{s['name']} ({s['state']}{': ' + s['error'] if s['error'] else ''})" for s in late
             )
             say(f"going on without these MCP servers' tools: {named}", "info")
+
+    def _coming(self) -> list[str]:
+        """The servers in their first start whose process (a stdio server's) is alive."""
+        return [
+            name
+            for name in self.starting()
+            if getattr(self.servers[name].process, "returncode", None) is None
+        ]
 
     async def ready(self, timeout: float = 60.0) -> bool:
         """Wait until every server is ready or has stopped trying (failed, needs-auth);

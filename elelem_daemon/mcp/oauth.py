@@ -34,6 +34,8 @@ from mcp.shared.auth import (
     OAuthToken,
 )
 
+from ..base import regular
+
 HEAD_CAP = 8192
 ANSWER = (
     "<!doctype html><title>elelem</title><p>{text} You can close this tab and go back "
@@ -50,8 +52,7 @@ class TokenFile:
 
     def read(self) -> dict[str, Any]:
         try:
-            with open(self.path, encoding="utf-8") as handle:
-                data = json.loads(handle.read(1 << 20))
+            data = json.loads(regular.text(self.path, 1 << 20))  # never waits on a FIFO
         except (OSError, ValueError):
             return {}
         return data if isinstance(data, dict) else {}

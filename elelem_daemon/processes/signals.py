@@ -10,6 +10,13 @@ sessions (a cancelled turn is stored as `<text so far>[cancelled]`) and exits wi
 the daemon). A second signal while it stops ends the process at once with the same
 code. Whatever is left (SIGKILL, a crash) is the reaper's (procs.py).
 
+Before the loop runs, `until_loop()` (the launcher calls it first thing for `elelem
+daemon` and `elelem ask`) makes those signals end the process at once with the same
+code: nothing runs yet that would need cancelling, and a start that is stuck (a read
+that waits) still ends. Once the loop runs, nothing on it may block: a read of a file
+a repository controls never waits (base/regular.py), and `ask` reads its piped prompt
+in a thread.
+
 `leave(code)` is how a face exits after that: what is queued for stderr is written
 (the atexit handlers), then `os._exit`, so no thread (a terminal read, a plugin's
 blocked tool) can hold the exit up.
@@ -40,6 +47,13 @@ SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 def code_of(sig: int) -> int:
     """The exit code of a process that ended because of sig: 128 + N."""
     return 128 + int(sig)
+
+
+def until_loop(signals: Iterable[int] = (*SIGNALS, signal.SIGINT)) -> None:
+    """Until a loop's handlers take over (`on_signals`), each of signals ends the
+    process at once with 128 + N."""
+    for sig in signals:
+        signal.signal(sig, lambda number, _frame: os._exit(code_of(number)))
 
 
 def on_signals(stop: Callable[[int], None], signals: Iterable[int] = SIGNALS) -> Callable[[], None]:

@@ -20,6 +20,9 @@ uncached `input_tokens` plus `cache_read_input_tokens` and
 `cache_creation_input_tokens`), `cache_read_tokens` and `cache_write_tokens` its
 cached parts.
 
+A compaction's summary (ports.TOOL_CHOICE `none`) keeps the tools, cache mark and all,
+and sends `tool_choice: {"type": "none"}`: the same cached prefix, and no call.
+
 A user message with images (content parts, conversation.py) is sent as `text` and
 `image` blocks (`source: {type: base64, media_type, data}`), in the same order.
 
@@ -40,6 +43,7 @@ import httpx
 
 from ..base import keys
 from ..base.errors import ProviderError
+from ..ports import TOOL_CHOICE
 from .calls import CUT_OFF, doing
 from .http import Failure, HTTPProvider
 from .window import tokens
@@ -131,6 +135,8 @@ class AnthropicProvider(HTTPProvider):
             body["tools"] = [unwrap(tool) for tool in tools]
             if mark:
                 body["tools"][-1]["cache_control"] = mark
+            if TOOL_CHOICE.get() == "none":  # a compaction's summary: no call (ports.py)
+                body["tool_choice"] = {"type": "none"}
         body["messages"] = encode(messages)
         if mark:
             left = BREAKPOINTS - bool(system) - bool(tools)

@@ -12,6 +12,10 @@ Settings (environment):
                      before anything is sent; earlier ones go as text); default 1:
                      a message's images go in its `images` (base64), the model
                      answers an error if it has no vision
+
+Ollama's API has no tool choice: a compaction's summary (ports.TOOL_CHOICE `none`)
+sends the tools as every request does, so its prompt keeps the cached prefix, and a
+call the model makes anyway is ignored by the compaction (context/compaction.py).
 """
 
 from __future__ import annotations

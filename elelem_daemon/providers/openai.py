@@ -21,6 +21,11 @@ Settings (environment):
                           a small local model call a tool, then answer; on llama.cpp
                           `required` also sends the call's JSON schema, and `none`
                           sends no tools: served.py)
+                          A compaction's summary (context/compaction.py) is sent with
+                          `tool_choice: "none"` and the tools exactly when the last
+                          request carried them, on llama.cpp too: its template keeps
+                          the tools in the prompt under `none`, so the summary reads
+                          the conversation's cached prefix (docs/providers.md)
     OPENAI_PROMPT_CACHE   `0` sends neither `prompt_cache_key` nor `cache_prompt`; default 1
 
 A server other than api.openai.com is asked what it is and serves (`Served`, served.py:
@@ -58,6 +63,7 @@ import httpx
 
 from ..base import keys
 from ..base.errors import ProviderError
+from ..ports import TOOL_CHOICE
 from . import clients
 from .calls import CUT_OFF, clip
 from .chat import counts, doings, encode, gather, parts, timed
@@ -112,6 +118,7 @@ class OpenAIProvider(HTTPProvider):
         self._forced = False  # the request being read was forced into a call's shape
         if not self.official:
             self.look_up()  # at once, in the background: the first request does not wait
+        self.offered: bool | None = None  # whether the last request carried the tools
 
     def look_up(self) -> asyncio.Future[Served] | None:
         """Start, or join, the endpoint's lookup (served.py) in the background: one per
@@ -204,7 +211,12 @@ class OpenAIProvider(HTTPProvider):
         self._forced = False
         after_results = bool(messages) and messages[-1].get("role") == "tool"
         choice = self.tool_choice[-1 if after_results else 0]
-        if tools and not (choice == "none" and served.llama):  # llama.cpp: none sends none
+        asked = TOOL_CHOICE.get()  # a compaction's summary: `none`, tools kept (ports.py)
+        offered = bool(tools) and not (choice == "none" and served.llama)  # llama: none, none
+        if asked == "none":  # the tools as the last request had them (its cached prefix)
+            offered, choice = bool(tools) and self.offered is not False, "none"
+        self.offered = offered
+        if offered:
             body["tools"] = tools
             body["tool_choice"] = choice
             if choice == "required" and served.llama and (shape := call_schema(tools)):

@@ -8,6 +8,9 @@ What it does on every fetch:
 3. otherwise yields `saying` "let me check." and, if any tool exists, `doing` for the
    first tool with empty arguments.
 
+A request whose tool choice is `none` (ports.TOOL_CHOICE: a compaction's summary) is
+answered `saying` "done." alone.
+
 Call ids are `stub-1`, `stub-2`, ... counted by the provider, so they are unique within
 a session (one provider serves its turns and its tasks' children: a child's calls never
 share an id with its parent's `task` call); the first call of a session is `stub-1`. A
@@ -41,6 +44,7 @@ from typing import Any
 
 from ..base.errors import ProviderError
 from ..conversation import image_bytes, images_in, text_of
+from ..ports import TOOL_CHOICE
 from ..transcript import without_note
 from .calls import doing
 from .window import Windowed
@@ -73,6 +77,9 @@ class StubProvider(Windowed):
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
     ) -> AsyncIterator[dict[str, Any]]:
         yield {"type": "thinking", "text": "considering the request"}
+        if TOOL_CHOICE.get() == "none":  # no call may be made: a summary, in words
+            yield {"type": "saying", "text": "done."}
+            return
         messages = [unnoted(m) for m in messages]  # a script reads as it was typed
         last = messages[-1] if messages else {"role": "user", "content": ""}
         script = _script(messages)

@@ -15,12 +15,12 @@ bounded (`limit`): a listing reads the first bytes of a file, never all of a hug
 
 from __future__ import annotations
 
-import errno
 import os
-import stat
 from pathlib import Path
 
-FLAGS = os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
+from ..base import regular
+
+FLAGS = os.O_NOFOLLOW | regular.FLAGS
 
 
 class NotOwned(OSError):
@@ -35,23 +35,15 @@ def open_owned(path: Path | str, flags: int = os.O_RDONLY, mode: int = 0o600) ->
 def opened(
     path: Path | str, flags: int = os.O_RDONLY, mode: int = 0o600
 ) -> tuple[int, os.stat_result]:
-    """`open_owned`, with the fstat of that fd (which says it is a plain file)."""
+    """`open_owned`, with the fstat of that fd (which says it is a plain file): the
+    shared non-blocking open (base/regular.py), never through a symlink, one link."""
     try:
-        fd = os.open(path, flags | FLAGS, mode)
-    except OSError as exc:
-        if exc.errno in (errno.ELOOP, errno.EMLINK, errno.ENXIO):
-            raise NotOwned(f"{path} is a symlink or not a regular file: not opened") from None
-        raise
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise NotOwned(f"{path} is not a regular file: not opened")
-        if info.st_nlink > 1:
-            raise NotOwned(f"{path} has {info.st_nlink} hard links: not opened")
-        os.set_blocking(fd, True)
-    except BaseException:
+        fd, info = regular.opened(path, flags, mode, follow=False)
+    except regular.NotRegular as exc:
+        raise NotOwned(str(exc)) from None
+    if info.st_nlink > 1:
         os.close(fd)
-        raise
+        raise NotOwned(f"{path} has {info.st_nlink} hard links: not opened")
     return fd, info
 
 
@@ -64,15 +56,7 @@ def read_owned(path: Path | str, limit: int | None = None) -> tuple[bytes, os.st
         if limit is None:
             with open(fd, "rb", buffering=0, closefd=False) as file:
                 return file.read(), info
-        left = min(limit, info.st_size)
-        chunks = []
-        while left > 0:  # one read, unless a signal or a shorter file cuts it
-            chunk = os.read(fd, left)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
-        return b"".join(chunks), info
+        return regular.read_fd(fd, min(limit, info.st_size)), info
     finally:
         os.close(fd)
 

@@ -89,7 +89,15 @@ def trustable(cwd: Path | str) -> list[Path]:
 
 
 def trusted_folders() -> list[Path]:
-    """The folders in the trusted-folders file (a missing or unreadable file: none)."""
+    """The folders in the trusted-folders file that the user confirmed (vetted.py: an
+    entry written by anything but `remember` is held until confirmed)."""
+    from . import vetted
+
+    return vetted.trusted_approved(entries())
+
+
+def entries() -> list[Path]:
+    """The folders the trusted-folders file names (a missing or unreadable file: none)."""
     path = trusted_file()
     try:
         with open(open_owned(path), "rb") as file:  # never through a link (owned.py)
@@ -128,6 +136,9 @@ def remember(cwd: Path | str) -> Path:
         os.write(fd, f"{folder}\n".encode())  # one append: concurrent faces do not mix
     finally:
         os.close(fd)
+    from . import vetted
+
+    vetted.remembered(folder)  # elelem's own write: confirmed
     return path
 
 

@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from ..base import regular
 from . import masking
 
 ITEMS_CAP = 40  # lines listed, at most
@@ -40,8 +41,7 @@ def cut(text: str) -> str:
 
 def _read(path: Path) -> str:
     try:
-        with open(path, "rb") as file:
-            return file.read(READ_CAP).decode("utf-8", "replace")
+        return regular.text(path, READ_CAP)
     except OSError:
         return ""
 

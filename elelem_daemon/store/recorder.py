@@ -90,7 +90,7 @@ class Recorder:
 
     def on_call(self, call: dict[str, Any], result: Result) -> None:
         """A tool call has run: keep it for redrawing, and write it."""
-        record = records.tool(call, result.ok, result.payload)
+        record = records.tool(call, not result.failed, result.payload)  # as faces show it
         self.history.add(record)
         if self.started:
             self._write([record])

@@ -44,10 +44,10 @@ from pathlib import Path
 
 from ..base.config import state_dir
 from ..base.errors import NoStoredSession
-from ..safety.owned import read_owned
+from ..safety.owned import open_owned, read_owned
 from . import records
 from .records import Stored
-from .writer import Writer, fingerprint
+from .writer import Writer, _fsync_dir, fingerprint
 
 log = logging.getLogger(__name__)
 
@@ -186,6 +186,39 @@ class Store:
 
     def writer(self, session_id: str) -> Writer:
         return Writer(self.path(session_id))
+
+    def fork(self, session_id: str, new_id: str) -> None:
+        """Store a copy of a stored session under `new_id`: the same records, its
+        metadata line naming the new id, `created` now and `forkedFrom` the source.
+        NoStoredSession when there is none (or it is unreadable); the copy is written
+        whole to a new file (an existing one is never overwritten)."""
+        path = self.path(session_id)
+        try:
+            data, _ = read_owned(path)  # never through a link
+        except FileNotFoundError:
+            raise NoStoredSession(f"no stored session {session_id!r}") from None
+        except OSError as exc:
+            raise NoStoredSession(f"stored session {session_id!r} is unreadable: {exc}") from None
+        end = data.find(b"\n")
+        try:
+            head = records.loads(data[: end if end >= 0 else len(data)])
+        except ValueError:
+            head = None
+        if not isinstance(head, dict) or head.get("type") != "session":
+            raise NoStoredSession(f"stored session {session_id!r} has no metadata line")
+        head = {**head, "id": new_id, "created": records.now(), "forkedFrom": session_id}
+        rest = data[end + 1 :] if end >= 0 else b""
+        target = self.path(new_id)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd = open_owned(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+        try:
+            view = memoryview(records.encode(head) + rest)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        _fsync_dir(target.parent)
 
 
 def _head_of(data: bytes, end: int, path: Path, info: os.stat_result) -> Stored:

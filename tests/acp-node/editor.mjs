@@ -8,14 +8,17 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
+import * as unstable from "@agentclientprotocol/sdk/unstable";
 
-export { acp };
+export { acp, unstable };
 export const TIMEOUT = 20_000;
 const PYTHON = process.env.ELELEM_PYTHON || "python3";
 
 export class Editor {
-  constructor({ fs = false, answers = [] } = {}) {
+  // unstable: the SDK's unstable entry point (session/fork, systemPrompt)
+  constructor({ fs = false, answers = [], unstable: newest = false } = {}) {
     this.fs = fs;
+    this.sdk = newest ? unstable : acp;
     this.answers = [...answers]; // optionIds to pick in turn; null = cancelled
     this.updates = [];
     this.permissions = [];
@@ -51,24 +54,25 @@ export class Editor {
   }
 
   app() {
-    return acp
+    const sdk = this.sdk;
+    return sdk
       .client({ name: "node-test" })
-      .onNotification(acp.methods.client.session.update, ({ params }) => {
+      .onNotification(sdk.methods.client.session.update, ({ params }) => {
         this.updates.push(params);
         this.wake();
       })
-      .onRequest(acp.methods.client.session.requestPermission, ({ params }) => {
+      .onRequest(sdk.methods.client.session.requestPermission, ({ params }) => {
         this.permissions.push(params);
         this.wake();
         const answer = this.answers.length ? this.answers.shift() : null;
         if (answer === null) return { outcome: { outcome: "cancelled" } };
         return { outcome: { outcome: "selected", optionId: answer } };
       })
-      .onRequest(acp.methods.client.fs.readTextFile, ({ params }) => {
-        if (!this.buffers.has(params.path)) throw acp.RequestError.resourceNotFound(params.path);
+      .onRequest(sdk.methods.client.fs.readTextFile, ({ params }) => {
+        if (!this.buffers.has(params.path)) throw sdk.RequestError.resourceNotFound(params.path);
         return { content: this.buffers.get(params.path) };
       })
-      .onRequest(acp.methods.client.fs.writeTextFile, ({ params }) => {
+      .onRequest(sdk.methods.client.fs.writeTextFile, ({ params }) => {
         this.writes.push([params.path, params.content]);
         this.buffers.set(params.path, params.content);
         return {};
@@ -77,7 +81,8 @@ export class Editor {
 }
 
 // Runs op(ctx, init, project) against a fresh daemon whose HOME and cwd are temporary.
-export async function withDaemon(editor, op, { home } = {}) {
+// `env`: more of the daemon's environment (a provider's URL).
+export async function withDaemon(editor, op, { home, env: more = {} } = {}) {
   const root = realpathSync(mkdtempSync(path.join(tmpdir(), "elelem-acp-")));
   const project = path.join(root, "project");
   mkdirSync(project);
@@ -94,15 +99,16 @@ export async function withDaemon(editor, op, { home } = {}) {
       ELELEM_PROVIDER: "stub", // whatever keys this machine has
       XDG_CONFIG_HOME: path.join(home, ".config"),
       XDG_STATE_HOME: path.join(home, ".local", "state"),
+      ...more,
     },
     stdio: ["pipe", "pipe", "inherit"],
   });
   const exited = new Promise((resolve) => child.on("exit", resolve));
-  const stream = acp.ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout));
+  const stream = editor.sdk.ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout));
   try {
     return await editor.app().connectWith(stream, async (ctx) => {
-      const init = await ctx.request(acp.methods.agent.initialize, {
-        protocolVersion: acp.PROTOCOL_VERSION,
+      const init = await ctx.request(editor.sdk.methods.agent.initialize, {
+        protocolVersion: editor.sdk.PROTOCOL_VERSION,
         clientCapabilities: { fs: { readTextFile: editor.fs, writeTextFile: editor.fs } },
         clientInfo: { name: "node-test", version: "1" },
       });

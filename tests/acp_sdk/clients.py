@@ -46,7 +46,7 @@ class Client(Wire):
         self.updates: list[dict[str, Any]] = []
         self.asked: list[dict[str, Any]] = []
         self.next_id = 0
-        self.checker: Checker | None = None  # set: every message checked against ACP 1.21
+        self.checker: Checker | None = None  # set: every message checked (1.21, SDK 2.4.0)
 
     async def line(self, raw: bytes | str) -> None:
         if self.checker is not None:

@@ -338,7 +338,7 @@ async def test_bad_requests_get_clear_errors(tmp_path: Path, project: Path) -> N
     async with daemon(tmp_path, editor) as (conn, _):
         with pytest.raises(acp.RequestError) as unknown:
             await conn.prompt(session_id="nope", prompt=[text("hi")])
-        assert unknown.value.code == -32602 and "unknown session" in str(unknown.value)
+        assert unknown.value.code == -32002 and "unknown session" in str(unknown.value)
         with pytest.raises(acp.RequestError) as relative:
             await conn.new_session(cwd="relative/path", mcp_servers=[])
         assert "absolute" in str(relative.value)

@@ -48,7 +48,7 @@ async def test_list_resume_and_close(tmp_path: Path, project: Path) -> None:
         await conn.close_session(session_id=sid)
         with pytest.raises(acp.RequestError) as closed:
             await prompt(conn, sid, "!echo gone")
-        assert closed.value.code == -32602  # an unknown session: it was released
+        assert closed.value.code == -32002  # an unknown session: it was released
         (stored,) = (await conn.list_sessions(cwd=str(project))).sessions
         assert stored.session_id == sid and stored.field_meta["elelem"]["open"] is False
 

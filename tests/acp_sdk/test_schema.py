@@ -1,6 +1,7 @@
-"""Every message both ways checked against the ACP 1.21.0 JSON schema (vendored in
-tests/acp_schema): a session that uses each method elelem serves and each request it
-makes, on raw pipes, with spec-valid client answers (support/acp_schema.py)."""
+"""Every message both ways checked against the ACP 1.21.0 JSON schema and the stable and
+unstable schemas of @agentclientprotocol/sdk 2.4.0 (vendored in tests/acp_schema): a
+session that uses each method elelem serves and each request it makes, on raw pipes,
+with spec-valid client answers (support/acp_schema.py)."""
 
 from __future__ import annotations
 

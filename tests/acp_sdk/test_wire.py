@@ -82,7 +82,7 @@ async def test_unknown_methods_and_bad_params(wire: Wire, tmp_path: Path) -> Non
     odd = await wire.call(8, "session/prompt", {"sessionId": sid, "prompt": [{"type": "video"}]})
     assert odd["error"]["message"] == "prompt[0]: unknown content block type: video"
     auth = await wire.call(9, "authenticate", {"methodId": "x"})
-    assert "no authentication methods" in auth["error"]["message"]
+    assert auth["error"]["message"] == "methodId: unknown method 'x'"  # none offered here
 
 
 async def test_a_second_prompt_while_one_runs_is_a_steer(wire: Wire, tmp_path: Path) -> None:
@@ -351,7 +351,8 @@ async def test_a_replayed_session_keeps_its_messages_apart(tmp_path: Path) -> No
         ]
         # the whole transcript: the turn before /compact, then (after the compaction's
         # agent chunk) its summary, and the next prompt apart from it
-        assert users == ["!echo one", "Context: done.", "\n\n!echo two"]
+        assert len(users) == 3 and users[0] == "!echo one"
+        assert users[1].startswith("Context: done.") and users[2] == "\n\n!echo two"
     finally:
         again.process.kill()
         await again.process.wait()

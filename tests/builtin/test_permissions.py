@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.vetting import confirm
 
 from elelem_daemon.builtins.permissions import NO_ANSWER, parse
 from elelem_daemon.faces.terminal.console import TerminalInput, painted_diff
@@ -48,6 +49,7 @@ def user_rules(isolated: Path, text: str) -> None:
     path = isolated / "xdg_config_home" / "elelem" / "permissions"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
+    confirm()  # the user's own edit, confirmed (safety/vetted.py)
 
 
 def project_rules(text: str) -> None:

@@ -11,7 +11,7 @@ from support.outputs import SpyOutput
 from support.small_window import SmallWindow
 
 from elelem_daemon.budget import RoundBudget, cut
-from elelem_daemon.context import compaction
+from elelem_daemon.context import compaction, summary
 from elelem_daemon.conversation import text_of
 from elelem_daemon.plugins import core_registry
 from elelem_daemon.result import Result
@@ -231,7 +231,7 @@ async def test_a_server_that_refuses_everything_costs_a_bounded_number_of_reques
         done = await session.command("/compact")
         assert "compact failed" in done.output
         assert len(session.conversation) == 2
-    assert len(tiny.requests) < 2 * 2**compaction.MAX_SPLITS + 4
+    assert len(tiny.requests) < 2 * 2**summary.MAX_SPLITS + 4
 
 
 async def test_a_cancel_while_compacting_keeps_the_history_and_no_turn_runs(
@@ -303,15 +303,16 @@ async def test_each_providers_refusal_is_compacted_and_sent_again(words, tmp_pat
     result = await session.turn("a new question")
     assert (result.reply, result.stop_reason) == ("the answer", "end_turn")
     assert said(output, "error") == []
-    assert [m["content"] for m in session.conversation] == [
+    assert [m["content"].split("\n\n")[0] for m in session.conversation] == [
         "Context: Summary: they talked.",
         "a new question",
         "the answer",
     ]
+    assert "<user-words>\nan old question\n</user-words>" in session.conversation[0]["content"]
     summary_request, resent = provider.requests[1], provider.requests[2]
     assert summary_request[1] == []  # the summary goes with no tools
     assert "an old question" in summary_request[0][-1]["content"]
-    assert [m["content"] for m in resent[0][1:]] == [
+    assert [m["content"].split("\n\n")[0] for m in resent[0][1:]] == [
         "Context: Summary: they talked.",
         "a new question",
     ]

@@ -250,7 +250,8 @@ async def test_a_turn_whose_checkpoint_retention_pruned_is_refused(
 
 
 def test_the_dropped_turns_are_counted_in_good_grammar() -> None:
-    from elelem_daemon.control.rewind import Rewound, describe
+    from elelem_daemon.control.rewind import Rewound
+    from elelem_daemon.control.told import describe
 
     assert describe(Rewound(1, False, None, [1]))[-1] == (
         "  1 turn was dropped from the conversation"

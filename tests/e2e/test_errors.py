@@ -70,7 +70,7 @@ async def test_unknown_session(client: Client) -> None:
     ):
         params = {"sessionId": "nope", "text": "hi", "line": "/help"}
         error = await fails(client.request(method, params))
-        assert (error.code, error.kind) == (-32602, "unknown_session")
+        assert (error.code, error.kind) == (-32002, "unknown_session")
         assert error.data["sessionId"] == "nope"
 
 

@@ -219,7 +219,7 @@ async def test_every_method_on_a_closed_session_is_unknown_session(
     ]:
         with pytest.raises(RpcError) as error:
             await within(client.request(method, {"sessionId": session, **extra}))
-        assert (error.value.code, error.value.kind) == (-32602, "unknown_session"), method
+        assert (error.value.code, error.value.kind) == (-32002, "unknown_session"), method
     await client.cancel(session)  # a notification: nothing to answer, nothing breaks
     assert await within(client.list_sessions()) == []
 

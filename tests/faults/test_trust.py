@@ -153,7 +153,11 @@ async def test_the_trusted_folders_file_decides_for_a_client_that_says_nothing(
     trusted_file(env).write_text(f"# mine\n{workdir.parent.resolve()}\n")  # the parent only
     assert "theirs" not in by_name(await within(client.new_session(cwd=str(workdir))))
     assert not ran(plugins)  # a parent's trust does not cover its subfolders
-    trusted_file(env).write_text(f"{workdir.resolve()}\n")
+    trusted_file(env).write_text(f"{workdir.resolve()}\n")  # by hand, after the first run
+    held = await within(client.new_session(cwd=str(workdir)))
+    assert "theirs" not in by_name(held) and not ran(plugins)  # held until confirmed (#36)
+    assert held["held"][0]["entries"] == [str(workdir.resolve())]
+    await within(client.command(held["sessionId"], "/trust files"))  # the user confirms
     result = await within(client.new_session(cwd=str(workdir)))
     assert by_name(result)["theirs"]["source"] == "project" and ran(plugins)
     refused = await within(client.new_session(cwd=str(workdir), trusted=False))
@@ -440,6 +444,10 @@ async def test_a_client_that_takes_forms_is_asked_once_with_what_the_folder_load
         assert f"Trust the plugins and rules in {workdir.resolve()}?" in message
         assert ".agents/plugins/spy.py" in message
         assert "planted: starts npx mcp-thing --api-key *** --token=***" in message
+        title = acp.forms[0]["requestedSchema"]["title"]  # what a client draws alone
+        assert title.startswith(f"Trust the plugins and rules in {workdir.resolve()}? It loads: ")
+        assert "plugin (Python code that runs in the session): .agents/plugins/" in title
+        assert "\n" not in title and len(title) <= 240 and token not in title
         assert token not in json.dumps(acp.wire.seen)
         choices = acp.forms[0]["requestedSchema"]["properties"]["answer"]["enum"]
         assert choices[0] == "no"  # a form filled with its first value trusts nothing

@@ -13,9 +13,9 @@ from elelem_daemon.jsonrpc.errors import CODES, RpcError, code_of, rpc_error
     [
         (errors.InvalidParams("x"), -32602),
         (errors.UnknownProvider("x"), -32602),
-        (errors.UnknownSession("x"), -32602),
+        (errors.UnknownSession("x"), -32002),  # one code, open or stored (issue 38)
         (errors.AttachmentError("x"), -32602),
-        (errors.NoStoredSession("x"), -32002),  # a subclass: its own row wins
+        (errors.NoStoredSession("x"), -32002),
         (errors.SessionBusy("x"), -32001),
         (errors.SessionLocked("x"), -32003),
         (errors.ShuttingDown("x"), -32600),

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.vetting import confirm
 
 from elelem_daemon.plugins import core_registry
 from elelem_daemon.session import Session, start
@@ -59,6 +60,7 @@ def allow_mcp(rules: str = "*__* allow\nresource allow\n") -> None:
     path = Path(os.environ["XDG_CONFIG_HOME"]) / "elelem" / "permissions"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(rules)
+    confirm()  # the user's own edit, confirmed (safety/vetted.py)
 
 
 @pytest.fixture

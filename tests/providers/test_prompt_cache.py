@@ -134,6 +134,7 @@ async def test_anthropic_marks_the_stable_prefix_and_the_growing_end_and_it_stay
     assert usage[-1]["cacheReadTokens"] == 900 and usage[-1]["cacheWriteTokens"] == 80
     assert usage[-1]["session"]["inputTokens"] == 5000
     assert usage[-1]["session"]["cacheReadTokens"] == 4500
+    assert usage[-1]["compactAt"] == 0.85  # where a meter warns of auto-compaction
     # claude-opus-4-5: 20 x $5 + 900 x $0.50 + 80 x $6.25 + 5 x $25, per million, a turn
     assert usage[0]["cost"] == pytest.approx(0.001175)
     assert usage[-1]["session"]["cost"] == pytest.approx(5 * 0.001175)

@@ -325,3 +325,31 @@ async def test_a_session_in_a_2048_token_window_never_hits_it(small_llama, works
     assert [s for s in shown if s["kind"] == "error"] == []
     assert any(s["text"].startswith("context compacted") for s in shown), shown
     assert "exceeds the available context size" not in json.dumps(context)
+
+
+@pytest.mark.timeout(1800)  # a bound for a loaded machine: three short requests
+async def test_a_summary_reads_the_cached_prefix_tools_and_all(small_llama, tmp_path):
+    """issue 37: `/compact` against llama.cpp with the tools offered (`auto`): the summary
+    request is the conversation's own with tool choice `none` and the ask at its end, and
+    llama.cpp's template keeps the tools under `none` (docs/providers.md), so nearly all
+    of its prompt comes from the slot's cache (`event/usage` after the command)."""
+    from elelem_daemon.jsonrpc.client import Client
+
+    env = daemon_env(small_llama, OPENAI_TOOL_CHOICE="auto")
+    async with await Client.spawn("daemon", env=env, cwd=str(tmp_path)) as client:
+        await client.initialize()
+        sid = (await client.new_session(cwd=str(tmp_path)))["sessionId"]
+        for topic in ("river", "cloud"):
+            result = await asyncio.wait_for(
+                client.turn(sid, f"In one sentence, what is a {topic}?"), TURN
+            )
+            assert not result["reply"].startswith("Error"), result["reply"]
+        seen = len(client.notifications)
+        await asyncio.wait_for(client.command(sid, "/compact"), TURN)
+        after = client.notifications[seen:]
+    assert not [n for n in after if n["method"] in ("event/doing", "event/result")]
+    (usage,) = [n["params"] for n in after if n["method"] == "event/usage"]
+    assert usage["inputTokens"] > 200  # the whole conversation, tools and all
+    # 412 of 436 when this was written: only the ask is new; had the tools been dropped,
+    # the cache would end where the template lists them, before most of the prompt
+    assert usage["cacheReadTokens"] >= 0.9 * usage["inputTokens"], usage

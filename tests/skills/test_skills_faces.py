@@ -41,9 +41,11 @@ def folders(tmp_path: Path) -> tuple[Path, dict[str, str]]:
 
 
 def trust(project: Path, env: dict[str, str]) -> None:
-    path = Path(env["XDG_CONFIG_HOME"]) / "elelem" / "trusted"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(f"{project.resolve()}\n")
+    """`elelem trust`: elelem's own write (a hand-written entry is held: issue 36)."""
+    subprocess.run(
+        [sys.executable, "-m", "elelem_daemon", "trust", str(project)],
+        check=True, capture_output=True, timeout=60, env=env,
+    )  # fmt: skip
 
 
 def chat(project: Path, env: dict[str, str], lines: str) -> str:

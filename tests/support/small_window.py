@@ -9,11 +9,15 @@ reply and its prompt past `n_ctx` are cut, with `finish_reason: length`.
 What it answers:
 - a request whose last message asks to summarise (context/compaction.py's
   piece, or `/compact`'s turn): a short summary;
-- a prompt saying `read NAME` (and no tool result yet): a `read` call of NAME;
-- after a tool result: a short line saying how much it read;
+- a prompt saying `read NAME [NAME ...]`: a `read` call of each NAME in turn, one a
+  round, then a short line saying how much the last one read;
+- a prompt saying `plan: [JSON]`: a `todo` call with those todos, then a short line;
+- with `call_on_summary`, a summary request is answered with the summary and a `read`
+  call of `secret.txt` besides (a call the compaction must ignore);
 - anything else: `reply_chars` characters of words.
 
-Every request is recorded in `requests` as (tokens, status, last message's text).
+Every request is recorded in `requests` as (tokens, status, last message's text), and
+its JSON body in `bodies`.
 """
 
 from __future__ import annotations
@@ -24,7 +28,8 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-READ = re.compile(r"\bread (\S+)")
+READ = re.compile(r"\bread ((?:\S+\.\w+ ?)+)")
+PLAN = re.compile(r"\bplan: (\[.*\])", re.DOTALL)
 
 
 def overflow_body(tokens: int, n_ctx: int) -> dict[str, Any]:
@@ -49,11 +54,21 @@ def text_of(content: Any) -> str:
     return str(content or "")
 
 
+def call(id_: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """One tool call as a stream's delta carries it."""
+    function = {"name": name, "arguments": json.dumps(arguments)}
+    return {"index": 0, "id": id_, "type": "function", "function": function}
+
+
 class SmallWindow:
-    def __init__(self, n_ctx: int = 2048, reply_chars: int = 480) -> None:
+    def __init__(
+        self, n_ctx: int = 2048, reply_chars: int = 480, call_on_summary: bool = False
+    ) -> None:
         self.n_ctx = n_ctx
         self.reply_chars = reply_chars
+        self.call_on_summary = call_on_summary
         self.requests: list[tuple[int, int, str]] = []
+        self.bodies: list[dict[str, Any]] = []
         self.lock = threading.Lock()
         owner = self
 
@@ -122,23 +137,29 @@ class SmallWindow:
             self.requests.append(
                 (tokens, 400 if tokens > self.n_ctx else 200, text_of(last.get("content")))
             )
+            self.bodies.append(body)
         if tokens > self.n_ctx:
             return 400, overflow_body(tokens, self.n_ctx)
         delta: dict[str, Any] = {"role": "assistant"}
         text = text_of(last.get("content"))
-        if last.get("role") == "tool":
-            delta["content"] = f"I read {len(text)} characters of it."
-        elif "Summarize" in text:
+        prompt_at = max((n for n, m in enumerate(messages) if m.get("role") == "user"), default=0)
+        prompt = text_of(messages[prompt_at].get("content"))
+        done = sum(1 for m in messages[prompt_at:] if m.get("role") == "tool")
+        reads = found[1].split() if (found := READ.search(prompt)) else []
+        plan = PLAN.search(prompt)
+        if "Summarize" in text and last.get("role") == "user":
             delta["content"] = "Summary: the user asked numbered questions; each was answered."
-        elif (found := READ.search(text)) and last.get("role") == "user":
+            if self.call_on_summary:
+                delta["tool_calls"] = [call("call_summary", "read", {"path": "secret.txt"})]
+        elif plan and done == 0:
             delta["tool_calls"] = [
-                {
-                    "index": 0,
-                    "id": f"call_{len(self.requests)}",
-                    "type": "function",
-                    "function": {"name": "read", "arguments": json.dumps({"path": found[1]})},
-                }
+                call(f"call_{len(self.requests)}", "todo", {"todos": json.loads(plan[1])})
             ]
+        elif reads and done < len(reads) and last.get("role") in ("user", "tool"):
+            path = reads[done]
+            delta["tool_calls"] = [call(f"call_{len(self.requests)}", "read", {"path": path})]
+        elif last.get("role") == "tool":
+            delta["content"] = f"I read {len(text)} characters of it."
         else:
             words = ("lorem ipsum dolor sit amet " * (self.reply_chars // 20 + 1))[
                 : self.reply_chars
@@ -146,7 +167,9 @@ class SmallWindow:
             delta["content"] = words
         out = len(json.dumps(delta)) // 4
         finish = "tool_calls" if "tool_calls" in delta else "stop"
-        if tokens + out > self.n_ctx and "content" in delta:  # cut, as llama.cpp does
+        if (
+            tokens + out > self.n_ctx and "content" in delta and "tool_calls" not in delta
+        ):  # cut, as llama.cpp does
             room = max(self.n_ctx - tokens, 0)
             delta["content"], out, finish = delta["content"][: room * 4], room, "length"
         usage = {"prompt_tokens": tokens, "completion_tokens": out, "total_tokens": tokens + out}

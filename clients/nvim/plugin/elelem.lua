@@ -24,6 +24,14 @@ command("ElelemCancel", function()
   elelem().cancel()
 end, { desc = "elelem: cancel the running turn" })
 
+command("ElelemModel", function(opts)
+  elelem().model(opts.args)
+end, { nargs = "?", desc = "elelem: pick the model or provider (the daemon's list, as /model); or name one" })
+
+command("ElelemClose", function()
+  elelem().close()
+end, { desc = "elelem: close this tab's chat (the session goes on; :Elelem shows it)" })
+
 command("ElelemNew", function()
   elelem().new()
 end, { desc = "elelem: start a fresh session in this tab" })

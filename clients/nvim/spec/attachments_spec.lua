@@ -54,7 +54,7 @@ describe("the editor's context", function()
     assert.are.equal('!echo explain\n\n<attachment type="file" path="calc.lua">\nlocal M = { unsaved = true }\n'
       .. "function M.add(a, b)\n  return a + b\nend\nreturn M\n</attachment>", sent())
     assert.matches("\nattached: file calc%.lua\n", H.text())
-    assert.matches("## You\n\n!echo explain #buffer\n", H.text()) -- the chat shows what was typed
+    assert.matches("## You\n\n    !echo explain #buffer\n", H.text()) -- the chat shows what was typed
   end)
 
   it("#selection attaches the last visual selection with its LSP range", function()

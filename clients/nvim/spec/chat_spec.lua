@@ -25,7 +25,7 @@ describe("the chat", function()
       table.insert(expected, ("tok%d "):format(i))
     end
     local lines = H.lines()
-    assert.are.same({ "## You", "", "!stream 100 20", "", "## elelem", "considering the request" },
+    assert.are.same({ "## You", "", "    !stream 100 20", "", "## elelem", "considering the request" },
       vim.list_slice(lines, 1, 6))
     assert.are.equal(table.concat(expected), lines[7])
     assert.are.equal("markdown", vim.bo[s.chat:buffer()].filetype)

@@ -31,7 +31,7 @@ describe("questions in the chat, hostile text", function()
     end
     local answers = 0
     for _, line in ipairs(lines) do
-      answers = answers + (line:find("^  → opt") and 1 or 0)
+      answers = answers + (line:find("^  %d+ → opt") and 1 or 0)
     end
     assert.are.equal(50, answers)
     assert.is_true(chatask.answer("opt7"))

@@ -16,8 +16,8 @@ describe("context", function()
     vim.cmd("2,4ElelemSelection what does this do?")
     H.idle()
     local text = H.text()
-    assert.matches("## You\n\nwhat does this do%?\n\ncalc%.lua lines 2%-4:\n\n```lua\n" ..
-      "function M%.add%(a, b%)\n  return a %+ b\nend\n```\n", text)
+    assert.matches("## You\n\n    what does this do%?\n\n    calc%.lua lines 2%-4:\n\n    ```lua\n" ..
+      "    function M%.add%(a, b%)\n      return a %+ b\n    end\n    ```\n", text)
     -- exactly that reached the model
     local messages
     require("elelem.daemon").request("session/context", { sessionId = H.session().id }, function(_, result)

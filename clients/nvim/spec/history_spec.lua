@@ -41,8 +41,8 @@ describe("stored sessions", function()
       return H.session().id == old
     end, "the session to load")
     local lines = H.lines()
-    assert.are.same({ "## You", "", "!echo the first answer", "", "## elelem", "the first answer", "",
-      "## You", "", "!echo the second answer", "", "## elelem", "the second answer" }, vim.list_slice(lines, 1, 13))
+    assert.are.same({ "## You", "", "    !echo the first answer", "", "## elelem", "the first answer", "",
+      "## You", "", "    !echo the second answer", "", "## elelem", "the second answer" }, vim.list_slice(lines, 1, 13))
     assert.matches("%(resumed: !echo the first answer%)$", H.text())
     -- the conversation goes on where it was
     H.turn("!echo the third answer")

@@ -10,7 +10,7 @@ describe("the plugin's shape", function()
   it("plugin/elelem.lua only defines user commands, loading nothing", function()
     local source = read("plugin/elelem.lua")
     local _, commands = source:gsub("command%(\"Elelem%w*\"", "")
-    assert.are.equal(17, commands)
+    assert.are.equal(19, commands)
     -- `require` only inside the command callbacks, through the one helper
     local outside = source:gsub("local function elelem%(%)\n  return require%(\"elelem\"%)\nend", "")
     assert.is_nil(outside:find("require", 1, true))

@@ -152,7 +152,7 @@ describe("MCP servers", function()
     H.reset()
     H.turn("!echo hi")
     H.wait(function()
-      return H.text():find("  → open", 1, true) ~= nil
+      return H.text():find(" → open", 1, true) ~= nil
     end, "the authorize question in the chat", 60000)
     assert.matches("/authorize%?", H.text())
     assert.is_true(require("elelem").answer("open"))

@@ -46,9 +46,9 @@ describe("questions in the chat", function()
     assert.is_true(tui:lua("return require('elelem.session').current().busy"))
     tui:shot(H.root .. "/screenshot-question.png")
     tui:keys("Escape")
-    command(tui, "ElelemAnswer") -- the cursor goes to the first answer, in the chat
-    tui:wait("return vim.b.elelem_chat == true and vim.api.nvim_get_current_line():find('allow', 1, true) ~= nil",
-      "the cursor on the answers")
+    command(tui, "ElelemAnswer") -- a picker of the answers, numbered
+    tui:see("1: allow")
+    tui:type("1")
     tui:keys("Enter")
     tui:see("? Allow")
     tui:wait("return not require('elelem.session').current().busy", "the turn to end")
@@ -58,13 +58,51 @@ describe("questions in the chat", function()
     assert.is_nil(tui:screen():find("[question]", 1, true))
   end)
 
-  it("deny by <CR> on its line: the command does not run", function()
+  it("no motion answers a question: <CR>, j, G, a search and a click only move (issue 40)", function()
     tui = T.start({ file = "small.txt" })
     command(tui, 'Elelem !tool execute {"command":"echo hi > made.txt"}')
-    tui:see("→ deny")
-    command(tui, "ElelemAnswer")
+    tui:see("1 → allow")
+    tui:see("A in the chat") -- the chat line says how to answer
+    tui:keys("C-w", "k")
     tui:wait("return vim.b.elelem_chat == true", "the chat")
-    tui:keys("j", "Enter")
+    tui:keys("/")
+    tui:keys("-l", "Allow execute")
+    tui:keys("Enter") -- on the question, then <CR> down past every answer line to the end
+    for _ = 1, 12 do
+      tui:keys("Enter")
+    end
+    tui:keys("g", "g")
+    for _ = 1, 40 do
+      tui:keys("j")
+    end
+    tui:keys("G", "k", "k", "k")
+    tui:keys("/")
+    tui:keys("-l", "allow")
+    tui:keys("Enter")
+    tui:keys("Enter")
+    -- a click on the answer line, as the mouse sends it (tmux cannot click)
+    tui:lua([[
+      local s = require("elelem.session").current()
+      local buf = s.chat:buffer()
+      for row, line in ipairs(vim.api.nvim_buf_get_lines(buf, 0, -1, false)) do
+        if line:find("→ allow", 1, true) then
+          local win = vim.fn.bufwinid(buf)
+          local pos = vim.fn.screenpos(win, row, 5)
+          vim.api.nvim_input_mouse("left", "press", "", 0, pos.row - 1, pos.col - 1)
+          vim.api.nvim_input_mouse("left", "release", "", 0, pos.row - 1, pos.col - 1)
+        end
+      end
+    ]])
+    tui:keys("Enter")
+    vim.wait(800)
+    assert.are.equal(0, vim.fn.filereadable(H.project .. "/made.txt"))
+    assert.is_true(tui:lua("return require('elelem.session').current().busy"))
+    assert.is_true(tui:lua("return #require('elelem.chatask').open == 1"))
+    -- the explicit answer: A in the chat, a number in the picker
+    tui:keys("A")
+    tui:see("2: deny")
+    tui:type("2")
+    tui:keys("Enter")
     tui:wait("return not require('elelem.session').current().busy", "the turn to end")
     assert.are.equal(0, vim.fn.filereadable(H.project .. "/made.txt"))
   end)

@@ -14,7 +14,7 @@ describe("undo and rewind", function()
   --- Answers every vim.ui.select with `choice` (or a function of the items), noting prompts.
   local function answer(choice)
     vim.ui.select = function(items, opts, done)
-      table.insert(prompts, { prompt = opts.prompt, kind = opts.kind, items = items })
+      table.insert(prompts, { prompt = opts.prompt, kind = opts.kind, items = items, format_item = opts.format_item })
       vim.schedule(function()
         done(type(choice) == "function" and choice(items) or choice)
       end)
@@ -87,7 +87,7 @@ describe("undo and rewind", function()
     agent_writes("two\n")
     answer(function(items)
       if type(items[1]) == "table" then
-        return items[#items] -- the oldest: turn 1
+        return items[1] -- the oldest first: turn 1
       end
       return "yes"
     end)
@@ -96,7 +96,8 @@ describe("undo and rewind", function()
       return H.text():find("rewound to before turn 1", 1, true) ~= nil
     end, "the rewind")
     assert.are.equal("elelem.rewind", prompts[1].kind)
-    assert.matches("^2  .-  !tool write", require("elelem.rewind").format(prompts[1].items[1]))
+    local items = prompts[1].items
+    assert.matches("^turn 2  .-  !tool write", prompts[1].format_item(items[#items]))
     assert.are.same({ "before the agent" }, vim.fn.readfile(file))
   end)
 

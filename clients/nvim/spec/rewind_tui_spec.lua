@@ -128,12 +128,12 @@ describe("rewind under real hands", function()
     command(tui, "ElelemRewind")
     tui:see("Rewind to before turn")
     local screen = tui:screen()
-    -- newest first, each by its number: 4, 3, 2, 1 (the ids would be 6, 5, 3, 1)
-    assert.matches("1: 4  [^\n]*!tool write[^\n]*data%.csv", screen)
-    assert.matches("2: 3  [^\n]*made%.txt", screen)
-    assert.matches("3: 2  [^\n]*notes%.txt", screen)
-    assert.matches("4: 1  [^\n]*!echo first", screen)
-    tui:type("3") -- turn 2
+    -- oldest first, so the number typed is the turn seen (the ids would be 1, 3, 5, 6)
+    assert.matches("1: turn 1  [^\n]*!echo first", screen)
+    assert.matches("2: turn 2  [^\n]*notes%.txt", screen)
+    assert.matches("3: turn 3  [^\n]*made%.txt", screen)
+    assert.matches("4: turn 4  [^\n]*!tool write[^\n]*data%.csv", screen)
+    tui:type("2") -- turn 2
     tui:keys("Enter")
     tui:see("Go on?")
     assert.is_nil(tui:screen():find("YOU LOSE", 1, true)) -- nothing of the user's yet

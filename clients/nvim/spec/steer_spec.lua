@@ -106,7 +106,7 @@ describe("steering", function()
     end, "the prompt sent as a turn")
     H.idle()
     assert.matches("↪ steer %(queued%): !echo after all\n%(no turn was running: sent as a prompt%)\n\n## You\n\n"
-      .. "!echo after all\n\n## elelem\n", H.text())
+      .. "    !echo after all\n\n## elelem\n", H.text())
   end)
 
   it("holds a prompt sent while a command runs (not_running) and sends it once the command answers", function()
@@ -126,14 +126,14 @@ describe("steering", function()
     end, "the steer's answer")
     stop()
     assert.are.equal("not_running", got[1].err.data.kind)
-    assert.is_nil(H.text():find("## You\n\n!echo after the command", 1, true)) -- held, not refused
+    assert.is_nil(H.text():find("## You\n\n    !echo after the command", 1, true)) -- held, not refused
     decide("no")
     H.wait(function()
       return H.text():find("\nafter the command$") ~= nil
     end, "the held prompt's turn")
     vim.ui.select = select
     H.idle()
-    assert.matches("## /undo\n.*%(no turn was running: sent as a prompt%)\n\n## You\n\n!echo after the command\n",
+    assert.matches("## /undo\n.*%(no turn was running: sent as a prompt%)\n\n## You\n\n    !echo after the command\n",
       H.text())
     assert.are.equal(0, #H.notified("a turn is running"))
   end)

@@ -3,6 +3,7 @@
 import * as os from "os";
 import * as vscode from "vscode";
 import { CancellationToken } from "vscode-jsonrpc/node";
+import { Attention, type Shown } from "./attention";
 import { Completion } from "./completion";
 import { mcpServers, readSettings } from "./config";
 import { Daemon, ExitInfo } from "./daemon";
@@ -38,7 +39,7 @@ export interface ViewMessage {
   [key: string]: unknown;
 }
 
-export interface View {
+export interface View extends Partial<Shown> {
   post(message: ViewMessage): void;
 }
 
@@ -65,9 +66,15 @@ export class Chat implements vscode.Disposable {
   private readonly reviews: Reviews;
   private readonly editorState: EditorStateSender;
   private readonly contextEdits = new ContextEdits();
+  /** A waiting question's badge, status bar item and notification (attention.ts). */
+  private readonly attention = new Attention(
+    () => (this.view?.visible && this.view.badge ? (this.view as Shown) : undefined),
+    () => vscode.commands.executeCommand("elelem.chat.focus"),
+  );
   private readonly questions = new Questions(
     (message) => this.show(message),
     () => this.view !== undefined,
+    this.attention,
   );
   /** The MCP servers' latest states (`event/mcp`), for a header redrawn after a rewind. */
   private mcp?: SessionInfo["mcp"];

@@ -12,7 +12,13 @@ export function registerChatView(context: vscode.ExtensionContext, chat: Chat): 
       const dist = vscode.Uri.joinPath(context.extensionUri, "dist");
       view.webview.options = { enableScripts: true, localResourceRoots: [media, dist] };
       view.webview.html = html(view.webview, media, dist);
-      chat.attach({ post: (message) => void view.webview.postMessage(message) });
+      chat.attach({
+        post: (message) => void view.webview.postMessage(message),
+        visible: () => view.visible,
+        badge: (count, tooltip) => {
+          view.badge = count > 0 ? { value: count, tooltip } : undefined;
+        },
+      });
       view.webview.onDidReceiveMessage((message: ViewMessage) => chat.handle(message));
       view.onDidDispose(() => chat.attach(undefined));
     },

@@ -4,6 +4,7 @@
 // input box or a quick pick at the top of the window).
 import * as vscode from "vscode";
 import type { CancellationToken } from "vscode-jsonrpc/node";
+import type { Attention } from "./attention";
 import type { ViewMessage } from "./chat";
 import { askUser, permissionChoices } from "./input";
 import type { AskParams } from "./protocol";
@@ -21,6 +22,7 @@ export class Questions {
   constructor(
     private readonly show: (message: ViewMessage) => void,
     private readonly hasView: () => boolean,
+    private readonly attention?: Pick<Attention, "asked" | "done">,
   ) {}
 
   /** The user's answer, or undefined when there is none (dismissed, or the turn was stopped). */
@@ -39,6 +41,7 @@ export class Questions {
     });
     let answer: string | undefined;
     if (inChat) {
+      this.attention?.asked(params.prompt ?? "a question");
       answer = await new Promise<string | undefined>((resolve) => {
         const cancelled = token.onCancellationRequested(() => resolve(undefined));
         this.waiting.set(askId, {
@@ -51,6 +54,7 @@ export class Questions {
         if (token.isCancellationRequested) resolve(undefined);
       });
       this.waiting.delete(askId);
+      this.attention?.done();
     } else answer = await askUser(params, token);
     this.show({ type: "answer", askId, text: answer ?? null });
     return answer;

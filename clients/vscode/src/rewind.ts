@@ -276,7 +276,15 @@ async function restoreDocuments(plan: FilesPlan | null, cwd: string, log: Log, e
         if (document.getText() === disk && !document.isDirty) continue;
         await vscode.window.showTextDocument(document, { preserveFocus: false, preview: false });
         await vscode.commands.executeCommand("workbench.action.files.revert");
-      } else if (text !== document.getText()) {
+      } else if (text !== document.getText() || (document.isDirty && disk !== undefined)) {
+        if (document.isDirty && disk !== undefined) {
+          // the daemon rewrote the file under this unsaved document: reload it from the disk
+          // first (its unsaved edits are in `text`), so VS Code knows the disk's new version
+          // and the next save is a save, not "the content of the file is newer" (issue 40)
+          await vscode.window.showTextDocument(document, { preserveFocus: false, preview: false });
+          await vscode.commands.executeCommand("workbench.action.files.revert");
+          if (text === document.getText()) continue;
+        }
         const edit = new vscode.WorkspaceEdit();
         edit.replace(document.uri, new vscode.Range(document.positionAt(0), document.positionAt(document.getText().length)), text);
         await vscode.workspace.applyEdit(edit);

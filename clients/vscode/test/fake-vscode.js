@@ -141,6 +141,8 @@ class FakeDocument {
 /** The webview of the chat view: `posted` holds what the extension sent it. */
 class FakeWebviewView {
   constructor() {
+    this.visible = true; // a test hides it (the user closed the side bar)
+    this.badge = undefined; // what VS Code shows on the view's icon
     this.posted = [];
     this.bus = new NodeEmitter();
     this.receivers = new EventEmitter();
@@ -182,6 +184,7 @@ const fake = {
   diagnostics: new Map(), // fsPath -> [{range, severity, message, source}]
   opened: [], // env.openExternal
   shown: [], // window.showTextDocument
+  statusItems: [], // window.createStatusBarItem
   editorState: [], // not the fake's: tests read what the daemon got
   /** A document the editor has open (unsaved text allowed). */
   open(fsPath, text) {
@@ -227,6 +230,7 @@ const fake = {
     this.diagnostics.clear();
     this.opened = [];
     this.shown = [];
+    this.statusItems = [];
     this.logLines = [];
     this.trusted = true;
     this.workspaceFolder = undefined;
@@ -270,8 +274,15 @@ const vscode = {
   CodeLens,
   WorkspaceEdit,
   ViewColumn: { Active: -1, Beside: -2, One: 1 },
+  StatusBarAlignment: { Left: 1, Right: 2 },
   window: {
     createOutputChannel: (name) => logChannel(name),
+    createStatusBarItem(alignment, priority) {
+      const item = { alignment, priority, text: "", tooltip: "", command: undefined, visible: false,
+        show() { this.visible = true; }, hide() { this.visible = false; }, dispose() { this.visible = false; } };
+      fake.statusItems.push(item);
+      return item;
+    },
     registerWebviewViewProvider(id, provider) {
       fake.viewProviders.set(id, provider);
       return new Disposable(() => fake.viewProviders.delete(id));

@@ -102,3 +102,50 @@ withChat("a permission question is asked in the chat (the default): buttons, no 
   assert.equal(fake.asked.length, 0, "no quick pick");
   assert.deepEqual(posted.filter((m) => m.type === "answer").map((m) => m.text), ["always"]);
 });
+
+withChat("a question asked while the chat is hidden: a badge on the view, a status bar item, a notification that opens it (issue 40)", async ({ view }) => {
+  view.visible = false; // the user closed the side bar
+  fake.answers.push(async (kind, choices) => {
+    assert.deepEqual(choices, ["Open Chat"]);
+    return undefined; // the user reads it, then opens the chat from the status bar
+  });
+  const asked = new Promise((resolve) => {
+    const listener = (m) => {
+      if (m.type !== "ask") return;
+      view.bus.off("message", listener);
+      resolve(m);
+    };
+    view.bus.on("message", listener);
+  });
+  const turn = send(view, "!permission");
+  const ask = await asked;
+  assert.deepEqual(view.badge, { value: 1, tooltip: "Elelem asks a question" });
+  const item = fake.statusItems.find((i) => i.visible);
+  assert.ok(item, "no status bar item");
+  assert.match(item.text, /Elelem asks/);
+  assert.equal(item.command, "elelem.chat.focus");
+  assert.ok(fake.messages.some(([level, text]) => level === "warning" && /^Elelem asks: /.test(text)), "no notification");
+  view.visible = true;
+  view.receive({ type: "askAnswer", askId: ask.askId, answer: "deny" });
+  await turn;
+  assert.equal(view.badge, undefined, "the badge stays after the answer");
+  assert.ok(!fake.statusItems.some((i) => i.visible), "the status bar item stays after the answer");
+});
+
+withChat("a question asked while the chat is in view: the badge and the item, no notification", async ({ view }) => {
+  const asked = new Promise((resolve) => {
+    const listener = (m) => {
+      if (m.type !== "ask") return;
+      view.bus.off("message", listener);
+      resolve(m);
+    };
+    view.bus.on("message", listener);
+  });
+  const turn = send(view, "!permission");
+  const ask = await asked;
+  assert.equal(view.badge.value, 1);
+  assert.ok(!fake.messages.some(([, text]) => /^Elelem asks: /.test(text)), "a notification while the chat is in view");
+  view.receive({ type: "askAnswer", askId: ask.askId, answer: "deny" });
+  await turn;
+  assert.equal(view.badge, undefined);
+});

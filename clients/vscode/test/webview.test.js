@@ -75,8 +75,11 @@ async function open(viewport) {
   });
   await page.goto(`file://${htmlFile}`);
   await page.waitForFunction(() => window.__posted.some((m) => m.type === "ready"));
+  // Dispatched at once, as VS Code's own messages arrive: window.postMessage queues a task,
+  // so an assertion right after it could run before the page handled the message (issue 40:
+  // the input still said "Steer the running turn…" after `busy: false`).
   const post = (...messages) =>
-    page.evaluate((all) => all.forEach((m) => window.postMessage(m, "*")), messages);
+    page.evaluate((all) => all.forEach((m) => window.dispatchEvent(new MessageEvent("message", { data: m }))), messages);
   const posted = () => page.evaluate(() => window.__posted);
   return { page, post, posted, requests, errors };
 }

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import secrets
+import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -46,10 +47,17 @@ REFUSING = ("deny", "never", "no")  # the answers that let nothing happen
 NO_FORMS = "this ACP client declares no forms (`elicitation.form` in its capabilities)"
 
 
+CHUNKS = ("agent_message_chunk", "agent_thought_chunk", "user_message_chunk")
+
+
 class AcpOutput(NullOutput):
     """Clients join a prompt's message chunks into one text, so a chunk that is not the
     model's own (an error, a command's output) starts its own paragraph, and the text
-    after it starts another: `paragraph`."""
+    after it starts another: `paragraph`.
+
+    Every chunk carries a `messageId` (ACP's `ContentChunk`): the chunks of one kind
+    share it until a new message starts: a new prompt, a tool call (the text after it
+    is the model's next message), or, replayed, each kept message."""
 
     def __init__(self, connection: Connection) -> None:
         self.connection = connection
@@ -62,10 +70,16 @@ class AcpOutput(NullOutput):
         self._prefix = f"call_{secrets.token_hex(4)}_"
         self._tail = ""  # the end of the prompt's message text so far
         self._apart = False  # the next delta starts a new paragraph
+        self._messages: dict[str, str] = {}  # chunk kind -> the messageId it goes on with
 
     def begin(self) -> None:
         """A prompt starts: its text starts fresh."""
         self._tail, self._apart = "", False
+        self.new_message()
+
+    def new_message(self) -> None:
+        """The next chunk of each kind starts a new message (a new `messageId`)."""
+        self._messages.clear()
 
     def message(self, value: str) -> None:
         """An `agent_message_chunk`, the prompt's text so far remembered."""
@@ -93,6 +107,10 @@ class AcpOutput(NullOutput):
         if self.session is None:  # a setup block printing before the session exists
             log.info("acp: update before the session started: %s", payload)
             return
+        kind = payload.get("sessionUpdate")
+        if kind in CHUNKS and "messageId" not in payload:
+            ident = self._messages.setdefault(kind, str(uuid.uuid4()))
+            payload = {**payload, "messageId": ident}
         self.connection.notify("session/update", {"sessionId": self.session.id, "update": payload})
 
     def say(self, text: str, kind: str = "plain") -> None:
@@ -109,6 +127,7 @@ class AcpOutput(NullOutput):
         self.message(text)
 
     def doing(self, call: dict[str, Any]) -> None:
+        self.new_message()
         ident = self.next_id()
         self._ids[call["id"]] = ident
         self.current = (ident, call)
@@ -117,7 +136,7 @@ class AcpOutput(NullOutput):
     def result(self, call: dict[str, Any], result: Result) -> None:
         ident = self._ids.pop(call["id"], None) or self.next_id()
         payload = dict(result.payload)
-        self.update(updates.tool_result(ident, call, result.ok, payload, self.cwd))
+        self.update(updates.tool_result(ident, call, not result.failed, payload, self.cwd))
         self.current = None
         self._apart = True  # the text after a tool call is a paragraph of its own
 
@@ -130,6 +149,7 @@ class AcpOutput(NullOutput):
 
     def replay_call(self, call: dict[str, Any], ok: bool, payload: dict[str, Any]) -> None:
         """A stored tool call, redrawn: its `tool_call`, then its `tool_call_update`."""
+        self.new_message()
         ident = self.next_id()
         self.update(self.announce(ident, call))
         self.update(updates.tool_result(ident, call, ok, payload, self.cwd))

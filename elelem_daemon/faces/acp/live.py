@@ -15,7 +15,7 @@ from ...agent import CANCELLED
 from ...control.live import Live
 from ...conversation import text_of
 from ...safety.trust import TYPED_HOW
-from . import updates
+from . import options, title, updates
 from .editor import AcpInput, AcpOutput
 from .prompt import command_line, prompt_parts
 
@@ -47,14 +47,19 @@ def apart(text: str) -> str:
 
 
 class AcpLive(Live):
-    def __init__(self, session: Session, output: AcpOutput, ask_trust: bool = False) -> None:
+    def __init__(
+        self, session: Session, output: AcpOutput, ask_trust: bool = False, booleans: bool = False
+    ) -> None:
         super().__init__(session)
+        self.booleans = booleans  # the client takes boolean config options
+        self.titled = title.title(session)  # the title the client was last told
         self.output = output
         self.window: asyncio.Future[int | None] | None = None
         self.advertised: list[dict[str, Any]] | None = None  # the last commands sent
         self.watched: Any = None  # the MCP manager listened to
         self._pending = False
         self.ask_trust = ask_trust  # an untrusted folder with plugins or rules: ask once
+        self.ask_held = bool(session.held)  # the user's own files held: ask once
         self.roots: list[str] = []  # the client's additional workspace roots: kept, listed
         self.replaying = asyncio.Lock()  # two loads at once: one replay after the other
         self.look_up_window()
@@ -82,6 +87,8 @@ class AcpLive(Live):
         self.output.begin()
         before = _cancels()
         try:
+            if self.ask_held and (line or "").split(" ")[0] != "/trust":
+                await self.confirm_held()
             if self.ask_trust and (line or "").split(" ")[0] != "/trust":
                 await self.trust()  # a first prompt of `/trust` needs no telling
             return await (self.run_command(line) if line else self.run_turn(text, attachments))
@@ -89,6 +96,16 @@ class AcpLive(Live):
             _take_back(before)  # answered: a `$/cancel_request` of it ends here
             self.output.interrupted()
             return {"stopReason": "cancelled"}
+        finally:
+            self.retitle()
+
+    def retitle(self) -> None:
+        """`session_info_update` when the title changed (title.py): the first prompt
+        gives it; `/compact`, `/undo` and `/rewind` change it."""
+        now = title.title(self.session)
+        if now != self.titled:
+            self.titled = now
+            self.update(title.update(now))
 
     async def steer(self, blocks: Any) -> dict[str, Any]:
         """A prompt sent while a turn runs is a steer (steering.py): queued for that
@@ -138,6 +155,43 @@ class AcpLive(Live):
         if trust is not None and notice:
             self.output.paragraph(f"{notice}. Trusting it loads:\n{trust.listing()}")
 
+    async def confirm_held(self) -> None:
+        """At the first prompt, the user's own files held as new or changed
+        (vetted.py): a form for a client that takes them (`hold` first: a form sent
+        back with its first value loads nothing), else one paragraph saying how to
+        load them (`/trust files`). Never a `session/request_permission`, which an
+        approve-all client answers for the user."""
+        from ...safety import vetted
+
+        self.ask_held = False
+        shown = list(self.session.held)
+        if not shown:
+            return
+        if isinstance(self.session.input, AcpInput) and self.session.input.elicits:
+            task = self._start(lambda: self._ask_held(shown))
+            try:
+                if await task:
+                    return
+            finally:
+                self._end()
+        how = f"type /trust files to load them, or run `{vetted.APPROVE}` in a terminal"
+        self.output.paragraph(vetted.notice_line(shown, how))
+
+    async def _ask_held(self, shown: list[Any]) -> bool:
+        from ...io import ask
+        from ...safety import vetted
+
+        answer = await ask(
+            self.session.input, vetted.question(shown), list(vetted.OPTIONS), kind="trust"
+        )
+        if answer != vetted.LOAD:
+            return False
+        vetted.approve(shown)
+        self.session.held = vetted.held()
+        self.session.reload()
+        self.trusted()  # its commands, modes and servers: the client hears of them
+        return True
+
     async def _ask_trust(self) -> None:
         from ...base.errors import TrustNotKept
         from ...io import ask
@@ -151,6 +205,7 @@ class AcpLive(Live):
             f"{question(trust.folder)} Trusting it loads:\n{trust.listing()}",
             TRUST_OPTIONS,
             kind="trust",
+            tool={"name": "trust", "arguments": {}, "loads": list(trust.loads)},
         )
         if answer not in TRUST_YES:
             self.output.paragraph(trust.notice(TYPED_HOW) or "")
@@ -243,6 +298,7 @@ class AcpLive(Live):
             kind = kinds.get(entry["role"])
             if kind and entry["content"]:
                 text = apart(text_of(entry["content"]))
+                self.output.new_message()  # each kept message its own `messageId`
                 self.update(updates.chunk(kind, f"\n\n{text}" if kind == last else text))
                 last = kind
         from ...turns.plans import last_plan
@@ -349,46 +405,7 @@ class AcpLive(Live):
         )
 
     def config_options(self) -> list[dict[str, Any]]:
-        session = self.session
-        providers = session.registry.provider_names()
-        if session.provider_name not in providers:
-            providers.append(session.provider_name)
-        model = session.model or "default"
-        models = [model] + [
-            m for m in getattr(session.provider, "models", None) or [] if m != model
-        ]
-        modes = session.modes
-        return [
-            {
-                "id": "mode",
-                "name": "Mode",
-                "description": "What the agent may do: build, plan, review, verify, ...",
-                "category": "mode",  # avante's mode picker
-                "type": "select",
-                "currentValue": modes.current.id,
-                "options": [
-                    {"value": m.id, "name": m.name or m.id, "description": m.description}
-                    for m in modes.available()
-                ],
-            },
-            {
-                "id": "provider",
-                "name": "Provider",
-                "description": "Who runs the model",
-                "category": "model_config",
-                "type": "select",
-                "currentValue": session.provider_name,
-                "options": [{"value": name, "name": name} for name in providers],
-            },
-            {
-                "id": "model",
-                "name": "Model",
-                "category": "model",
-                "type": "select",
-                "currentValue": model,
-                "options": [{"value": m, "name": m} for m in models],
-            },
-        ]
+        return options.config_options(self.session, self.booleans)
 
     def modes(self) -> dict[str, Any]:
         """The session's modes (modes.py), as ACP's `SessionModeState`."""

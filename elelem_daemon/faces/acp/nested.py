@@ -61,5 +61,5 @@ class AcpNested(NullOutput):
         self._add(self._line(f"+ {title}"))
 
     def result(self, call: dict[str, Any], result: Result) -> None:
-        error = result.payload.get("error")
-        self._add(f"  ✗ {updates.one_line(str(error))}\n" if not result.ok else "  ✓\n")
+        failed = result.failed
+        self._add(f"  ✗ {updates.one_line(result.why_failed)}\n" if failed else "  ✓\n")

@@ -12,15 +12,14 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from ... import __version__
-from ...base.errors import NoStoredSession
+from ...base.errors import NoStoredSession, ProviderError
 from ...control.live import Lives
 from ...jsonrpc.errors import invalid_params
 from ...plugins import origins
 from ...registry import Registry
-from ...store.listing import listing
 from ...store.records import Stored
 from ...store.store import Store
+from . import auth, capabilities, options, stored, system
 from .buffers import editor_files
 from .connection import Connection
 from .editor import AcpInput, AcpOutput
@@ -28,8 +27,6 @@ from .live import AcpLive
 from .params import additional_directories, field
 
 log = logging.getLogger(__name__)
-
-PROTOCOL_VERSION = 1
 
 
 def trusted_of(params: dict[str, Any]) -> bool | None:
@@ -65,6 +62,7 @@ class AcpServer:
             {
                 "initialize": self.initialize,
                 "authenticate": self.authenticate,
+                "logout": auth.logout,
                 "session/new": self.new_session,
                 "session/load": self.load_session,
                 "session/prompt": self.prompt,
@@ -73,6 +71,8 @@ class AcpServer:
                 "session/list": self.list_sessions,
                 "session/resume": self.resume_session,
                 "session/close": self.close_session,
+                "session/delete": lambda params: stored.delete_session(self, params),
+                "session/fork": self.fork_session,
             }
         )
         connection.notifications["session/cancel"] = self.cancel
@@ -80,30 +80,11 @@ class AcpServer:
     # -- lifecycle --------------------------------------------------------------
     async def initialize(self, params: dict[str, Any]) -> dict[str, Any]:
         asked = field(params, "protocolVersion", int)
-        capabilities = field(params, "clientCapabilities", dict, required=False) or {}
-        self.client = capabilities
+        client = field(params, "clientCapabilities", dict, required=False) or {}
+        self.client = client
         info = params.get("clientInfo") or {}
         log.info("acp: client %s %s, protocol %s", info.get("name"), info.get("version"), asked)
-        return {
-            "protocolVersion": PROTOCOL_VERSION,  # the asked one if we speak it, else our latest
-            "agentCapabilities": {
-                "loadSession": True,
-                "promptCapabilities": {
-                    "image": await self._takes_images(),
-                    "audio": False,
-                    "embeddedContext": True,
-                },
-                "mcpCapabilities": {"http": True, "sse": True},
-                "sessionCapabilities": {
-                    "list": {},
-                    "resume": {},
-                    "close": {},
-                    "additionalDirectories": {},
-                },
-            },
-            "agentInfo": {"name": "elelem", "title": "elelem", "version": __version__},
-            "authMethods": [],
-        }
+        return capabilities.answer(client, await self._takes_images())
 
     async def _takes_images(self) -> bool:
         """Whether a new session's provider reads images (its `vision`), so a client
@@ -122,11 +103,10 @@ class AcpServer:
         return bool(getattr(provider, "vision", False))
 
     async def authenticate(self, params: dict[str, Any]) -> dict[str, Any]:
-        """No method is offered: providers read their keys from the environment."""
-        raise invalid_params(
-            "elelem offers no authentication methods; set the provider's key "
-            "in the environment (see docs/acp.md)"
-        )
+        from ...base.config import choose_provider
+
+        provider, _ = choose_provider(face_provider=self.provider, face_model=self.model)
+        return auth.authenticate(self.client, params.get("methodId"), provider, self.provider)
 
     # -- sessions -----------------------------------------------------------------
     def registry(self) -> Registry:
@@ -143,8 +123,10 @@ class AcpServer:
         cwd = self._cwd(params)
         servers = self._mcp_servers(params)
         roots = additional_directories(params)
+        prompt = system.parse(params)
         live = self._build(cwd, trusted=trusted_of(params))
         live.roots = roots
+        system.apply(live.session, prompt)
         return {"sessionId": live.id, **self._opened(live, servers, "session/new")}
 
     async def load_session(self, params: dict[str, Any]) -> dict[str, Any]:
@@ -159,12 +141,26 @@ class AcpServer:
         live, servers = await self._reopen(params)
         return self._opened(live, servers, "session/resume")
 
+    async def fork_session(self, params: dict[str, Any]) -> dict[str, Any]:
+        """ACP's `session/fork` (unstable): a new session holding a copy of the stored
+        history (Store.fork), open here in `cwd` as `session/resume` opens one: listed,
+        loadable and resumable, here or in another process."""
+        field(params, "sessionId", str)
+        self._cwd(params)
+        self._mcp_servers(params)
+        additional_directories(params)
+        system.parse(params)  # every check before anything is copied
+        new = await stored.fork_stored(self, params["sessionId"])
+        live, servers = await self._reopen({**params, "sessionId": new})
+        return {"sessionId": live.id, **self._opened(live, servers, "session/fork")}
+
     async def _reopen(self, params: dict[str, Any]) -> tuple[AcpLive, list[Any]]:
-        """The session open here, or the stored one continued; its roots are the ones
-        this request names (absent: those it had)."""
+        """The session open here, or the stored one continued; its roots and client
+        system prompt are the ones this request names (absent: those it had)."""
         ident = field(params, "sessionId", str)
         servers = self._mcp_servers(params)
         roots = additional_directories(params) if "additionalDirectories" in params else None
+        prompt = system.parse(params)
         live = self.lives.find(ident)
         if live is None:
             cwd = self._cwd(params) if params.get("cwd") is not None else None
@@ -174,6 +170,7 @@ class AcpServer:
                 live = self.lives.add(self._build(cwd, stored, trusted_of(params)))
         if roots is not None:
             live.roots = roots
+        system.apply(live.session, prompt)
         return live, servers
 
     async def close_session(self, params: dict[str, Any]) -> dict[str, Any]:
@@ -202,6 +199,8 @@ class AcpServer:
         }
         if live.session.trust is not None:
             meta["trust"] = live.session.trust.report()
+        if live.session.held:  # the user's own files held (vetted.py): not loaded
+            meta["held"] = [item.to_dict() for item in live.session.held]
         answer: dict[str, Any] = {
             "modes": live.modes(),
             "configOptions": live.config_options(),
@@ -248,16 +247,24 @@ class AcpServer:
         input = AcpInput(self.connection, output, elicits)
         if stored is None:  # stored at once: ACP clients keep the id to load it later
             provider, model = choose_provider(face_provider=self.provider, face_model=self.model)
-            session = start(
-                self.registry(), provider, model, cwd, input, output,
-                store=self.store, store_now=True, face="editor", project=trusted,
-            )  # fmt: skip
+            if auth.terminal_auth(self.client) and auth.no_provider_chosen(self.provider, provider):
+                raise auth.auth_required(self.client, "no model provider is set up")
+            try:
+                session = start(
+                    self.registry(), provider, model, cwd, input, output,
+                    store=self.store, store_now=True, face="editor", project=trusted,
+                )  # fmt: skip
+            except ProviderError as exc:  # a provider without its key, or its server
+                if auth.terminal_auth(self.client):
+                    raise auth.auth_required(self.client, str(exc)) from None
+                raise
         else:
             session = resume(
                 self.registry(), self.store, stored, cwd=cwd, input=input, output=output,
                 face="editor", project=trusted,
             )  # fmt: skip
         session.commands.hide("exit")  # the editor owns the session's life
+        session.commands.hide("steer")  # a prompt during a turn steers it (capabilities.py)
         output.attach(session)
         fs = self.client.get("fs") or {}
         read, write = fs.get("readTextFile") is True, fs.get("writeTextFile") is True
@@ -265,39 +272,10 @@ class AcpServer:
             session.files = editor_files(self.connection, session.id, read, write)
         trust = session.trust  # untrusted, and the client said nothing: ask at the first prompt
         ask = trusted is None and trust is not None and not trust.trusted and bool(trust.skipped)
-        return AcpLive(session, output, ask_trust=ask)
+        return AcpLive(session, output, ask_trust=ask, booleans=capabilities.booleans(self.client))
 
     async def list_sessions(self, params: dict[str, Any]) -> dict[str, Any]:
-        """The sessions open here, then the stored ones, most recent first (the one order,
-        store.listing); each session once, with what the store knows of it."""
-        cwd = field(params, "cwd", str, required=False)
-        if cwd is not None and not Path(cwd).is_absolute():
-            raise invalid_params(f"cwd: must be an absolute path: {cwd}")
-        if field(params, "cursor", str, required=False) is not None:
-            raise invalid_params("cursor: unknown cursor (every session comes in one page)")
-        where = Path(cwd).resolve() if cwd else None
-        entries = await listing(self.store, self.lives.sessions, where)
-        stored = {e.session_id: e.stored for e in entries if e.stored is not None}
-        listed = []
-        for entry in entries:
-            if entry.open is not None and entry.stored is not None:
-                continue  # listed once, among the open sessions
-            found = stored.get(entry.session_id)
-            row: dict[str, Any] = {"sessionId": entry.session_id, "cwd": entry.cwd}
-            live = self.lives.find(entry.session_id) if entry.open is not None else None
-            if live is not None and live.roots:
-                row["additionalDirectories"] = list(live.roots)
-            if found is not None:
-                row["updatedAt"] = found.updated
-                if found.title:
-                    row["title"] = found.title
-            meta = {
-                "provider": entry.provider,
-                "model": entry.model,
-                "open": entry.open is not None,
-            }
-            listed.append({**row, "_meta": {"elelem": meta}})
-        return {"sessions": listed}
+        return await stored.list_sessions(self, params)
 
     async def stop(self) -> None:
         """Cancel every running turn and wait (briefly) until their tools are dead."""
@@ -331,22 +309,6 @@ class AcpServer:
 
     async def set_config_option(self, params: dict[str, Any]) -> dict[str, Any]:
         live = self.live(params)
-        option = field(params, "configId", str)
-        if isinstance(params.get("value"), bool) or params.get("type") == "boolean":
-            raise invalid_params(
-                f"value: {option} is a select option (elelem has no boolean options)"
-            )
-        value = field(params, "value", str)
-        if option == "mode":
-            live.session.modes.set(value)  # its listener sends the updates
-            return {"configOptions": live.config_options()}
-        if option == "provider":
-            live.session.switch(value, None)
-        elif option == "model":
-            live.session.switch(None, value)
-        else:
-            raise invalid_params(
-                f"configId: unknown option: {option}. Options: mode, provider, model"
-            )
-        live.provider_changed()
+        if options.set_option(live.session, params) in ("provider", "model"):
+            live.provider_changed()
         return {"configOptions": live.config_options()}

@@ -57,8 +57,10 @@ def shown_path(path: str, cwd: Path) -> str:
 def tool_title(name: str, arguments: dict[str, Any], cwd: Path | None = None) -> str:
     """claude-agent-acp's style, so editors show what runs: the command in backticks
     (`` `ls -la` ``), the verb and the path (``Read `README.md` ``), the search
-    (``Find `*.py` ``), the question itself, a sub-agent's job (`Task: ...`); any other
-    tool: its name and its telling argument."""
+    (``Find `*.py` ``), the question itself, a sub-agent's job (`Task: ...`), the skill
+    (`Skill: review-pr`), the plan (`Update plan: 3 tasks`), the MCP resource
+    (``Resource: docs `file:///a` ``); any other tool (an MCP server's, a plugin's):
+    its name and its telling argument."""
     where = cwd or Path.cwd()
 
     def argument(key: str) -> str | None:
@@ -78,6 +80,15 @@ def tool_title(name: str, arguments: dict[str, Any], cwd: Path | None = None) ->
         return question
     if name == "task" and (job := argument("prompt")):  # a sub-agent: its job
         return f"Task: {job}"
+    if name == "skill" and (skill := argument("name")):
+        file = argument("file")
+        return f"Skill: {visible(skill)}" + (f" {code(file)}" if file else "")
+    if name == "todo" and isinstance(todos := arguments.get("todos"), list):
+        return f"Update plan: {len(todos)} task{'' if len(todos) == 1 else 's'}"
+    if name == "resource" and (server := argument("server")):
+        uri = argument("uri")
+        shown = visible(server)
+        return f"Resource: {shown} {code(uri)}" if uri else f"List resources: {shown}"
     for key in TITLE_ARGUMENT:
         if (value := argument(key)) is not None:
             return f"{name} {code(value)}"
@@ -272,11 +283,23 @@ def question_title(
     only a kind tells apart name their label (`Accept = red, Always accept = blue`)."""
     if tool.get("name") == "rewind":
         return rewind_title(tool)
+    if tool.get("name") == "trust" and isinstance(tool.get("loads"), list):
+        return trust_title(prompt, tool["loads"])
     title = cut(one_line(visible_lines(prompt), QUESTION_WIDTH))
     if choices:
         listed = ", ".join(f"{CHOICE_LABELS[c['kind']]} = {visible(c['name'])}" for c in choices)
         title = cut(f"{title} {listed}")
     return title
+
+
+def trust_title(prompt: str, loads: list[Any]) -> str:
+    """The trust form's title: the question, then what the folder would load, on one
+    line (`... It loads: plugin `a.py`; MCP server `docs` ...`), the first 8 then
+    `and N more` (a client that draws the title alone still shows what it trusts)."""
+    head = one_line(visible_lines(prompt), QUESTION_WIDTH).removesuffix(" Trusting it loads:")
+    shown = [visible(str(line)) for line in loads[:NAMES_SHOWN]]
+    more = f" and {len(loads) - NAMES_SHOWN} more" if len(loads) > NAMES_SHOWN else ""
+    return cut(f"{head} It loads: {'; '.join(shown)}{more}" if shown else head)
 
 
 def visible_lines(value: str) -> str:

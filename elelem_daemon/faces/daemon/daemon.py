@@ -235,6 +235,7 @@ class Daemon:
     async def turn(self, params: Any) -> dict[str, Any]:
         p = spec.check(params, spec.TURN)
         live = self.lives.get(p["sessionId"])
+        await live.confirm_held()
         # attachments are expanded in the turn's task (the busy rule holds); a refused one
         # raises AttachmentError (invalid_attachment) and starts no turn
         result = await live.turn(p["text"], p.get("attachments", ()))  # cancelled: answered
@@ -246,6 +247,7 @@ class Daemon:
     async def command(self, params: Any) -> dict[str, Any]:
         p = spec.check(params, spec.COMMAND)
         live = self.lives.get(p["sessionId"])
+        await live.confirm_held(p["line"])
         result = await live.command(p["line"])  # cancelled: fails with request_cancelled
         answer: dict[str, Any] = {
             "output": result.output,

@@ -138,7 +138,7 @@ class Events(NullOutput):
         self.call_id = None
         self._send(
             "event/result",
-            {"id": call["id"], "name": call["name"], "ok": result.ok, "result": payload},
+            {"id": call["id"], "name": call["name"], "ok": not result.failed, "result": payload},
         )
 
 
@@ -157,7 +157,7 @@ class Asker(NullInput):
     ) -> str | None:
         """`details` as protocol.md says: `kind` (default `question`); for a
         permission question, `tool: {name, arguments, diff?}`; for `authorize` (an MCP
-        server's OAuth), `server` and `url`."""
+        server's OAuth), `server` and `url`; for `trust`, `files` (vetted.py)."""
         if not self.enabled:
             return None
         params: dict[str, Any] = {
@@ -173,6 +173,8 @@ class Asker(NullInput):
         for key in ("server", "url"):  # kind "authorize": an MCP server's browser step
             if isinstance(details.get(key), str):
                 params[key] = details[key]
+        if isinstance(details.get("files"), list):  # kind "trust": the user's files held
+            params["files"] = json.loads(dumps(details["files"], default=str))
         try:
             answer = await self.peer.request("input/ask", params)
         except Exception as exc:  # an error response, or the client went away

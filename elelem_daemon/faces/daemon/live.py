@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ...context.compaction import compact_at
 from ...control.live import Live
 from ...plugins import origins
 from . import servers
@@ -35,6 +36,35 @@ class DaemonLive(Live):
         session.agent.steering.listeners.append(steered)
         session.modes.listeners.append(self.mode_changed)
         session.plan.listeners.append(self.planned)
+        self.ask_held = bool(session.held)  # the user's files held: asked once
+
+    async def confirm_held(self, line: str | None = None) -> None:
+        """Before the first turn or command (but `/trust`): the user's own files held
+        as new or changed (vetted.py) are an `input/ask` of kind `trust`, options
+        `["hold", "load"]` (a client answering with the first choice loads nothing);
+        only `load` loads them. A client that takes no questions has `held` in
+        `session/new` and `/trust files`."""
+        if not self.ask_held or (line or "").startswith("/trust"):
+            return
+        self.ask_held = False
+        if self.asker.enabled and self.session.held:
+            await self.hold(self._confirm_held)
+
+    async def _confirm_held(self) -> None:
+        from ...safety import vetted
+
+        shown = list(self.session.held)
+        answer = await self.asker.ask(
+            vetted.question(shown),
+            list(vetted.OPTIONS),
+            kind="trust",
+            files=[item.to_dict() for item in shown],
+        )
+        if answer != vetted.LOAD:
+            return
+        vetted.approve(shown)
+        self.session.held = vetted.held()
+        self.session.reload()
 
     def mode_changed(self, mode: Any) -> None:
         """`event/mode`, whichever door changed it (`session/setMode`, `/mode`)."""
@@ -53,7 +83,9 @@ class DaemonLive(Live):
         if meter.turns != self.counted:  # a turn ran (a command's /compact too)
             self.counted = meter.turns
             if meter.reported:  # its provider said what it used (the stub says nothing)
-                self.events.notice("event/usage", {**meter.report(), **served(self.session)})
+                # compactAt: where auto-compaction starts, so a meter can warn before it
+                report = {**meter.report(), "compactAt": compact_at(), **served(self.session)}
+                self.events.notice("event/usage", report)
         self.events.turn_id = None
         self.servers.hook()  # a /reload may have given the session its first servers
 
@@ -89,6 +121,8 @@ class DaemonLive(Live):
         }
         if s.trust is not None:
             answer["trust"] = s.trust.report()
+        if s.held:  # the user's own files, new or changed since approved: not loaded
+            answer["held"] = [item.to_dict() for item in s.held]
         return answer
 
     def describe(self) -> dict[str, Any]:

@@ -7,7 +7,7 @@ decide ahead: docs/permissions.md). Its
 prompt is the words given, then piped stdin as a fenced block; or stdin alone when no
 words are given (`echo q | elelem ask`). A prompt's `@` mentions are resolved by the
 core; one it refuses exits 1 with the reason. Like every face's turn, `elelem ask` waits
-for MCP servers still starting (at most ELELEM_MCP_FIRST_WAIT, 5 s) and says so on
+for MCP servers still starting (at most ELELEM_MCP_FIRST_WAIT, 30 s, once) and says so on
 stderr, then goes on without those not ready, naming them; an HTTP server's OAuth URL is
 printed, and the approval waited for (at most ELELEM_MCP_TIMEOUT, 30 s).
 
@@ -18,6 +18,12 @@ asked about once, before anything of it loads (`Trust the plugins and rules in
 in the trusted-folders file (trust.py), a no (or no terminal to ask on) leaves them
 out and says so on stderr.
 `--no-project-plugins` leaves them out without asking.
+
+The user's own files that decide what runs (plugins, skills, modes, rules, MCP servers,
+the trusted-folders file), when new or changed since the user approved them
+(safety/vetted.py), are held: a terminal asks `Load them? [y/N]` first, listing each;
+with no terminal (`elelem ask` piped) they are not loaded, and stderr says to run
+`elelem trust --user-files`.
 
 SIGTERM or SIGHUP (a closed terminal) cancel what runs, as in every face
 (`signals.on_signals`): the turn is cancelled and kept as `...[cancelled]`, its tools
@@ -31,6 +37,7 @@ import argparse
 import asyncio
 import os
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -106,7 +113,7 @@ async def _terminal(options: argparse.Namespace, store: Store) -> int:
     rules = [*options.allow, *options.deny]  # the last match wins: a --deny over an --allow
     title = None
     try:
-        prompt = ask_prompt(options.prompt) if ask else ""
+        prompt = await ask_prompt(options.prompt) if ask else ""
         make_io = console(keep_stdout, ask, lines)
         if resuming:
             stored = (
@@ -114,6 +121,7 @@ async def _terminal(options: argparse.Namespace, store: Store) -> int:
             )
             title = stored.title
             where = Path(stored.cwd) if Path(stored.cwd).is_dir() else Path.cwd()
+            await confirm_held(lines)
             project = await trusted(where, options.no_project_plugins, lines)
             session = resume(
                 core_registry(),
@@ -129,6 +137,7 @@ async def _terminal(options: argparse.Namespace, store: Store) -> int:
             provider, model = choose_provider(
                 face_provider=options.provider, face_model=options.model
             )
+            await confirm_held(lines)
             project = await trusted(Path.cwd(), options.no_project_plugins, lines)
             session = start(
                 core_registry(),
@@ -180,6 +189,25 @@ async def trusted(cwd: Path, refused: bool, lines: bool = False) -> bool:
                 print(f"elelem: {exc}", file=sys.stderr, flush=True)
     print(f"elelem: {trust.notice()}", file=sys.stderr, flush=True)
     return False
+
+
+async def confirm_held(lines: bool = False) -> None:
+    """The user's own files new or changed since approved (vetted.py) load only if the
+    user says yes now, on a terminal; with none to ask on, one line on stderr says
+    which command loads them."""
+    from ...safety import vetted
+
+    files = vetted.held()
+    if not files:
+        return
+    if sys.stdin.isatty() and not lines:
+        text, _, last = vetted.question(files).rpartition("\n")
+        answer = await asyncio.to_thread(_ask, f"{last} [y/N] ", text)
+        if answer.strip().lower() in ("y", "yes"):
+            vetted.approve(files)
+            return
+    how = f"run `{vetted.APPROVE}` in a terminal to load them"
+    print(f"elelem: {vetted.notice_line(files, how)}", file=sys.stderr, flush=True)
 
 
 def _ask(prompt: str, before: str = "") -> str:
@@ -262,11 +290,13 @@ def _printed(text: str) -> bool:
         return False
 
 
-def ask_prompt(words: list[str]) -> str:
-    """The words, then piped stdin fenced; or stdin alone when there are no words."""
+async def ask_prompt(words: list[str]) -> str:
+    """The words, then piped stdin fenced; or stdin alone when there are no words. The
+    pipe is read in a thread: a writer that never closes it leaves the loop free, so a
+    signal still ends `ask` (processes/signals.py)."""
     prompt = " ".join(words)
     if not sys.stdin.isatty():
-        piped = sys.stdin.read()
+        piped = await piped_text()
         if piped and prompt:
             prompt += f"\n\n```\n{piped}\n```"
         elif piped:
@@ -274,6 +304,34 @@ def ask_prompt(words: list[str]) -> str:
     if not prompt.strip():
         raise ElelemError("ask: no prompt: give it as words, or pipe it on stdin")
     return prompt
+
+
+async def piped_text() -> str:
+    """All of stdin, read by a daemon thread (one that never ends holds no exit up:
+    signals.finish) while the loop waits."""
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[str] = loop.create_future()
+
+    def read() -> None:
+        try:
+            text: str | BaseException = sys.stdin.read()
+        except BaseException as exc:  # handed to the loop, raised there
+            text = exc
+        try:
+            loop.call_soon_threadsafe(settle, text)
+        except RuntimeError:  # the loop is closed: nobody waits any more
+            pass
+
+    def settle(text: str | BaseException) -> None:
+        if done.done():
+            return
+        if isinstance(text, BaseException):
+            done.set_exception(text)
+        else:
+            done.set_result(text)
+
+    threading.Thread(target=read, name="elelem-stdin", daemon=True).start()
+    return await done
 
 
 def _first_line(prompt: str) -> str:

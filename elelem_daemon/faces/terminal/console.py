@@ -469,7 +469,9 @@ class TerminalInput(NullInput):
         print(f"elelem: needs approval, and there is no terminal to ask on: {visible(prompt)}",
               file=sys.stderr, flush=True)  # fmt: skip
         tool = details.get("tool") or {}
-        if details.get("kind") == "permission" and isinstance(tool.get("name"), str):
+        if isinstance(details.get("held"), str):  # no --allow with a pattern covers it
+            print(f"elelem: {visible(details['held'])}", file=sys.stderr, flush=True)
+        elif details.get("kind") == "permission" and isinstance(tool.get("name"), str):
             args = tool.get("arguments") or {}
             subject = args.get("command") or args.get("path")
             pattern = f"{tool['name']}:{subject}" if isinstance(subject, str) else tool["name"]

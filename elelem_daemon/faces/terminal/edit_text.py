@@ -17,6 +17,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from ...base import regular
+
 MAX_BYTES = 1 << 20
 
 
@@ -50,7 +52,7 @@ async def edit_text(text: str, name: str, output: Any = None) -> str | None:
         if path.stat().st_size > MAX_BYTES:
             say(f"the saved text is over {MAX_BYTES} bytes: nothing changed")
             return None
-        saved = path.read_text(encoding="utf-8", errors="replace")
+        saved = regular.text(path, MAX_BYTES)  # never waits on a FIFO
         return saved[:-1] if saved.endswith("\n") and not text.endswith("\n") else saved
     finally:
         shutil.rmtree(folder, ignore_errors=True)

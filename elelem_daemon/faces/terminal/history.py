@@ -18,6 +18,7 @@ from pathlib import Path
 
 from prompt_toolkit.history import FileHistory
 
+from ...base import regular
 from ...base.config import state_dir
 
 MAX_BYTES = 256 << 10
@@ -36,7 +37,7 @@ class ProjectHistory(FileHistory):
 
     def load_history_strings(self) -> Iterable[str]:
         try:
-            with open(self.path, "rb") as f:
+            with open(regular.opened(self.path)[0], "rb") as f:  # a FIFO: no history
                 size = os.fstat(f.fileno()).st_size
                 f.seek(max(0, size - MAX_BYTES))
                 data = f.read(MAX_BYTES)

@@ -45,8 +45,13 @@ async def review(
     head = f"{'new file ' if change.get('created') else ''}{path}"
     show(f"{CYAN}{head}{RESET}" if color else head)
     if not hunks:  # an empty new file: nothing to cut, one question
-        line = await read(f"(1/1) Create {path}, empty [y,n]? ")
-        return None if line is None else ("accept" if line.strip()[:1] == "y" else "reject")
+        while True:
+            line = await read(f"(1/1) Create {path}, empty [y,n]? ")
+            if line is None:
+                return None
+            if (key := one_key(line)) in ("y", "n"):
+                return "accept" if key == "y" else "reject"
+            show(HELP)
     accepted: list[int] = []
     answered = False
     at = 0
@@ -57,10 +62,10 @@ async def review(
             line = await read(f"({at + 1}/{len(hunks)}) Apply this hunk to {path} [{KEYS}]? ")
             if line is None:  # the input ended: what was answered stands
                 return _answer(accepted) if answered else None
-            key = line.strip()[:1]
+            key = one_key(line)
             if key and key in "ynadq":
                 break
-            show(HELP)
+            show(HELP)  # `yn`, a typo or a word: asked again, never taken as its first letter
         answered = True
         if key == "y":
             accepted.append(hunk["id"])
@@ -71,6 +76,13 @@ async def review(
             break
         at += 1
     return _answer(accepted)
+
+
+def one_key(line: str) -> str:
+    """The answer a line gives: one key (`y`), or `yes`/`no` spelled out; "" for anything
+    else (`yn` was taken as yes: issue 40)."""
+    word = line.strip().lower()
+    return {"yes": "y", "no": "n"}.get(word, word if len(word) == 1 else "")
 
 
 def _answer(accepted: list[int]) -> str:

@@ -14,6 +14,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from ...base import regular
+
 MAX_BYTES = 1 << 20  # the end of the recording read back (the core caps it further)
 
 
@@ -41,7 +43,7 @@ async def run_shell(output: Any = None) -> str | None:
             say(f"cannot run {shell} under script: {exc}")
             return None
         try:
-            with log.open("rb") as file:
+            with open(regular.opened(log)[0], "rb") as file:  # a FIFO: no transcript
                 size = file.seek(0, os.SEEK_END)
                 file.seek(max(0, size - MAX_BYTES))
                 return file.read().decode("utf-8", "replace")

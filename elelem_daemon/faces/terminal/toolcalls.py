@@ -99,11 +99,8 @@ def folded(
         more = len(shown) - min(lines, len(first))
         hint = f" ({key} shows it whole)" if key else ""
         shown = first[:lines] + [f"… {more} more line{'s' if more > 1 else ''}{hint}"]
-    status = result.payload.get("exit_status")
-    if not result.ok:
-        return shown, False, visible_line(str(result.error))
-    if isinstance(status, int) and status != 0:
-        return shown, False, f"exit {status}"
+    if result.failed:
+        return shown, False, visible_line(result.why_failed)
     return shown, True, ""
 
 

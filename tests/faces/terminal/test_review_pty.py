@@ -121,3 +121,18 @@ def test_ctrl_c_mid_review_applies_nothing_and_cancels(chat: Terminal, project: 
     assert (project / "a.txt").read_text() == TEN
     chat.line("!echo still here")
     chat.wait_for("still here\n")
+
+
+def test_yn_is_not_yes_it_asks_again(chat: Terminal, project: Path) -> None:
+    """Issue 40: `yn` was taken as its first letter, yes. Only one key, or yes/no spelled
+    out, answers; anything else shows the help and asks the same hunk again."""
+    chat.line(write(THREE))
+    chat.wait_for("(1/3) Apply this hunk")
+    chat.line("yn")
+    chat.wait_for("q - quit; do not apply this hunk or any of the remaining ones")
+    assert "(2/3)" not in chat.text()
+    chat.line("no")
+    chat.wait_for("(2/3) Apply this hunk")
+    chat.line("d")  # no more hunks of this file
+    at_prompt(chat)
+    assert (project / "a.txt").read_text() == TEN  # nothing applied

@@ -194,15 +194,28 @@ function Chat:flush()
   end
 end
 
---- Starts a turn: the prompt and the `## elelem` heading the reply streams under.
+--- Starts a turn: the prompt and the `## elelem` heading the reply streams under. The
+--- heading shows the turn's number as `:ElelemUndo`/`:ElelemRewind N` count it; the
+--- prompt is indented four spaces, a Markdown code block, so what the user typed shows as
+--- typed (`a ** b`, `__init__` were concealed as emphasis).
 ---@param text string
 function Chat:user(text)
+  self.count = (self.count or 0) + 1
+  local heading = self.empty and 0 or 1 -- the `## You` line, after a blank one if any
   local lines = self.empty and {} or { "" }
   vim.list_extend(lines, { "## You", "" })
-  vim.list_extend(lines, split(text))
+  for _, line in ipairs(split(text)) do
+    table.insert(lines, line == "" and "" or "    " .. line)
+  end
   vim.list_extend(lines, { "", "## elelem" })
-  local row = self:lines(lines) + #lines - 1
-  self.header = api.nvim_buf_set_extmark(self:buffer(), ns, row, 0, {})
+  local first = self:lines(lines)
+  local row = first + #lines - 1
+  local buf = self:buffer()
+  api.nvim_buf_set_extmark(buf, ns, first + heading, 0, {
+    virt_text = { { ("turn %d"):format(self.count), "ElelemDim" } },
+    virt_text_pos = "eol",
+  })
+  self.header = api.nvim_buf_set_extmark(buf, ns, row, 0, {})
   self.said, self.calls, self.listed, self.errors = false, {}, false, {}
   self.plan_mark = nil -- a new turn's plan is a new block
 end
@@ -519,6 +532,7 @@ function Chat:clear()
   end
   thinking.track(buf)
   self.empty, self.mode, self.header, self.calls, self.tools, self.said = true, nil, nil, {}, {}, false
+  self.count = 0 -- the turns drawn: their numbers as the user counts them
 end
 
 --- The tool call whose line is `row` (0-based), if it is a tool line.

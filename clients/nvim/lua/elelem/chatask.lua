@@ -2,11 +2,13 @@
 --- user is looking, without a modal and without the keyboard.
 ---
 --- - A question with options (`input/ask`: a permission, an `interview` with choices, a
----   confirm) is a block of lines in the chat, one per answer. `<CR>` on an answer line (in
----   the chat buffer) sends it: moving there is the user's step, `<CR>` the decision.
----   `:ElelemAnswer [answer]` answers from anywhere (without an answer it moves the cursor to
----   the first one). A question without options is answered with `:ElelemAnswer {text}`
----   (the built-in `vim.ui.input` would take the keys being typed elsewhere).
+---   confirm) is a block of lines in the chat, one per answer, numbered. No motion answers
+---   it (issue 40: `<CR>` moving down the chat passed `→ allow` and ran the command):
+---   `A` in the chat buffer, or `:ElelemAnswer` from anywhere, opens a picker of the
+---   answers (`vim.ui.select`); `:ElelemAnswer allow` answers at once. `<CR>`, `j`, `G`, a
+---   search or a click only move. A question without options is answered with
+---   `:ElelemAnswer {text}` (the built-in `vim.ui.input` would take the keys being typed
+---   elsewhere).
 --- - A review's hunks are shown in the chat too (elelem.chatreview).
 --- Nothing here is a global key: keys typed in the prompt area or a file never reach it.
 local config = require("elelem.config")
@@ -20,6 +22,7 @@ local ns = api.nvim_create_namespace("elelem.chatask")
 ---@field session table
 ---@field params table
 ---@field options string[]
+---@field prompt string
 ---@field rows integer[] extmark ids of the answer lines, in `options` order
 ---@field done fun(answer: string?)
 
@@ -76,7 +79,7 @@ end
 function M.question(s, params, prompt, options, done)
   -- the daemon's text is bounded here: so many answers, so many lines, so wide
   options = vim.list_slice(options, 1, MAX_OPTIONS)
-  local q = { session = s, params = params, options = options, rows = {}, done = done }
+  local q = { session = s, params = params, prompt = prompt, options = options, rows = {}, done = done }
   local lines = {}
   for _, line in ipairs(vim.split(prompt, "\n", { plain = true })) do
     if #lines == MAX_LINES then
@@ -87,11 +90,11 @@ function M.question(s, params, prompt, options, done)
   end
   local first = s.chat:lines(lines, "ElelemReviewPending")
   local buf = s.chat:buffer()
-  for _, option in ipairs(options) do
-    local row = s.chat:lines({ "  → " .. clean(option) }, "ElelemTool")
+  for i, option in ipairs(options) do
+    local row = s.chat:lines({ ("  %d → %s"):format(i, clean(option)) }, "ElelemTool")
     table.insert(q.rows, api.nvim_buf_set_extmark(buf, ns, row, 0, {}))
   end
-  s.chat:lines({ #options > 0 and "  (<CR> on an answer sends it · :ElelemAnswer)"
+  s.chat:lines({ #options > 0 and "  (answer: A in the chat, or :ElelemAnswer [answer])"
     or "  (answer with :ElelemAnswer {your answer})" }, "ElelemDim")
   q.head = api.nvim_buf_set_extmark(buf, ns, first, 0, {})
   table.insert(M.open, q)
@@ -120,24 +123,48 @@ function M.row_of(buf, mark)
   return at[1]
 end
 
---- `<CR>` at `row` of chat buffer `buf`: answers the question whose answer line it is, or
---- opens the review whose line it is. True when it did something.
+--- `<CR>` at `row` of chat buffer `buf`: opens the review whose line it is (a question's
+--- answer line is not a decision: `<CR>` only moves there). True when it did something.
 ---@param buf integer
 ---@param row integer 0-based
 ---@return boolean
 function M.enter(buf, row)
-  for _, q in ipairs(M.open) do
-    if q.session.chat.buf == buf then
-      for i, mark in ipairs(q.rows) do
-        if M.row_of(buf, mark) == row then
-          M.close(q)
-          q.done(q.options[i])
-          return true
-        end
-      end
+  return require("elelem.chatreview").enter(buf, row)
+end
+
+--- The picker of question `q`'s answers: an explicit choice, never a motion.
+---@param q elelem.ChatQuestion
+local function pick(q)
+  local items = {}
+  for i, option in ipairs(q.options) do
+    items[i] = { index = i, option = option }
+  end
+  vim.ui.select(items, {
+    prompt = "elelem asks: " .. clean((q.prompt:gsub("\n.*", ""))),
+    kind = "elelem.answer",
+    format_item = function(item)
+      return clean(item.option)
+    end,
+  }, function(choice)
+    if choice and vim.tbl_contains(M.open, q) then
+      M.close(q)
+      q.done(choice.option)
+    end
+  end)
+end
+
+--- `A` in chat buffer `buf`: the picker of the newest question open there. True if one was.
+---@param buf integer
+---@return boolean
+function M.pick_in(buf)
+  for i = #M.open, 1, -1 do
+    local q = M.open[i]
+    if q.session.chat.buf == buf and #q.options > 0 then
+      pick(q)
+      return true
     end
   end
-  return require("elelem.chatreview").enter(buf, row)
+  return false
 end
 
 --- `:ElelemAnswer [answer]`: answers the newest question of this tab with `answer` (an
@@ -169,11 +196,8 @@ function M.answer(answer)
     return true
   end
   if answer == "" then
-    s:show("chat")
-    local row = M.row_of(s.chat:buffer(), q.rows[1])
-    if row then
-      api.nvim_win_set_cursor(0, { row + 1, 0 })
-    end
+    s:show(nil) -- the question in view, the focus where it was
+    pick(q)
     return true
   end
   local found

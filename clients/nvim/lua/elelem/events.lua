@@ -38,6 +38,8 @@ function M.on_notification(method, params)
     s:set_mode(params.mode)
   elseif method == "event/usage" then
     c.meter = params -- the turn's summary shows it (Chat:finish)
+    s.meter = params -- and the winbar, always in view (elelem.meter)
+    s:refresh()
   elseif method == "event/steer" then
     c:notice("↪ steered: " .. tostring(params.text or ""))
   end

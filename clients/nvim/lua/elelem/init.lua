@@ -203,6 +203,18 @@ function M.send(text)
   return M.open(text)
 end
 
+--- `:ElelemModel [name]`: the model picker (elelem.models).
+---@param name string?
+function M.model(name)
+  require("elelem.models").pick(name)
+end
+
+--- `:ElelemClose`: closes this tab's chat windows (the session goes on; `:Elelem` shows it).
+function M.close()
+  local s = session.current()
+  require("elelem.layout").close({ s.chat:buffer(), s:input() })
+end
+
 --- Cancels this tab's running turn.
 ---@return boolean cancelled
 function M.cancel()

@@ -15,7 +15,7 @@ end
 ---@class elelem.InputActions
 ---@field submit fun(text: string): boolean true when the text was taken (else it stays)
 ---@field cancel fun()
----@field close fun()
+---@field busy fun(): boolean whether a turn runs (then <C-c> in insert mode cancels it)
 
 --- Creates a prompt buffer wired to `actions`.
 ---@param name string
@@ -39,7 +39,16 @@ function M.create(name, actions)
   map("n", "<CR>", submit, "elelem: send the prompt")
   map({ "n", "i" }, "<C-s>", submit, "elelem: send the prompt (the prompt area stays in its mode)")
   map("n", "<C-c>", actions.cancel, "elelem: cancel the turn")
-  map("n", "q", actions.close, "elelem: close the chat")
+  -- the winbar says "<C-c> cancels" while a turn runs: from insert mode too (after <C-s>),
+  -- staying in it; with no turn running, <C-c> leaves insert mode as it does everywhere
+  vim.keymap.set("i", "<C-c>", function()
+    if actions.busy() then
+      vim.schedule(actions.cancel)
+      return ""
+    end
+    return "<C-c>"
+  end, { buffer = buf, expr = true, nowait = true, desc = "elelem: cancel the running turn" })
+  -- no `q`: closing the chat by one key sent the next keys into the file (:ElelemClose)
   vim.keymap.set("i", "<Tab>", function()
     local before = api.nvim_get_current_line():sub(1, api.nvim_win_get_cursor(0)[2])
     if vim.fn.pumvisible() == 1 then

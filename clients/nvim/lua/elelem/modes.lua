@@ -78,8 +78,9 @@ function M.statusline()
   for _, q in ipairs(require("elelem.chatask").open) do
     asking = asking or q.session == s
   end
-  return ("elelem:%s%s%s%s"):format(s:mode() or "build", s.busy and " …" or "", pending > 0 and " [review]" or "",
-    asking and " [question]" or "")
+  local meter = require("elelem.meter").short_text(s.meter)
+  return ("elelem:%s%s%s%s%s"):format(s:mode() or "build", meter ~= "" and " " .. meter or "", s.busy and " …" or "",
+    pending > 0 and " [review]" or "", asking and " [question]" or "")
 end
 
 return M

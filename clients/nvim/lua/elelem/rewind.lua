@@ -258,7 +258,7 @@ function M.format(t)
   local when = tostring(t.at or ""):gsub("T", " "):gsub("%.%d+", ""):gsub("Z$", ""):gsub("%+00:00$", "")
   local total = type(t.filesTotal) == "number" and t.filesTotal or 0
   local files = total > 0 and (" · %d file%s"):format(total, total == 1 and "" or "s") or ""
-  return ("%d  %s  %s%s"):format(number_of(t), when, tostring(t.prompt or ""), files)
+  return ("turn %d  %s  %s%s"):format(number_of(t), when, tostring(t.prompt or ""), files)
 end
 
 --- `:ElelemRewind [N]`: rewinds to before the turn numbered N (as the picker and the
@@ -283,14 +283,34 @@ function M.pick(turn)
     end)
   end
   turns(s, function(list)
-    local items = vim.fn.reverse(vim.list_slice(list)) -- newest first
-    local numbers = M.numbers(list)
-    vim.ui.select(items, { prompt = "Rewind to before turn", format_item = M.format, kind = "elelem.rewind" },
-      function(choice)
-        if choice then
-          M.rewind(s, choice.turnId, { numbers = numbers })
+    -- oldest first, so the picker's own number (vim.ui.select's inputlist numbers its
+    -- lines 1, 2, 3) is the turn's: the number typed is the number seen (issue 40)
+    -- a turn the list lacks (no checkpoint) keeps its line, so the numbers stay the turns'
+    local items, last = {}, 0
+    for _, t in ipairs(list) do
+      local n = number_of(t)
+      if type(n) == "number" and n > last and n - last <= 1000 then
+        for gap = last + 1, n - 1 do
+          table.insert(items, { number = gap, missing = true })
         end
-      end)
+        last = n
+      end
+      table.insert(items, t)
+    end
+    local numbers = M.numbers(list)
+    vim.ui.select(items, {
+      prompt = "Rewind to before turn",
+      kind = "elelem.rewind",
+      format_item = function(t)
+        return t.missing and ("turn %d  (no checkpoint)"):format(t.number) or M.format(t)
+      end,
+    }, function(choice)
+      if choice and choice.missing then
+        notify(("turn %d has no checkpoint to rewind to"):format(choice.number), vim.log.levels.WARN)
+      elseif choice then
+        M.rewind(s, choice.turnId, { numbers = numbers })
+      end
+    end)
   end)
 end
 

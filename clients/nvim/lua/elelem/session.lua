@@ -70,15 +70,16 @@ function Session:input()
     cancel = function()
       self:cancel()
     end,
-    close = function()
-      layout.close({ self.chat:buffer(), self:input() })
+    busy = function()
+      return self.busy
     end,
   })
   return self.prompt
 end
 
---- Keys of the chat buffer: `q` closes, `<C-c>` cancels, `<CR>` on a tool line shows its
---- result, `i`/`a`/`o` go to the prompt.
+--- Keys of the chat buffer: `<C-c>` cancels, `<CR>` on a tool line shows its result, `A`
+--- picks the answer of a waiting question, `i`/`a`/`o` go to the prompt. No `q`: closing by
+--- one key sent the next keys into the file (`:ElelemClose` closes the chat).
 ---@param buf integer
 function Session:keymaps(buf)
   if vim.b[buf].elelem_keys then
@@ -88,9 +89,6 @@ function Session:keymaps(buf)
   local function map(lhs, fn, desc)
     vim.keymap.set("n", lhs, fn, { buffer = buf, desc = "elelem: " .. desc, nowait = true })
   end
-  map("q", function()
-    layout.close({ buf, self:input() })
-  end, "close the chat")
   map("<C-c>", function()
     self:cancel()
   end, "cancel the turn")
@@ -105,6 +103,11 @@ function Session:keymaps(buf)
       end, "review: " .. action:gsub("_", " ") .. " (on a hunk shown in the chat)")
     end
   end
+  map("A", function()
+    if not chatask.pick_in(buf) then
+      vim.notify("elelem: no question is waiting in this chat", vim.log.levels.INFO)
+    end
+  end, "pick the answer of the waiting question")
   map("<CR>", function()
     if chatask.enter(buf, api.nvim_win_get_cursor(0)[1] - 1) then
       return
@@ -149,6 +152,11 @@ function Session:refresh()
     table.insert(parts, "working… (<C-c> cancels)")
   elseif not self.id then
     table.insert(parts, "no session yet")
+  end
+  -- the meter last: a narrow chat's winbar is cut at its start, so this stays in view
+  local meter = require("elelem.meter").text(self.meter)
+  if meter ~= "" then
+    table.insert(parts, meter)
   end
   layout.status(self.chat:buffer(), table.concat(parts, " · "))
   pcall(vim.cmd.redrawstatus, { bang = true }) -- statusline() says "…" while a turn runs: not after

@@ -93,6 +93,18 @@ await runCase("rewind", screenshot, async (page) => {
   check((await page.locator(".tab.active.dirty").count()) === 1, "the user's edit is no longer unsaved");
   await page.screenshot({ path: path.join(path.dirname(screenshot), "undo.png") });
 
+  step("issue 40: Ctrl+S right after that Undo saves: no \"the content of the file is newer\"");
+  await page.click(".editor-instance .monaco-editor .view-lines");
+  await page.keyboard.press("Control+s");
+  await page.waitForFunction(() => !document.querySelector(".tab.active.dirty"), null, { timeout: 10000 }).catch(() => undefined);
+  const newer = await page.locator(".notifications-toasts, .monaco-dialog-box").filter({ hasText: /newer/ }).count();
+  check(newer === 0, "saving after Undo said the content of the file is newer");
+  check(fs.readFileSync(FILE, "utf8") === mine, `the disk after Ctrl+S: ${JSON.stringify(fs.readFileSync(FILE, "utf8"))}`);
+  check((await page.locator(".tab.active.dirty").count()) === 0, "the document is still unsaved after Ctrl+S");
+  fs.writeFileSync(FILE, ORIGINAL); // the next steps start from the original again
+  await runCommand(page, "File: Revert File");
+  await editorShows(page, ORIGINAL, "reverted to the original for the next step");
+
   step("issues 29, 31: the modal names a deleted file by the turn the user counts; a file changed under it is asked again");
   const MADE = path.join(workspace, "made.txt");
   await send(frame, '!tool write {"path":"made.txt","content":"made by the agent\\n"}');
