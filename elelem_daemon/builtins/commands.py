@@ -214,6 +214,8 @@ def register(plugin: Plugin) -> None:
 
     @plugin.command("cost", "Show the session's tokens, context and cost")
     def cost(session: SessionView, args: str | None) -> None:
+        if session.answering and session.answering != session.model:
+            session.output.say(f"  → model: {session.answering} (served)")
         session.output.say(summary(session.usage, session.model))
 
     @plugin.command("exit", "Exit elelem")

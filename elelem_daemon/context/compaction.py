@@ -237,7 +237,7 @@ def replace(agent: Agent, conversation: Conversation, summary: str, tail: list[M
     The summary is kept as no prompt (store/recorder.py); the tail as it was."""
     in_turn, agent.in_turn = agent.in_turn, False
     try:
-        conversation.clear()
+        conversation.clear(compacted=True)  # the user's transcript keeps what came before
         conversation.add("user", f"{SUMMARY_PREFIX}{summary}")
     finally:
         agent.in_turn = in_turn

@@ -248,8 +248,25 @@ class Client:
         return (await self.request("session/list", params))["sessions"]
 
     async def load_session(self, session_id: str, **params: Any) -> RpcMessage:
-        """`session/load`: `provider`, `model`, `trusted` optional; the result has `messages`."""
+        """`session/load`: `provider`, `model`, `trusted` optional; the result has the
+        newest page of the `history` and its `historyCursor` (`older_history`)."""
         return await self.request("session/load", {"sessionId": session_id, **params})
+
+    async def older_history(self, session_id: str, cursor: str | None) -> list[RpcMessage]:
+        """Every page before `cursor` (`session/history`), oldest first, in one list."""
+        pages: list[list[RpcMessage]] = []
+        while cursor is not None:
+            page = await self.request(
+                "session/history", {"sessionId": session_id, "cursor": cursor}
+            )
+            pages.append(page["history"])
+            cursor = page["cursor"]
+        return [entry for page in reversed(pages) for entry in page]
+
+    async def whole_history(self, loaded: RpcMessage) -> list[RpcMessage]:
+        """A `session/load` result's whole history: its page, and every page before it."""
+        older = await self.older_history(loaded["sessionId"], loaded.get("historyCursor"))
+        return older + loaded["history"]
 
     async def delete_session(self, session_id: str) -> None:
         await self.request("session/delete", {"sessionId": session_id})

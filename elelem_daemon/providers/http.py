@@ -3,9 +3,10 @@
 A subclass says what to send (`request`) and how to read the answer (`decode`);
 `fetch` does the rest:
 
-- one `httpx.AsyncClient` per provider (injected in tests, built here otherwise: httpx's
-  own transport, with its TLS defaults and the proxies of the environment, made at the
-  first request, so a session that never asks costs no TLS set-up);
+- one `httpx.AsyncClient` per endpoint, shared by every session's provider (clients.py:
+  httpx's own transport, with its TLS defaults and the proxies of the environment, made
+  once, at the first request to that endpoint, an https one in a worker thread; a
+  plain-http endpoint's sets up no TLS); a test may inject a client of its own;
 - a non-2xx answer becomes `ProviderError("NAME STATUS: the API's own message")`;
 - connection failures and timeouts name the URL that failed;
 - 429, 500, 502, 503, 529, connection failures and a stream that breaks off are
@@ -40,6 +41,7 @@ import httpx
 
 from ..base.errors import ProviderError
 from ..base.jsonsafe import dumps, loads
+from . import clients
 from .failures import error_detail, retry_after, root_cause
 from .lines import MAX_LINE, MAX_REPLY, Splitter, batches, body, head, lines
 from .sse import Event, read_events
@@ -84,7 +86,7 @@ def build_client(timeout: httpx.Timeout | None = None) -> httpx.AsyncClient:
     """The providers' client: httpx's, as shipped: its transport (httpcore, h11), its
     TLS defaults (certifi, or SSL_CERT_FILE / SSL_CERT_DIR), the proxies of the
     environment (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY, NO_PROXY), and our timeouts."""
-    return httpx.AsyncClient(timeout=timeout or timeouts())
+    return clients.build(timeout or timeouts())
 
 
 class Failure(ProviderError):
@@ -109,7 +111,7 @@ class HTTPProvider(Windowed):
 
     def __init__(self, client: httpx.AsyncClient | None = None) -> None:
         self.timeout = client.timeout if client is not None else timeouts()  # checked now
-        self.made: httpx.AsyncClient | None = client
+        self.made: httpx.AsyncClient | None = client  # injected: the provider's own
         self.retries = int(setting("ELELEM_RETRIES", 2))
         self.max_delay = setting("ELELEM_RETRY_MAX_DELAY", 60.0)
         self.sleep = asyncio.sleep  # tests replace it to see the waits
@@ -118,15 +120,20 @@ class HTTPProvider(Windowed):
         self.max_reply = int(setting("ELELEM_MAX_REPLY", MAX_REPLY))
 
     @property
-    def client(self) -> httpx.AsyncClient:
-        """The client, built at the first request (httpx loads its TLS trust then)."""
-        if self.made is None:
-            self.made = build_client(self.timeout)
+    def client(self) -> httpx.AsyncClient | None:
+        """The client injected, if any (else the endpoint's shared one: `client_for`)."""
         return self.made
 
     @client.setter
     def client(self, client: httpx.AsyncClient) -> None:
         self.made, self.timeout = client, client.timeout
+
+    async def client_for(self, url: str) -> httpx.AsyncClient:
+        """The client to ask `url` with: the injected one, else its endpoint's shared
+        client (clients.py), made at the first ask of any session."""
+        if self.made is not None:
+            return self.made
+        return await clients.shared(url, self.timeout)
 
     # -- what a subclass provides ---------------------------------------------
     def request(
@@ -168,9 +175,8 @@ class HTTPProvider(Windowed):
         while True:
             emitted = False
             try:
-                async with self.client.stream(
-                    "POST", url, headers=headers, content=content
-                ) as response:
+                client = await self.client_for(url)
+                async with client.stream("POST", url, headers=headers, content=content) as response:
                     if not response.is_success:
                         raise self.status_failure(response, await head(response))
                     async for event in self.decode(response):
@@ -261,7 +267,8 @@ class HTTPProvider(Windowed):
         """A small metadata request (GET, or POST with a JSON body): its JSON, at most
         METADATA_BYTES of it, or a ProviderError. Never retried: it is no turn's business."""
         method, payload = ("GET", None) if body is None else ("POST", body)
-        async with self.client.stream(method, url, headers=headers, json=payload) as response:
+        client = await self.client_for(url)
+        async with client.stream(method, url, headers=headers, json=payload) as response:
             data = await head(response, METADATA_BYTES + 1)
             if not response.is_success:
                 raise self.status_failure(response, data)
@@ -270,5 +277,6 @@ class HTTPProvider(Windowed):
         return self.parse(data.decode("utf-8", "replace"), "metadata")
 
     async def aclose(self) -> None:
+        """Close an injected client; a shared one stays for the other sessions."""
         if self.made is not None:
             await self.made.aclose()

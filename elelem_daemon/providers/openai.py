@@ -28,9 +28,14 @@ Settings (environment):
                           the conversation's cached prefix (docs/providers.md)
     OPENAI_PROMPT_CACHE   `0` sends neither `prompt_cache_key` nor `cache_prompt`; default 1
 
-Before its first request to a server other than api.openai.com, the provider asks the
-server what it is and serves (`Served`, served.py: llama.cpp's `/props`, `/v1/models`),
-once, within 5 s; `answering` is the `model` the server's answers name.
+A server other than api.openai.com is asked what it is and serves (`Served`, served.py:
+llama.cpp's `/props`, `/v1/models`) once per endpoint, in the background from the moment
+a session's provider is made, within 5 s, and every session of that endpoint shares the
+answer. No request waits for it, except one forcing a call (`required`, whose shape
+depends on it); the window waits for it only when the context asks (compaction.py's
+LOOKUP_FROM rule). Until it has answered, a request with no model chosen names none
+(llama.cpp, vLLM and LM Studio then use the model they serve) and carries no default
+token cap. `answering` is the `model` the server's answers name.
 
 Prompt caching: every request carries `prompt_cache_key`, the session's id (the session
 sets `cache_key`), so OpenAI routes a session's requests to the cache that holds its
@@ -59,11 +64,12 @@ import httpx
 from ..base import keys
 from ..base.errors import ProviderError
 from ..ports import TOOL_CHOICE
+from . import clients
 from .calls import CUT_OFF, clip
 from .chat import counts, doings, encode, gather, parts, timed
 from .http import RETRY_STATUS, Failure, HTTPProvider
-from .served import ForcedCall, Served, call_schema, read_models, read_props
-from .window import LOOKUP_TIMEOUT, tokens
+from .served import ForcedCall, Served, ask, call_schema
+from .window import tokens
 
 log = logging.getLogger(__name__)
 DEFAULT_MODEL = "gpt-4o"
@@ -110,45 +116,51 @@ class OpenAIProvider(HTTPProvider):
         self.served: Served | None = None
         self._served: asyncio.Future[Served] | None = None
         self._forced = False  # the request being read was forced into a call's shape
+        if not self.official:
+            self.look_up()  # at once, in the background: the first request does not wait
         self.offered: bool | None = None  # whether the last request carried the tools
 
-    async def server(self) -> Served:
-        """What the server says of itself (served.py), asked once; `Served()` when it
-        says nothing within LOOKUP_TIMEOUT: never an error."""
+    def look_up(self) -> asyncio.Future[Served] | None:
+        """Start, or join, the endpoint's lookup (served.py) in the background: one per
+        endpoint (base URL and key), shared by every session's provider (clients.once);
+        this provider takes its answer when it comes. None outside an event loop."""
         if self._served is None:
-            self._served = asyncio.ensure_future(self._ask_server())
-        return await asyncio.shield(self._served)
+            try:
+                asyncio.get_running_loop()
+            except RuntimeError:
+                return None
+            self._served = clients.once(("served", self.base_url, self.api_key), self._ask_server)
+            self._served.add_done_callback(self._adopt)
+        return self._served
 
-    async def _ask_server(self) -> Served:
-        headers = {"authorization": f"Bearer {self.api_key}"} if self.api_key else {}
-        served = Served()
-        try:
-            async with asyncio.timeout(LOOKUP_TIMEOUT):
-                if not self.official:
-                    root = self.base_url.removesuffix("/v1")
-                    try:
-                        served.llama, served.n_ctx = read_props(
-                            await self.get_json(f"{root}/props", headers)
-                        )
-                    except ProviderError:
-                        pass
-                llama, served.models, served.entries = read_models(
-                    await self.get_json(f"{self.base_url}/models", headers)
-                )
-                served.llama = served.llama or llama
-        except Exception as exc:  # metadata is a nicety: never an error for a turn
-            log.info("openai: %s says nothing of itself: %s", self.base_url, self.redact(str(exc)))
+    def _adopt(self, done: asyncio.Future[Served]) -> None:
+        if done.cancelled() or done.exception() is not None:
+            return
+        served = done.result()
         self.served, self.models = served, served.models
         if self.chosen is None and not self.official and served.models:
             self.model = served.models[0]  # a local server's own model, not gpt-4o
+        if self.answering is None and served.models and (served.llama or self.chosen is None):
+            self.answering = served.models[0]  # the one it serves, until an answer names it
+
+    async def server(self) -> Served:
+        """What the server says of itself (served.py), asked once per endpoint;
+        `Served()` when it says nothing within LOOKUP_TIMEOUT: never an error."""
+        found = self.look_up()
+        assert found is not None  # called on the loop
+        served = await asyncio.shield(found)
+        self._adopt(found)
         return served
+
+    async def _ask_server(self) -> Served:
+        return await ask(self, self.base_url, self.api_key, self.official)
 
     @property
     def asks_server(self) -> bool:
-        """Whether a request waits for `server()`: on a server other than OpenAI's, when
-        its answer changes the request (no OPENAI_MAX_TOKENS, `required`, no model)."""
-        needed = self.max_tokens is None or "required" in self.tool_choice or not self.chosen
-        return not self.official and needed
+        """Whether a request waits for `server()`: only a forced call (`required`) on a
+        server other than OpenAI's, whose shape depends on what the server is. The model
+        name and the token cap never make a request wait (the lookup runs beside it)."""
+        return not self.official and "required" in self.tool_choice
 
     async def list_models(self) -> list[str]:
         """The ids the server serves (`GET /models`), for `/model`."""
@@ -159,6 +171,8 @@ class OpenAIProvider(HTTPProvider):
     ) -> AsyncIterator[dict[str, Any]]:
         if self.asks_server:
             await self.server()  # once: what the server is decides the request's shape
+        elif not self.official:
+            self.look_up()  # in the background, if not started yet
         async for event in super().fetch(messages, tools):
             yield event
 
@@ -183,6 +197,8 @@ class OpenAIProvider(HTTPProvider):
         if self.api_key:
             headers["authorization"] = f"Bearer {self.api_key}"
         body: dict[str, Any] = {"model": self.model, "stream": True}
+        if self.chosen is None and not self.official and self.served is None:
+            del body["model"]  # not known yet: the server answers with its own
         if self.stream_usage:
             body["stream_options"] = {"include_usage": True}
         served = self.served or Served()

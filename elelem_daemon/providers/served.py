@@ -26,13 +26,15 @@ What it changes, on a llama.cpp server only:
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..base import figures
-from .window import tokens
+from ..base.errors import ProviderError
+from .window import LOOKUP_TIMEOUT, tokens
 
 log = logging.getLogger(__name__)
 
@@ -75,6 +77,31 @@ def read_models(listed: Any) -> tuple[bool, list[str], list[dict[str, Any]]]:
     kept = kept[:MAX_MODELS]
     ids = [e["id"][:MAX_ID] for e in kept if isinstance(e.get("id"), str) and e["id"]]
     return any(e.get("owned_by") == "llamacpp" for e in kept), ids, kept
+
+
+async def ask(provider: Any, base_url: str, api_key: str | None, official: bool) -> Served:
+    """What the server at `base_url` says of itself, asked through `provider`'s
+    `get_json` (its client and limits): llama.cpp's `/props` (not on api.openai.com),
+    then `/models`; `Served()` when it says nothing within LOOKUP_TIMEOUT: never an error."""
+    headers = {"authorization": f"Bearer {api_key}"} if api_key else {}
+    served = Served()
+    try:
+        async with asyncio.timeout(LOOKUP_TIMEOUT):
+            if not official:
+                root = base_url.removesuffix("/v1")
+                try:
+                    served.llama, served.n_ctx = read_props(
+                        await provider.get_json(f"{root}/props", headers)
+                    )
+                except ProviderError:
+                    pass
+            llama, served.models, served.entries = read_models(
+                await provider.get_json(f"{base_url}/models", headers)
+            )
+            served.llama = served.llama or llama
+    except Exception as exc:  # metadata is a nicety: never an error for a turn
+        log.info("openai: %s says nothing of itself: %s", base_url, provider.redact(str(exc)))
+    return served
 
 
 def call_schema(tools: list[dict[str, Any]]) -> dict[str, Any] | None:

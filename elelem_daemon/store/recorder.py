@@ -3,7 +3,8 @@
 Every kept message is written to the session's file in the Store as it is added (the
 prompt when a turn starts, the reply when it ends, `<partial>[cancelled]` when it is
 cancelled), so a crash loses at most the turn in flight; so is where each turn begins
-(its number, before its prompt, written with the prompt in one write and one fsync)
+(its number, before its prompt, written with the prompt in one write; the sync to the
+disk follows off the event loop, after the request is handed over: store.py)
 each rewind of the conversation, and each edit of a kept message (`/context edit`,
 `/context delete`). Each tool call is written once it has run, as a
 record for redrawing only (records.tool: bounded, secrets out). A session is stored
@@ -60,7 +61,7 @@ class Recorder:
 
     def on(self, event: str, message: Message | None) -> None:
         """A Conversation listener: keep the change, and write it (never raises into the
-        turn). A turn's start is written with its prompt, in one write and one fsync."""
+        turn). A turn's start is written with its prompt, in one write."""
         if event == "add" and message is not None:
             prompt = message["role"] != "user" or self.session.agent.in_turn
             record = records.message(message, prompt)
@@ -71,9 +72,13 @@ class Recorder:
             if not self.broken:
                 self.pending = records.turn(message["turn"], message["at"])
         elif event == "clear":
-            self.history.clear()
+            compacted = bool(message and message.get("compacted"))
+            if compacted:
+                self.history.compact()
+            else:
+                self.history.clear()
             if self.started:
-                self._write([records.cleared()])
+                self._write([records.cleared(compacted)])
         elif event == "edit" and message is not None:
             self.history.edit(message["index"], message["content"])
             if self.started:
@@ -172,6 +177,14 @@ def record(
     if now:
         recorder.start()
     return recorder
+
+
+def entries(session: Session) -> tuple[list[Record], int]:
+    """The history's entries as kept (times included) and its generation (pages.py)."""
+    if session.recorder is not None:
+        kept = session.recorder.history
+        return kept.entries, kept.generation
+    return [records.message(m) for m in session.conversation], 0
 
 
 def history(session: Session) -> list[Record]:

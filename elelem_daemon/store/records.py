@@ -11,7 +11,13 @@ One JSON object per line, each with a `type`:
     {"type": "tool", "id", "name", "arguments", "ok", "result", "at"}
                                                      a tool call and its result, for redrawing
                                                      only: the model never reads it again
-    {"type": "clear", "at"}                          /clear or /compact emptied the history
+    {"type": "clear", "at"}                          /clear emptied the history
+    {"type": "clear", "compacted": true, "at"}       a compaction (automatic, or /compact)
+                                                     emptied the model's history for its
+                                                     summary: the transcript the user sees
+                                                     keeps what came before, and a
+                                                     `{"type": "compacted"}` marker (a
+                                                     version 2 reader takes it as a clear)
     {"type": "meta", "provider", "model", "at"}      the provider or model changed
     {"type": "mode", "mode", "at"}                   the session's mode changed (modes.py);
                                                      the last one is the mode it resumes in
@@ -184,7 +190,9 @@ def bounded(value: Any, secrets: list[str], cap: int = TEXT_CAP, depth: int = 0)
     return bounded(str(value), secrets, cap, depth)
 
 
-def cleared() -> Record:
+def cleared(compacted: bool = False) -> Record:
+    if compacted:
+        return {"type": "clear", "compacted": True, "at": now()}
     return {"type": "clear", "at": now()}
 
 
@@ -377,8 +385,12 @@ def replay(records: list[Record], path: Path, updated: str) -> Stored:
         elif kind == "tool" and (shown := shown_tool(record)) is not None:
             history.add(shown)
         elif kind == "clear":
-            kept.clear()
-            history.clear()
+            compacted = record.get("compacted") is True
+            kept.clear(compacted)
+            if compacted:
+                history.compact(str(record.get("at") or ""))
+            else:
+                history.clear()
         elif kind == "meta":
             stored.provider = str(record.get("provider") or stored.provider)
             stored.model = record.get("model", stored.model)

@@ -4,8 +4,18 @@ Where: `$ELELEM_STATE_DIR/sessions/`, else `$XDG_STATE_HOME/elelem/sessions/`, e
 `~/.local/state/elelem/sessions/`; the file is `<sessionId>.jsonl`, its lines are in
 records.py. The file is written when the first message is kept, so a session nobody
 talked to leaves no file, unless the face stores it at once (`Recorder.start`: the ACP
-face, whose clients keep a session's id to load it later). Every line is flushed and
-fsynced as it is written; a half-written last line is cut off before the next append.
+face, whose clients keep a session's id to load it later). Every record is written to
+the file (one `write`) as it is kept, and synced to the disk right after, off the event
+loop: a worker thread `fsync`s the file once the running task next waits, so a turn
+never waits for the disk before its request goes out (write, then send, then sync).
+What this promises: a record is in the file (and read back by any process) as soon as
+it is kept; a crash of the process loses nothing written; a crash of the machine before
+the sync can lose the records written since the last one, at most the turn in flight
+and so at most that turn's prompt record (`session/load` then finds a session whose last
+turn never began, or one ending on a prompt with no reply, which it marks
+`[interrupted]`, as after any crash mid-turn). Outside an event loop (a script, a
+test) each append is synced before it returns. A half-written last line is cut off
+before the next append.
 While a process holds a session open, the file is locked (flock) so no second process
 appends to it. A loaded session carries the `fingerprint` of the file it was read
 from (`Stored.read_as`): once the lock is taken, the file is read again only if it
@@ -25,7 +35,6 @@ listings and refused by `load`; `delete` removes such a name itself, never openi
 
 from __future__ import annotations
 
-import fcntl
 import logging
 import os
 import re
@@ -34,10 +43,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from ..base.config import state_dir
-from ..base.errors import NoStoredSession, SessionLocked
+from ..base.errors import NoStoredSession
 from ..safety.owned import open_owned, read_owned
 from . import records
-from .records import Record, Stored
+from .records import Stored
+from .writer import Writer, _fsync_dir, fingerprint
 
 log = logging.getLogger(__name__)
 
@@ -56,12 +66,6 @@ def sessions_dir() -> Path:
 def _stamp(mtime: float) -> str:
     stamp = datetime.fromtimestamp(mtime, UTC)
     return stamp.isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def fingerprint(info: os.stat_result) -> tuple[int, ...]:
-    """Which file, at which length and modification: equal fingerprints mean the bytes
-    read then are the bytes there now (the file is only ever appended to or cut)."""
-    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
 
 
 class Store:
@@ -217,72 +221,6 @@ class Store:
         _fsync_dir(target.parent)
 
 
-class Writer:
-    """Appends records to one session file: one write, flush and fsync per call."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._fd: int | None = None
-
-    def open(self) -> Writer:
-        """Create (or reopen) and lock the file; cut a torn last line left by a crash."""
-        if self._fd is not None:
-            return self
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        created = not self.path.exists()
-        fd = open_owned(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
-            raise SessionLocked(
-                f"session {self.path.stem} is already open in an elelem process"
-            ) from None
-        self._fd = fd
-        self._cut_torn_tail()
-        if created:
-            _fsync_dir(self.path.parent)
-        return self
-
-    def _cut_torn_tail(self) -> None:
-        assert self._fd is not None
-        size = os.fstat(self._fd).st_size
-        if size == 0 or os.pread(self._fd, 1, size - 1) == b"\n":
-            return
-        keep = size
-        while keep > 0:
-            chunk = os.pread(self._fd, min(4096, keep), max(0, keep - 4096))
-            newline = chunk.rfind(b"\n")
-            if newline >= 0:
-                keep = keep - len(chunk) + newline + 1
-                break
-            keep -= len(chunk)
-        os.ftruncate(self._fd, keep)
-        os.fsync(self._fd)
-
-    def append(self, *lines: Record) -> None:
-        """Write the records in one write, then fsync once."""
-        if not lines:
-            return
-        self.open()
-        assert self._fd is not None
-        view = memoryview(b"".join(records.encode(record) for record in lines))
-        while view:
-            written = os.write(self._fd, view)
-            view = view[written:]
-        os.fsync(self._fd)
-
-    def fingerprint(self) -> tuple[int, ...]:
-        """The open file's `fingerprint` (what `Store.load` marks a session read with)."""
-        assert self._fd is not None
-        return fingerprint(os.fstat(self._fd))
-
-    def close(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)  # releases the lock
-            self._fd = None
-
-
 def _head_of(data: bytes, end: int, path: Path, info: os.stat_result) -> Stored:
     """`records.head_of` the first bytes of a file, whose first line ends at `end`: the
     complete lines of the HEAD_SCAN bytes past it give an untitled session its title."""
@@ -290,14 +228,3 @@ def _head_of(data: bytes, end: int, path: Path, info: os.stat_result) -> Stored:
     if b'"title":""' in lines[0]:
         lines += data[end + 1 : end + 1 + HEAD_SCAN].split(b"\n")[:-1]
     return records.head_of(lines, path, _stamp(info.st_mtime))
-
-
-def _fsync_dir(folder: Path) -> None:
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

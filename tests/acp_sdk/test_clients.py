@@ -118,7 +118,9 @@ async def test_codecompanion_survives_compact_then_another_message(
     load = {"cwd": str(project), "mcpServers": [], "sessionId": sid}
     assert "result" in await again.request("session/load", load)
     replayed = again.text(kind="user_message_chunk") + again.text()
-    assert replayed.startswith("Context: ") and "still here" in replayed
+    # the whole transcript: the turn before the compaction, its marker, the summary, after
+    assert replayed.startswith("Hi!Context: ") and "still here" in replayed
+    assert "context compacted here" in replayed
     assert "[interrupted]" not in replayed
     stored = home / ".local" / "state" / "elelem" / "sessions" / f"{sid}.jsonl"
     assert "[interrupted]" not in stored.read_text()

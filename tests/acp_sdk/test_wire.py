@@ -355,8 +355,10 @@ async def test_a_replayed_session_keeps_its_messages_apart(tmp_path: Path) -> No
             for m in again.seen
             if kind(m) == "user_message_chunk"
         ]
-        assert len(users) >= 2 and users[0].startswith("Context: ")
-        assert users[1] == "\n\n!echo two"
+        # the whole transcript: the turn before /compact, then (after the compaction's
+        # agent chunk) its summary, and the next prompt apart from it
+        assert len(users) == 3 and users[0] == "!echo one"
+        assert users[1].startswith("Context: done.") and users[2] == "\n\n!echo two"
     finally:
         again.process.kill()
         await again.process.wait()

@@ -14,7 +14,7 @@ from .conftest import within
 
 pytestmark = pytest.mark.e2e
 
-MESSAGES, SIZE = 2_000, 6_000  # 12 MB on disk; the answer carries it twice (24 MB)
+MESSAGES, SIZE = 2_000, 6_000  # 12 MB on disk; session/load's answer carries a page of it
 
 
 def write_big(folder: Path, session_id: str, cwd: Path) -> None:
@@ -53,12 +53,16 @@ async def test_a_big_load_does_not_hold_up_another_sessions_requests(spawn, env,
 
     loaded = await within(loading, 60)
     assert (loaded["sessionId"], loaded["title"], loaded["busy"]) == ("big", "big", False)
-    assert len(loaded["messages"]) == len(loaded["history"]) == MESSAGES
+    assert loaded["historyCursor"] is not None and not loaded["messagesComplete"]
+    assert 0 < len(loaded["messages"]) < MESSAGES  # the newest, within a page's bound
     assert loaded["messages"][-1] == {
         "role": "assistant",
         "content": f"{MESSAGES - 1} " + "x" * SIZE,
     }
-    assert loaded["history"][0] == {"type": "message", "role": "user", "content": "0 " + "x" * SIZE}
+    history = await within(client.whole_history(loaded), 60)  # the pages before it
+    assert len(history) == MESSAGES
+    assert history[0] == {"type": "message", "role": "user", "content": "0 " + "x" * SIZE}
+    assert [int(e["content"].split()[0]) for e in history] == list(range(MESSAGES))
 
 
 async def test_two_loads_of_one_session_at_once_open_it_once(spawn, env, workdir):
@@ -73,6 +77,6 @@ async def test_two_loads_of_one_session_at_once_open_it_once(spawn, env, workdir
         60,
     )
     assert first["sessionId"] == second["sessionId"] == "big"
-    assert len(first["messages"]) == len(second["messages"]) == MESSAGES
+    assert first["history"] == second["history"] and first["historyCursor"]
     opened = [s for s in await within(client.list_sessions()) if not s.get("stored")]
     assert [s["sessionId"] for s in opened] == ["big"]

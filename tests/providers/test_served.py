@@ -79,6 +79,7 @@ async def test_the_default_cap_on_llama_cpp_is_an_eighth_of_its_context(
 ):
     llama(server, n_ctx=4096)
     session, _ = session_for("openai", server, monkeypatch, project)
+    await session.provider.server()  # the lookup, begun with the session, has answered
     server.queue(stream("openai_text.sse"), stream("openai_text.sse"))
     await session.turn("hi")
     assert server.requests[0].json["max_tokens"] == 512
@@ -147,6 +148,7 @@ async def test_model_lists_what_the_server_serves_and_names_who_answers(
 ):
     llama(server, models=[SERVED, "other"])
     session, _ = session_for("openai", server, monkeypatch, project)  # OPENAI_MODEL unset
+    await session.provider.server()  # the lookup, begun with the session, has answered
     server.queue(content("Hello."))
     await session.turn("hi")
     assert server.requests[0].json["model"] == SERVED  # not gpt-4o: the server's own
@@ -183,6 +185,7 @@ async def test_a_server_that_says_nothing_never_fails_a_turn(server, monkeypatch
     server.routes["/props"] = Reply([b"not json"], content_type="application/json")
     server.routes["/v1/models"] = json_reply(500, {"error": "down"})
     session, _ = session_for("openai", server, monkeypatch, project)
+    await session.provider.server()
     server.queue(stream("openai_text.sse"))
     result = await session.turn("hi")
     assert result.reply == "The README says: # Demo"

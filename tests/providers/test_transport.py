@@ -22,9 +22,11 @@ from elelem_daemon.providers.openai import OpenAIProvider
 
 @pytest.fixture(autouse=True)
 def scripted_streams_only(monkeypatch: pytest.MonkeyPatch) -> None:
-    """With a cap set, a model named and `auto`, the openai provider asks a server nothing
-    before a turn (providers/served.py): these servers script the stream alone."""
+    """With a cap set, a model named and `auto`, the openai provider's request waits for
+    nothing the server says of itself (providers/served.py), and its lookup beside the
+    turn is turned off here: these servers script the stream alone."""
     monkeypatch.setenv("OPENAI_MAX_TOKENS", "64")
+    monkeypatch.setattr(OpenAIProvider, "look_up", lambda self: None)
 
 
 Script = Callable[[asyncio.StreamReader, asyncio.StreamWriter, int], Awaitable[None]]
@@ -149,7 +151,7 @@ async def test_providers_get_httpx_own_client_with_the_settings(monkeypatch) -> 
     monkeypatch.setenv("ELELEM_CONNECT_TIMEOUT", "3")
     monkeypatch.setenv("ELELEM_READ_TIMEOUT", "7")
     chosen = OpenAIProvider("m", base_url="http://127.0.0.1:1/v1", api_key="k")
-    client = chosen.client
+    client = await chosen.client_for("http://127.0.0.1:1/v1/chat/completions")
     assert type(client) is httpx.AsyncClient
     assert (client.timeout.connect, client.timeout.read, client.timeout.write) == (3, 7, 3)
     await chosen.aclose()

@@ -152,6 +152,7 @@ async def test_anthropic_thinking_pass_back_and_is_error(server, monkeypatch, pr
 
 async def test_openai_turn(server, monkeypatch, project):
     session, out = session_for("openai", server, monkeypatch, project)
+    await session.provider.server()  # it says nothing of itself: the model stays gpt-4o
     server.queue(stream("openai_tool.sse"), stream("openai_text.sse"))
     result = await session.turn("show me the readme")
     assert result.reply == "The README says: # Demo"

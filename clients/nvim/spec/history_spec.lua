@@ -104,6 +104,29 @@ describe("stored sessions", function()
     vim.cmd("tabonly")
   end)
 
+  it("brings back a history longer than one page, each page fetched (session/history)", function()
+    local dir = H.tmp .. "/long"
+    vim.fn.mkdir(dir, "p")
+    H.setup({ cwd = dir })
+    local pad = string.rep("p", 150000) -- each turn ~300 KB: the history spans pages of ~256 KB
+    for n = 1, 3 do
+      H.turn(("!echo turn %d %s"):format(n, pad))
+    end
+    local old = H.session().id
+    vim.cmd("ElelemNew")
+    vim.cmd("ElelemResume")
+    H.wait(function()
+      return H.session().id == old
+    end, "the session to load")
+    local prompts = vim.tbl_filter(function(line)
+      return line:match("^!echo turn %d ") ~= nil
+    end, H.lines())
+    assert.are.same({ "!echo turn 1 ", "!echo turn 2 ", "!echo turn 3 " }, vim.tbl_map(function(line)
+      return line:sub(1, 13)
+    end, prompts))
+    vim.cmd("tabonly")
+  end)
+
   it(":ElelemSessions picks a stored session", function()
     local dir = H.tmp .. "/pickable"
     vim.fn.mkdir(dir, "p")

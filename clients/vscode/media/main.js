@@ -599,6 +599,12 @@ const handlers = {
     let redrawn = 0;
     const replying = () => turn ?? currentTurn(`history-${++redrawn}`);
     for (const message of m.messages) {
+      if (message.type === "compacted") {
+        // the turns above are the user's still; the model reads a summary of them from here
+        turn = null;
+        add(el("div", "notice compacted", "Context compacted here: the model reads a summary of what came before."));
+        continue;
+      }
       if (message.type === "tool") {
         const call = { ...message, turnId: replying().id };
         toolCard(call);

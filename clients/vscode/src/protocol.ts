@@ -13,6 +13,7 @@ export const Method = {
   sessionComplete: "session/complete",
   sessionList: "session/list",
   sessionLoad: "session/load",
+  sessionHistory: "session/history",
   sessionClose: "session/close",
   sessionContext: "session/context",
   sessionCancel: "session/cancel",
@@ -90,12 +91,15 @@ export interface Message {
 /** One entry of `session/load`'s `history`: a kept message, or a tool call drawn again. */
 export type HistoryEntry =
   | ({ type: "message" } & Message)
-  | { type: "tool"; id: string; name: string; arguments: unknown; ok: boolean; result: unknown };
+  | { type: "tool"; id: string; name: string; arguments: unknown; ok: boolean; result: unknown }
+  | { type: "compacted" };
 
 export interface LoadedSession extends SessionInfo {
   messages: Message[];
   /** The messages with the tool calls between them (a daemon without it: `messages`). */
   history?: HistoryEntry[];
+  /** The page before `history` (`session/history`); null or absent: `history` is whole. */
+  historyCursor?: string | null;
   /** Issue 20: the last stored plan, for redraw. */
   plan?: { entries: { content: string; status: string }[] } | null;
 }

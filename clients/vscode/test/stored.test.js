@@ -174,3 +174,28 @@ test("a tool that needs permission asks with a quick pick; deny is what the mode
     await deactivate(env.context);
   }
 });
+
+test("a reload redraws a history longer than one page, every page fetched (session/history)", async () => {
+  const ws = workspace();
+  const pad = "p".repeat(150000); // each turn ~300 KB: the history spans pages of ~256 KB
+  const workspaceState = new Memento();
+  let env = await activate({}, { workspace: ws, workspaceState });
+  let sessionId;
+  try {
+    for (const n of [1, 2, 3]) await send(env.view, `!echo turn ${n} ${pad}`);
+    sessionId = env.chat.sessionId;
+  } finally {
+    await deactivate(env.context);
+  }
+  env = await activate({}, { workspace: ws, workspaceState });
+  try {
+    const history = await waitFor(env.view, { type: "history" });
+    assert.equal(env.chat.sessionId, sessionId);
+    assert.deepEqual(
+      history.messages.filter((m) => m.role === "user").map((m) => m.content.slice(0, 13)),
+      ["!echo turn 1 ", "!echo turn 2 ", "!echo turn 3 "],
+    );
+  } finally {
+    await deactivate(env.context);
+  }
+});

@@ -287,6 +287,24 @@ test("a loaded session's history is redrawn", async () => {
   assert.equal(await page.textContent("pre.history-tool"), '{"ok":true}');
 });
 
+test("a compaction in a loaded history is drawn as a notice between its turns", async () => {
+  const { page, post } = await open();
+  await post({
+    type: "history",
+    messages: [
+      { type: "message", role: "user", content: "before" },
+      { type: "message", role: "assistant", content: "kept for the user" },
+      { type: "compacted" },
+      { type: "message", role: "user", content: "Context: a summary" },
+    ],
+  });
+  await page.waitForSelector(".notice.compacted");
+  assert.match(await page.textContent(".notice.compacted"), /Context compacted here/);
+  const order = await page.evaluate(() => [...document.querySelectorAll("#log > *")].map((n) => n.className));
+  const at = order.findIndex((c) => c.includes("compacted"));
+  assert.ok(at > 0 && at < order.length - 1, order.join(" | "));
+});
+
 test("a reloaded window redraws the stored tool calls, their diffs and failures (real daemon)", async () => {
   const ws = workspace();
   fs.writeFileSync(path.join(ws, "notes.md"), "# kept\n");

@@ -32,6 +32,7 @@ TRUST_YES = {"yes, this session": False, "yes, and remember": True}
 
 
 EMPTY = "(an empty message: nothing to do)"
+COMPACTED = "\n\n*(context compacted here: the model reads a summary of what came before)*\n\n"
 
 
 def apart(text: str) -> str:
@@ -60,6 +61,7 @@ class AcpLive(Live):
         self.ask_trust = ask_trust  # an untrusted folder with plugins or rules: ask once
         self.ask_held = bool(session.held)  # the user's own files held: ask once
         self.roots: list[str] = []  # the client's additional workspace roots: kept, listed
+        self.replaying = asyncio.Lock()  # two loads at once: one replay after the other
         self.look_up_window()
         session.modes.listeners.append(self.mode_changed)
         session.plan.listeners.append(self.planned)
@@ -261,15 +263,33 @@ class AcpLive(Live):
         self.watch()  # a /reload may have given the session its first MCP servers
         return {"stopReason": "end_turn"}
 
-    def replay(self) -> None:
+    async def replay(self) -> None:
         """The stored conversation as `session/load` sends it: the messages as
         `user_message_chunk` / `agent_message_chunk`, each tool call between them as a
-        `tool_call` and its `tool_call_update` (store.recorder.history)."""
-        from ...store.recorder import history
+        `tool_call` and its `tool_call_update` (store.recorder.history), a compaction as
+        an agent chunk `COMPACTED`. Sent a page at a time (store/pages.py's bound),
+        letting the loop answer other requests between pages."""
+        async with self.replaying:
+            await self._replay()
+
+    async def _replay(self) -> None:
+        from ...store import pages
+        from ...store.recorder import entries
 
         kinds = {"user": "user_message_chunk", "assistant": "agent_message_chunk"}
         last = None  # a client joins chunks of one kind: two messages stay two paragraphs
-        for entry in history(self.session):
+        kept, _ = entries(self.session)
+        kept = list(kept)  # as it is now: a turn meanwhile adds to the live one
+        weight = 0
+        for entry in kept:
+            weight += pages.weight(entry)
+            if weight > pages.PAGE_WEIGHT:
+                weight = 0
+                await asyncio.sleep(0)  # a page sent: the other requests' turn
+            if entry["type"] == "compacted":
+                self.update(updates.chunk("agent_message_chunk", COMPACTED))
+                last = None
+                continue
             if entry["type"] == "tool":
                 call = {"id": entry["id"], "name": entry["name"], "arguments": entry["arguments"]}
                 self.output.replay_call(call, entry["ok"], entry["result"])
@@ -283,7 +303,7 @@ class AcpLive(Live):
                 last = kind
         from ...turns.plans import last_plan
 
-        plan = last_plan(history(self.session))
+        plan = last_plan(kept)
         if plan is not None:  # the last plan, drawn again
             self.planned(plan["entries"])
 

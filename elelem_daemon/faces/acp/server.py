@@ -131,14 +131,14 @@ class AcpServer:
 
     async def load_session(self, params: dict[str, Any]) -> dict[str, Any]:
         """Open a stored session (or one open here) and replay its history first."""
-        live, servers = self._reopen(params)
-        live.replay()
+        live, servers = await self._reopen(params)
+        await live.replay()
         return self._opened(live, servers, "session/load")
 
     async def resume_session(self, params: dict[str, Any]) -> dict[str, Any]:
         """`session/load` without the replay: the client keeps its own copy of the
         history (ACP's session/resume); the rest is the same."""
-        live, servers = self._reopen(params)
+        live, servers = await self._reopen(params)
         return self._opened(live, servers, "session/resume")
 
     async def fork_session(self, params: dict[str, Any]) -> dict[str, Any]:
@@ -151,10 +151,10 @@ class AcpServer:
         additional_directories(params)
         system.parse(params)  # every check before anything is copied
         new = await stored.fork_stored(self, params["sessionId"])
-        live, servers = self._reopen({**params, "sessionId": new})
+        live, servers = await self._reopen({**params, "sessionId": new})
         return {"sessionId": live.id, **self._opened(live, servers, "session/fork")}
 
-    def _reopen(self, params: dict[str, Any]) -> tuple[AcpLive, list[Any]]:
+    async def _reopen(self, params: dict[str, Any]) -> tuple[AcpLive, list[Any]]:
         """The session open here, or the stored one continued; its roots and client
         system prompt are the ones this request names (absent: those it had)."""
         ident = field(params, "sessionId", str)
@@ -164,7 +164,10 @@ class AcpServer:
         live = self.lives.find(ident)
         if live is None:
             cwd = self._cwd(params) if params.get("cwd") is not None else None
-            live = self._build(cwd, self._stored(ident), trusted_of(params))
+            stored = await asyncio.to_thread(self._stored, ident)  # a big file: off the loop
+            live = self.lives.find(ident)  # opened meanwhile (a second load of it)
+            if live is None:  # kept at once: a second load during the replay finds it
+                live = self.lives.add(self._build(cwd, stored, trusted_of(params)))
         if roots is not None:
             live.roots = roots
         system.apply(live.session, prompt)

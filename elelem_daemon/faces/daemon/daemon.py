@@ -74,6 +74,7 @@ class Daemon:
             "session/complete": self.complete,
             "session/list": self.list_sessions,
             "session/load": self.load,
+            "session/history": self.history,
             "session/delete": self.delete,
             "session/close": self.close_session,
             "session/context": self.context,
@@ -282,6 +283,9 @@ class Daemon:
 
     async def load(self, params: Any) -> dict[str, Any]:
         return await saved.load(self, spec.check(params, spec.LOAD))
+
+    async def history(self, params: Any) -> dict[str, Any]:
+        return saved.older(self, spec.check(params, spec.HISTORY))
 
     async def delete(self, params: Any) -> dict[str, Any]:
         session_id = spec.check(params, spec.SESSION)["sessionId"]

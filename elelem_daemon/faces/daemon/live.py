@@ -84,7 +84,8 @@ class DaemonLive(Live):
             self.counted = meter.turns
             if meter.reported:  # its provider said what it used (the stub says nothing)
                 # compactAt: where auto-compaction starts, so a meter can warn before it
-                self.events.notice("event/usage", {**meter.report(), "compactAt": compact_at()})
+                report = {**meter.report(), "compactAt": compact_at(), **served(self.session)}
+                self.events.notice("event/usage", report)
         self.events.turn_id = None
         self.servers.hook()  # a /reload may have given the session its first servers
 
@@ -133,4 +134,12 @@ class DaemonLive(Live):
             "model": s.model,
             "busy": self.busy,
             "turns": self.turns,
+            **served(s),
         }
+
+
+def served(session: Session) -> dict[str, str]:
+    """`servedModel`: the model the provider's server says answers (the name its answers
+    carry, or the one a local server lists), once known; nothing before (protocol.md)."""
+    named = getattr(session.provider, "answering", None)
+    return {"servedModel": named} if isinstance(named, str) and named else {}

@@ -57,6 +57,7 @@ EDIT_CONTEXT: Spec = {
 SET_MODE: Spec = {**SESSION, "modeId": ("string", True)}
 COMPLETE: Spec = {**SESSION, "text": ("string", True)}
 LIST: Spec = {"cwd": ("string", False)}
+HISTORY: Spec = {**SESSION, "cursor": ("string", True)}
 LOAD: Spec = {
     **SESSION,
     "provider": ("string", False),

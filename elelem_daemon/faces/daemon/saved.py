@@ -1,7 +1,9 @@
 """The daemon's stored sessions: `session/list`, `session/load` and `session/delete`
-(protocol.md, "Stored sessions"). The Store keeps the files and `store.listing` joins
-them with the sessions open here; this shapes the answers. A stored session is read
-off the event loop (`load`).
+and `session/history` (protocol.md, "Stored sessions"). The Store keeps the files and
+`store.listing` joins them with the sessions open here; this shapes the answers. A
+stored session is read off the event loop (`load`), and its history goes out a page
+at a time (store/pages.py): `session/load` answers with the newest page, and
+`session/history` gives the older ones.
 """
 
 from __future__ import annotations
@@ -70,7 +72,7 @@ async def load(daemon: Daemon, params: dict[str, Any]) -> dict[str, Any]:
                 stored = await asyncio.to_thread(daemon.store.load, session_id)
             title = stored.title
         described = daemon.add_servers(live, params.get("mcpServers"), "session/load")
-        return {**described, "title": title, **messages(live.session)}
+        return {**described, "title": title, **first_page(live.session)}
     assert stored is not None
     loaded = stored
     described = daemon.open(
@@ -87,7 +89,46 @@ async def load(daemon: Daemon, params: dict[str, Any]) -> dict[str, Any]:
         "session/load",
     )
     session = daemon.lives.get(described["sessionId"]).session
-    return {**described, "title": stored.title, **messages(session)}
+    return {**described, "title": stored.title, **first_page(session)}
+
+
+def first_page(session: Session) -> dict[str, Any]:
+    """What `session/load` carries of the conversation: `history`, its newest page (all
+    of it for most sessions), `historyCursor` for the page before it (null: no more),
+    `messages`, the newest kept messages within the same bound (`messagesComplete`
+    false when older ones were left out: `session/context` has them all), and `plan`."""
+    from ...store import pages
+    from ...store.recorder import entries
+    from ...turns.plans import last_plan
+
+    kept, generation = entries(session)
+    shown, cursor = pages.page(kept, generation)
+    conversation = list(session.conversation)
+    start, total = len(conversation), 0
+    while start > 0:
+        cost = pages.weight(conversation[start - 1])
+        if start < len(conversation) and total + cost > pages.PAGE_WEIGHT:
+            break
+        total, start = total + cost, start - 1
+    return {
+        "messages": [{"role": m["role"], "content": m["content"]} for m in conversation[start:]],
+        "messagesComplete": start == 0,
+        "history": shown,
+        "historyCursor": cursor,
+        "plan": last_plan(kept),
+    }
+
+
+def older(daemon: Daemon, params: dict[str, Any]) -> dict[str, Any]:
+    """`session/history`: the page before `cursor` of an open session's history, and
+    the cursor of the page before that (null: it was the oldest)."""
+    from ...store import pages
+    from ...store.recorder import entries
+
+    session = daemon.lives.get(params["sessionId"]).session
+    kept, generation = entries(session)
+    shown, cursor = pages.page(kept, generation, params["cursor"])
+    return {"history": shown, "cursor": cursor}
 
 
 def messages(session: Session) -> dict[str, Any]:

@@ -49,7 +49,7 @@ class Repl:
         if self.resumed is not None:
             from .resume import show_history
 
-            show_history(self.session, self.resumed)
+            await show_history(self.session, self.resumed)
         self.interrupts.turn = self._cancel
         self.interrupts.idle = self._leave
         with self.interrupts.installed():

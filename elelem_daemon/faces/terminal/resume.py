@@ -74,16 +74,29 @@ def table(stored: list[Stored]) -> str:
     return "\n".join(f"{i}  {when}  {cwd.ljust(width)}  {title}" for i, when, cwd, title in rows)
 
 
-def show_history(session: Session, title: str) -> None:
+COMPACTED = "── context compacted here: the model reads a summary of what came before ──"
+
+
+async def show_history(session: Session, title: str) -> None:
     """Redraw a resumed conversation: prompts as typed, tool calls as they ran (their
-    line, and a failure's error), replies as the agent gave them."""
+    line, and a failure's error), replies as the agent gave them, and a line where a
+    compaction was (the whole transcript: store/history.py). A page at a time
+    (store/pages.py's bound), letting the loop run between pages (Ctrl-C, signals)."""
     from ...result import Result
-    from ...store.recorder import history
+    from ...store import pages
+    from ...store.recorder import entries
 
     output = session.output
     output.say(f"resumed session {session.id[:SHORT]}: {title}", "info")
-    for entry in history(session):
-        if entry["type"] == "tool":
+    weight = 0
+    for entry in list(entries(session)[0]):
+        weight += pages.weight(entry)
+        if weight > pages.PAGE_WEIGHT:
+            weight = 0
+            await asyncio.sleep(0)
+        if entry["type"] == "compacted":
+            output.say(COMPACTED, "info")
+        elif entry["type"] == "tool":
             call = {"id": entry["id"], "name": entry["name"], "arguments": entry["arguments"]}
             output.doing(call)
             output.result(call, Result(entry["result"], entry["ok"]))

@@ -192,3 +192,14 @@ def test_sessions_delete_takes_the_checkpoints_and_resume_can_rewind(env, projec
     assert entry["type"] == "session" and f"/{entry['id']}/" in refs()
     assert elelem(env, project, "sessions", "--delete", entry["id"][:8]).returncode == 0
     assert f"/{entry['id']}/" not in refs()
+
+
+def test_resume_redraws_the_turns_before_a_compaction_and_marks_it(env, project):
+    first = elelem(env, project, "chat", stdin="!echo before the summary\n/compact\n!echo after\n")
+    assert first.returncode == 0, first.stderr
+    again = elelem(env, project, "chat", "--resume", stdin="")
+    assert again.returncode == 0, again.stderr
+    out = again.stdout
+    before = out.index("> !echo before the summary")  # the user still sees the first turn
+    marker = out.index("context compacted here")
+    assert before < marker < out.index("> !echo after")

@@ -480,7 +480,13 @@ function Chat:history(entries)
   local open = false -- a `## elelem` reply is open: tool calls and text go under it
   local plans = false
   for _, entry in ipairs(entries) do
-    if entry.type == "tool" then
+    if entry.type == "compacted" then
+      if open then
+        self:finish({ stopReason = "end_turn", reply = "" })
+        open = false
+      end
+      self:notice("(context compacted here: the model reads a summary of what came before)")
+    elseif entry.type == "tool" then
       if not open then
         self:user("")
         open = true

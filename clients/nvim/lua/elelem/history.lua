@@ -33,6 +33,37 @@ local function stored(params, cb)
   end)
 end
 
+local MAX_PAGES = 10000 -- pages of history fetched at most (a bound on a hostile answer)
+
+--- `result` (a `session/load` answer, which carries the newest page of the history) with
+--- every older page put before it, asked for with `session/history` until no cursor is left.
+---@param result table
+---@param cb fun(result: table)
+function M.pages(result, cb)
+  local pages, n = {}, 0
+  local function step(cursor)
+    if type(cursor) ~= "string" or type(result.history) ~= "table" or n >= MAX_PAGES then
+      local whole = {}
+      for i = #pages, 1, -1 do
+        vim.list_extend(whole, pages[i])
+      end
+      vim.list_extend(whole, result.history or {})
+      result.history = result.history and whole or nil
+      return cb(result)
+    end
+    n = n + 1
+    daemon.request("session/history", { sessionId = result.sessionId, cursor = cursor }, function(err, page)
+      if err or type(page) ~= "table" then
+        notify("some of the history could not be read: " .. errors.message(err), vim.log.levels.WARN)
+        return step(nil)
+      end
+      table.insert(pages, type(page.history) == "table" and page.history or {})
+      step(page.cursor)
+    end)
+  end
+  step(result.historyCursor)
+end
+
 --- Loads a stored session into the current tab.
 ---@param entry {sessionId: string, title: string?}
 function M.load(entry)
@@ -44,10 +75,11 @@ function M.load(entry)
   if entry.cwd then
     params.trusted = trust.decide(entry.cwd)
   end
-  daemon.request("session/load", params, function(err, result)
+  daemon.request("session/load", params, function(err, loaded)
     if err then
       return notify("cannot load the session: " .. errors.message(err), vim.log.levels.ERROR)
     end
+    M.pages(loaded, function(result)
     s:reset()
     s:adopt(result)
     s:show("input")
@@ -60,6 +92,7 @@ function M.load(entry)
     s:refresh()
     s.trust_due = trust.due(result)
     s:ensure(function() end) -- the trust question, if one is due (elelem.trust)
+    end)
   end)
 end
 

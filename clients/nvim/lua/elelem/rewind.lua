@@ -191,15 +191,25 @@ function M.after(s, plan, output, kept)
     if epoch ~= s.epoch then
       return
     end
-    if not err and type(result) == "table" then
-      M.redraw(s, result)
-    end
-    s.chat:output(output)
-    M.reload(plan, cwd, kept, function(notes)
-      for _, note in ipairs(notes) do
-        s.chat:notice("(" .. note .. ")")
+    local function after(whole)
+      if whole then
+        M.redraw(s, whole)
       end
-    end, s.id)
+      s.chat:output(output)
+      M.reload(plan, cwd, kept, function(notes)
+        for _, note in ipairs(notes) do
+          s.chat:notice("(" .. note .. ")")
+        end
+      end, s.id)
+    end
+    if err or type(result) ~= "table" then
+      return after(nil)
+    end
+    require("elelem.history").pages(result, function(whole) -- its older pages too
+      if epoch == s.epoch then
+        after(whole)
+      end
+    end)
   end)
 end
 
