@@ -39,6 +39,9 @@ function M.on_notification(method, params)
   elseif method == "event/usage" then
     c.meter = params -- the turn's summary shows it (Chat:finish)
     s.meter = params -- and the winbar, always in view (elelem.meter)
+    if type(params.servedModel) == "string" and s.info then
+      s.info.servedModel = params.servedModel -- the model that answers, once the server said
+    end
     s:refresh()
   elseif method == "event/steer" then
     c:notice("↪ steered: " .. tostring(params.text or ""))

@@ -98,8 +98,10 @@ function M.check()
     health.error("a session does not open: " .. tostring(open_err), {
       "Check setup({ provider = ..., model = ... }) and the provider's environment (API keys, hosts)" })
   else
-    health.ok(("a session opens: provider %s, model %s, %d tools, %d commands"):format(
-      opened.provider, opened.model, #(opened.tools or {}), #(opened.commands or {})))
+    local served = type(opened.servedModel) == "string" and opened.servedModel ~= opened.model
+      and (" (the server answers with %s)"):format(opened.servedModel) or ""
+    health.ok(("a session opens: provider %s, model %s%s, %d tools, %d commands"):format(
+      opened.provider, opened.model, served, #(opened.tools or {}), #(opened.commands or {})))
   end
   probe.stop()
   health.info("this Neovim's daemon: " .. daemon.state())

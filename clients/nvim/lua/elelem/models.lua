@@ -57,10 +57,10 @@ function M.pick(name)
       end
       local info = s.info or {}
       vim.ui.select(entries, {
-        prompt = ("elelem model (now %s · %s)"):format(info.provider or "?", info.model or "?"),
+        prompt = ("elelem model (now %s · %s)"):format(info.provider or "?", s:model() or "?"),
         kind = "elelem.model",
         format_item = function(e)
-          local now = (e.kind == "model" and e.name == info.model) or (e.kind == "provider" and e.name == info.provider)
+          local now = (e.kind == "model" and e.name == s:model()) or (e.kind == "provider" and e.name == info.provider)
           return ("%s %s%s"):format(e.kind, e.name, now and " (current)" or "")
         end,
       }, function(choice)

@@ -140,7 +140,7 @@ function Session:refresh()
   local info = self.info
   local parts = {}
   if info then
-    table.insert(parts, ("%s · %s"):format(info.provider or "?", info.model or "?"))
+    table.insert(parts, ("%s · %s"):format(info.provider or "?", self:model() or "?"))
     local mode = self:mode()
     if mode then
       table.insert(parts, "mode: " .. mode)
@@ -168,6 +168,15 @@ function Session:adopt(result)
   by_id[self.id] = self
   self.mcp = nil
   self:mcp_status(result.mcp)
+end
+
+--- The model that answers: the one the provider's server says (`servedModel`, once
+--- known), else the one asked for (issue 40: `gpt-4o` was shown while SmolLM2 answered).
+---@return string?
+function Session:model()
+  local info = self.info or {}
+  local served = type(info.servedModel) == "string" and info.servedModel ~= "" and info.servedModel or nil
+  return served or (type(info.model) == "string" and info.model or nil)
 end
 
 --- The current mode's id (`session/new`'s `mode.current`, then `event/mode`), if any.
@@ -454,6 +463,7 @@ function Session:update()
     for _, entry in ipairs(result.sessions or {}) do
       if entry.sessionId == id and entry.open ~= false then
         self.info.provider, self.info.model = entry.provider, entry.model
+        self.info.servedModel = entry.servedModel -- a /model or /provider switch: asked anew
       end
     end
     self:refresh()
