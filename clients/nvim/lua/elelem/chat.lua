@@ -282,8 +282,9 @@ function Chat:result(params)
   end
   local row = api.nvim_buf_get_extmark_by_id(buf, ns_tool, mark, {})[1]
   local line = api.nvim_buf_get_lines(buf, row, row + 1, false)[1]
-  local err = type(params.result) == "table" and params.result.error
-  local suffix = params.ok and " ✓" or (" ✗ " .. clip(tostring(err or "failed"), 120))
+  local result = type(params.result) == "table" and params.result or {}
+  local status = type(result.exit_status) == "number" and ("exit " .. result.exit_status) or nil
+  local suffix = params.ok and " ✓" or (" ✗ " .. clip(tostring(result.error or status or "failed"), 120))
   self:write(function()
     api.nvim_buf_set_text(buf, row, #line, row, #line, { suffix })
     local hl = params.ok and "ElelemToolOk" or "ElelemToolError"
