@@ -388,7 +388,7 @@ async def test_the_zed_settings_in_the_docs_start_a_working_agent(
     assert server["type"] == "custom" and server["command"] == "elelem"
     editor = Editor()
     elelem = str(Path(sys.executable).with_name(server["command"]))  # the installed script
-    env = {**server["env"], "ELELEM_PROVIDER": "stub"}  # as written (keys from the sign-in), offline
+    env = {**server["env"], "ELELEM_PROVIDER": "stub"}  # as written, but offline
     options = {"args": server["args"], "env": env, "command": elelem}
     async with daemon(tmp_path, editor, **options) as (conn, _):
         sid = (await conn.new_session(cwd=str(project), mcp_servers=[])).session_id
