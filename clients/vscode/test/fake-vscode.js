@@ -275,6 +275,7 @@ const vscode = {
   WorkspaceEdit,
   ViewColumn: { Active: -1, Beside: -2, One: 1 },
   StatusBarAlignment: { Left: 1, Right: 2 },
+  QuickPickItemKind: { Separator: -1, Default: 0 },
   window: {
     createOutputChannel: (name) => logChannel(name),
     createStatusBarItem(alignment, priority) {
