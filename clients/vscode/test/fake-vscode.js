@@ -338,6 +338,22 @@ const vscode = {
         }
         return;
       }
+      if (id === "workbench.action.files.revert") {
+        // File: Revert File reloads the active document from the disk. As in VS Code, the
+        // command resolves before the extension host's document has the disk's text.
+        const document = fake.shown.at(-1);
+        if (document && !document.isClosed) {
+          setTimeout(() => {
+            try {
+              document.text = require("fs").readFileSync(document.uri.fsPath, "utf8");
+            } catch {
+              return;
+            }
+            document.version++;
+            document.isDirty = false;
+          }, 30);
+        }
+      }
       if (id.startsWith("vscode.") || id.startsWith("workbench.")) return void fake.executed.push([id, ...args]);
       const run = fake.commands.get(id);
       if (!run) throw new Error(`command '${id}' not found`);

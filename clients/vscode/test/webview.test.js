@@ -7,7 +7,7 @@ const fs = require("fs");
 const os = require("os");
 const path = require("path");
 const { chromium } = require("playwright-core");
-const { fake, activate, deactivate, send, waitFor, workspace, Memento } = require("./helpers");
+const { DAEMON_ENV, fake, activate, deactivate, send, waitFor, workspace, Memento } = require("./helpers");
 
 const CHROMIUM = process.env.ELELEM_CHROMIUM || "/usr/bin/chromium";
 let browser;
@@ -769,7 +769,7 @@ test("real daemon: event/usage's compactAt and window reach the header's meter",
       // the stub passes a scripted event on: the counts a real provider reports
       await send(view, '!events [{"type": "saying", "text": "hi"}, {"type": "usage", "input_tokens": 800, "output_tokens": 20, "cache_read_tokens": 704}]');
     },
-    { "elelem.env": { ELELEM_CONTEXT_WINDOW: "1000", ELELEM_COMPACT_AT: "0.5" } },
+    { "elelem.env": { ...DAEMON_ENV, ELELEM_CONTEXT_WINDOW: "1000", ELELEM_COMPACT_AT: "0.5" } },
   );
   const usage = messages.find((m) => m.type === "usage");
   assert.ok(usage, `no usage event: ${JSON.stringify(messages.map((m) => m.type))}`);
