@@ -10,7 +10,15 @@ const FILE = path.join(workspace, "notes.txt");
 const ORIGINAL = "first version\nalpha\nbeta\ngamma\ndelta\n";
 
 async function editorText(page) {
-  return (await page.locator(".editor-instance .monaco-editor .view-lines").filter({ visible: true }).first().innerText()).replace(/\u00a0/g, " ");
+  // Monaco keeps its line elements out of order after some edits (each placed by its `top`):
+  // read them in the order they are seen, top to bottom.
+  const text = await page.locator(".editor-instance .monaco-editor .view-lines").filter({ visible: true }).first().evaluate((node) =>
+    [...node.querySelectorAll(":scope > .view-line")]
+      .map((line) => [line.getBoundingClientRect().top, line.innerText])
+      .sort((a, b) => a[0] - b[0])
+      .map(([, text]) => text)
+      .join("\n"));
+  return text.replace(/\u00a0/g, " ");
 }
 
 /** Wait until the visible editor shows `want` (line by line, as Monaco renders it). */
