@@ -46,15 +46,18 @@ function el(tag, className, text) {
 }
 
 // The log follows its end until the user scrolls up from it. A log laid out again (the view
-// shown after Reload Window, its size changed) goes back to its end when it followed it, so
-// a chat redrawn while hidden opens at its last message (issue 40).
+// shown after Reload Window, its size changed) or grown (the Restore actions added after a
+// redraw) goes back to its end when it followed it, so a chat redrawn while hidden opens at
+// its last message (issue 40).
 let pinned = true;
 log.addEventListener("scroll", () => {
   pinned = log.scrollHeight - log.scrollTop - log.clientHeight < 40;
 });
-new ResizeObserver(() => {
+const follow = () => {
   if (pinned) log.scrollTop = log.scrollHeight;
-}).observe(log);
+};
+new ResizeObserver(follow).observe(log);
+new MutationObserver(follow).observe(log, { childList: true, subtree: true, characterData: true });
 function scrollEnd() {
   pinned = true;
   log.scrollTop = log.scrollHeight;

@@ -819,6 +819,9 @@ test("a chat redrawn while its view is hidden opens at its end once shown (Reloa
   for (let i = 0; i < 30; i++) messages.push({ role: "user", content: `question ${i}` }, { role: "assistant", content: `answer ${i}\n\nmore text` });
   await post({ type: "clear" }, { type: "history", messages }, { type: "say", kind: "info", text: "Resumed the session" }, { type: "scrollEnd" });
   await page.evaluate(() => (document.body.style.display = ""));
+  // then session/checkpoints gives each prompt its Restore action: the log grows, still at its end
+  await post({ type: "turns", turns: Array.from({ length: 30 }, (_, i) => ({ turnId: i + 1, prompt: `question ${i}` })) });
+  await page.waitForFunction(() => document.querySelectorAll("button.restore").length === 30);
   await page.waitForFunction(() => {
     const log = document.querySelector("#log");
     return log.scrollHeight > log.clientHeight * 2 && log.scrollHeight - log.scrollTop - log.clientHeight < 2;
