@@ -297,10 +297,10 @@ async function restoreDocuments(plan: FilesPlan | null, cwd: string, log: Log, e
 const sameText = (a: string, b: string) => a === b || a.replace(/\r\n/g, "\n") === b.replace(/\r\n/g, "\n");
 
 /**
- * Reload a document from the disk (File: Revert File). The command resolves before this
- * extension host's copy of the document has the disk's text: an edit computed right after
- * it was made against the old text and scrambled the lines (issue 40). Wait for the text,
- * bounded (5 s: then the edit goes on against what the document says).
+ * Reload a document from the disk (File: Revert File). Nothing promises that this extension
+ * host's copy of the document has the disk's text when the command resolves; an edit
+ * computed against the old text would then be overwritten or misplaced. So wait for the
+ * text, bounded (5 s: then the edit goes on against what the document says).
  */
 async function revert(document: vscode.TextDocument, disk: string): Promise<void> {
   await vscode.window.showTextDocument(document, { preserveFocus: false, preview: false });
