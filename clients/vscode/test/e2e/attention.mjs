@@ -57,7 +57,7 @@ await runCase("attention", screenshot, async (page) => {
   await page.waitForFunction((icon) => !/\d/.test(document.querySelector(`${icon} .badge`)?.textContent ?? ""), ICON);
   await frame.waitForSelector("body:not(.busy)");
 
-  step("the status bar item alone opens the chat: a second question, the side bar hidden, Escape on the toast");
+  step("the status bar item alone opens the chat: a second question, the side bar hidden; Deny");
   await send(frame, '!events [4000, {"type": "doing", "id": "c2", "name": "execute", "arguments": {"command": "echo second"}}]');
   await page.locator(".part.editor").click({ position: { x: 200, y: 200 } });
   await page.keyboard.press("Control+b");
