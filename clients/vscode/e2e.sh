@@ -43,7 +43,9 @@ printf 'first version\nalpha\nbeta\ngamma\ndelta\n' > "$WORK/ws-rewind/notes.txt
 printf 'def main():\n    return 42\n' > "$WORK/ws-context/app.py"
 printf '{\n  "a": 1,\n}\n' > "$WORK/ws-context/bad.json"
 printf '{"elelem.model": "vision"}\n' > "$WORK/ws-context/.vscode/settings.json"
-mkdir -p "$WORK/ws-modes" "$WORK/ws-mcp/.vscode"
+mkdir -p "$WORK/ws-modes" "$WORK/ws-mcp/.vscode" "$WORK/ws-attention" "$WORK/ws-meter/.vscode"
+# issue 40: a 4,000-token window, so the meter's warning shows before auto-compaction
+printf '{"elelem.env": {"ELELEM_CONTEXT_WINDOW": "4000"}}\n' > "$WORK/ws-meter/.vscode/settings.json"
 # a server that cannot start, retried quickly (issue 31: one line in the chat, not one per retry)
 printf '{"elelem.mcpServers": {"broken": {"command": "/nonexistent/elelem-mcp-server"}}, "elelem.env": {"ELELEM_MCP_BACKOFF": "0.2"}}\n' > "$WORK/ws-mcp/.vscode/settings.json"
 printf 'def greet(name):\n    """Say hello."""\n    return f"hello, {name}"\n\n\nprint(greet("elelem"))\n' > "$WORK/ws/hello.py"
@@ -89,7 +91,7 @@ curl -fsS "http://127.0.0.1:$PORT/healthz" >/dev/null || { cat "$WORK/code-serve
 SHOT="${ELELEM_E2E_SCREENSHOT:-$HERE/test-results/screenshot.png}"
 mkdir -p "$(dirname "$SHOT")"
 # ELELEM_E2E_CASES picks cases (default: all), e.g. ELELEM_E2E_CASES=review ./e2e.sh
-CASES="${ELELEM_E2E_CASES:-chat review rewind context modes mcp}"
+CASES="${ELELEM_E2E_CASES:-chat review rewind context modes mcp attention meter}"
 failed=0
 for case in $CASES; do
   case "$case" in

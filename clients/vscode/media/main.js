@@ -2,6 +2,7 @@
 // and posts the user's actions back: ready, send, stop, newSession, complete.
 import { diffNodes } from "./highlight.js";
 import { render, renderOutput } from "./markdown.js";
+import { parts as meterParts, short, title as meterTitle } from "./meter.js";
 
 const vscode = acquireVsCodeApi();
 const $ = (selector) => document.querySelector(selector);
@@ -13,14 +14,7 @@ const status = $("#status");
 const sendButton = $("#send");
 const stopButton = $("#stop");
 
-/** 12345 as `12.3k`. */
-function short(n) {
-  if (n >= 1e6) return `${(n / 1e6).toFixed(1)}M`;
-  if (n >= 1e3) return `${(n / 1e3).toFixed(1)}k`;
-  return String(n);
-}
-
-/** The context meter and the session's cost (event/usage): ` · 15/1.0k ctx (1%) · $0.0108`. */
+/** The per-turn footer's meter: ` · 15/1.0k ctx (1%) · $0.0108`. */
 function meterText(m) {
   if (!m) return "";
   let text = "";
@@ -49,6 +43,24 @@ function el(tag, className, text) {
   if (className) node.className = className;
   if (text !== undefined) node.textContent = text;
   return node;
+}
+
+// The log follows its end until the user scrolls up from it. A log laid out again (the view
+// shown after Reload Window, its size changed) or grown (the Restore actions added after a
+// redraw) goes back to its end when it followed it, so a chat redrawn while hidden opens at
+// its last message (issue 40).
+let pinned = true;
+log.addEventListener("scroll", () => {
+  pinned = log.scrollHeight - log.scrollTop - log.clientHeight < 40;
+});
+const follow = () => {
+  if (pinned) log.scrollTop = log.scrollHeight;
+};
+new ResizeObserver(follow).observe(log);
+new MutationObserver(follow).observe(log, { childList: true, subtree: true, characterData: true });
+function scrollEnd() {
+  pinned = true;
+  log.scrollTop = log.scrollHeight;
 }
 
 function add(node) {
@@ -353,6 +365,28 @@ function attachImages(files) {
   }
 }
 
+const meterLine = $("#meter");
+/** event/usage: the header's context meter, always in view (meter.js). */
+function showMeter(m) {
+  const shown = meterParts(m);
+  meterLine.hidden = shown.length === 0;
+  meterLine.classList.toggle("warn", shown.some((p) => p.kind === "warning"));
+  meterLine.replaceChildren(
+    ...shown.flatMap((p, i) => [...(i ? [el("span", "sep", " · ")] : []), el("span", `meter-${p.kind}`, p.text)]),
+  );
+  meterLine.title = meterTitle(m);
+}
+
+const modelButton = $("#model");
+/** The model picker (issue 40): the header's button shows the model; a click opens the picker. */
+function showModel(m) {
+  if (!m.model && !m.provider) return;
+  modelButton.hidden = false;
+  modelButton.textContent = `${m.model ?? "?"} ▾`;
+  modelButton.title = `${m.provider ?? "?"} · ${m.model ?? "?"}: click to pick another model or provider`;
+}
+modelButton.addEventListener("click", () => vscode.postMessage({ type: "pickModel" }));
+
 const modeButton = $("#mode");
 /** The session's mode (issue 20): a button in the header that opens the picker. */
 function showMode(mode) {
@@ -433,8 +467,14 @@ const STOP_REASONS = {
 };
 
 const handlers = {
+  scrollEnd() {
+    scrollEnd();
+    requestAnimationFrame(scrollEnd);
+  },
   clear() {
     log.replaceChildren();
+    pinned = true;
+    showMeter(null);
     mcpLine.hidden = true;
     mcpSeen.clear();
     turn = null;
@@ -443,6 +483,7 @@ const handlers = {
   session(m) {
     status.textContent = `${m.provider} · ${m.model} · ${m.cwd}${m.trusted === false ? " · untrusted: no project plugins" : ""}`;
     status.title = `session ${m.sessionId}`;
+    showModel(m);
     showMode(m.mode);
   },
   mode(m) {
@@ -520,6 +561,7 @@ const handlers = {
   },
   usage(m) {
     meter = m; // event/usage: the turn's summary shows the context meter and the cost
+    showMeter(m); // and the header, until the next one
   },
   turnEnd(m) {
     if (lastUser && m.turnId !== undefined) markTurn(lastUser, m.turnId);
@@ -619,6 +661,8 @@ const handlers = {
       } else if (message.role === "tool") add(el("pre", "history-tool", text));
     }
     turn = null;
+    scrollEnd();
+    requestAnimationFrame(scrollEnd); // after the replies' Markdown is drawn
   },
   error(m) {
     turn = null;

@@ -8,6 +8,7 @@ import { Completion } from "./completion";
 import { mcpServers, readSettings } from "./config";
 import { Daemon, ExitInfo } from "./daemon";
 import { bridge } from "./input";
+import { pick as pickModelLine } from "./models";
 import { Questions } from "./questions";
 import { Landed, propose, readFile, readTextFile, writeTextFile } from "./files";
 import { Reviews } from "./review";
@@ -155,6 +156,7 @@ export class Chat implements vscode.Disposable {
         this.view?.post({ type: "clear" });
         for (const old of this.transcript.all()) this.view?.post(old);
         this.view?.post({ type: "busy", busy: this.busy });
+        this.view?.post({ type: "scrollEnd" }); // a reloaded chat opens at its end
         this.restore();
         return;
       case "send":
@@ -173,6 +175,8 @@ export class Chat implements vscode.Disposable {
         return this.complete(String(message.text ?? ""));
       case "pickMode":
         return this.pickMode().catch((error) => this.failed(error));
+      case "pickModel":
+        return this.pickModel().catch((error) => this.failed(error));
       case "rewind":
         return this.rewind(Number(message.turnId)).catch((error) => this.failed(error));
       case "askAnswer":
@@ -377,6 +381,13 @@ export class Chat implements vscode.Disposable {
     const result = await this.daemon!.request<{ mode: ModeInfo }>(Method.sessionSetMode, { sessionId: session.sessionId, modeId: picked.id });
     if (this.session?.sessionId === session.sessionId) this.session.mode = result.mode;
     this.show({ type: "mode", mode: result.mode });
+  }
+
+  /** The model picker (models.ts): the choice runs `/model NAME` or `/provider NAME` in the chat. */
+  async pickModel(): Promise<void> {
+    const session = await this.ensureSession();
+    const line = await pickModelLine(this.daemon!, session);
+    if (line) await this.send(line);
   }
 
   /** The session's turns that a checkpoint picker offers (`session/checkpoints`). */

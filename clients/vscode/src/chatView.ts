@@ -51,7 +51,7 @@ function html(webview: vscode.Webview, media: vscode.Uri, dist: vscode.Uri): str
 <title>Elelem</title>
 </head>
 <body>
-<header id="header"><span id="status">Not started: send a message to start the daemon.</span><button type="button" id="mode" hidden></button><div id="mcp" hidden></div></header>
+<header id="header"><span id="status">Not started: send a message to start the daemon.</span><button type="button" id="model" hidden></button><button type="button" id="mode" hidden></button><div id="meter" hidden></div><div id="mcp" hidden></div></header>
 <main id="log" role="log" aria-live="polite"></main>
 <form id="prompt">
   <ul id="completions" role="listbox" hidden></ul>

@@ -35,6 +35,7 @@ export function registerCommands(context: vscode.ExtensionContext, chat: Chat): 
     "elelem.undoLastTurn": () => reporting(chat.rewind()),
     "elelem.restoreCheckpoint": () => reporting(pickCheckpoint(chat)),
     "elelem.applyContextEdit": () => reporting(chat.applyContextEdit()),
+    "elelem.pickModel": () => reporting(chat.pickModel()),
   };
   for (const [id, run] of Object.entries(commands)) {
     context.subscriptions.push(vscode.commands.registerCommand(id, run));

@@ -274,15 +274,13 @@ async function restoreDocuments(plan: FilesPlan | null, cwd: string, log: Log, e
     try {
       if (disk !== undefined && text === disk) {
         if (document.getText() === disk && !document.isDirty) continue;
-        await vscode.window.showTextDocument(document, { preserveFocus: false, preview: false });
-        await vscode.commands.executeCommand("workbench.action.files.revert");
+        await revert(document, disk);
       } else if (text !== document.getText() || (document.isDirty && disk !== undefined)) {
         if (document.isDirty && disk !== undefined) {
           // the daemon rewrote the file under this unsaved document: reload it from the disk
           // first (its unsaved edits are in `text`), so VS Code knows the disk's new version
           // and the next save is a save, not "the content of the file is newer" (issue 40)
-          await vscode.window.showTextDocument(document, { preserveFocus: false, preview: false });
-          await vscode.commands.executeCommand("workbench.action.files.revert");
+          await revert(document, disk);
           if (text === document.getText()) continue;
         }
         const edit = new vscode.WorkspaceEdit();
@@ -294,6 +292,23 @@ async function restoreDocuments(plan: FilesPlan | null, cwd: string, log: Log, e
     }
   }
   if (active && !active.isClosed) await Promise.resolve(vscode.window.showTextDocument(active)).catch(() => undefined);
+}
+
+const sameText = (a: string, b: string) => a === b || a.replace(/\r\n/g, "\n") === b.replace(/\r\n/g, "\n");
+
+/**
+ * Reload a document from the disk (File: Revert File). Nothing promises that this extension
+ * host's copy of the document has the disk's text when the command resolves; an edit
+ * computed against the old text would then be overwritten or misplaced. So wait for the
+ * text, bounded (5 s: then the edit goes on against what the document says).
+ */
+async function revert(document: vscode.TextDocument, disk: string): Promise<void> {
+  await vscode.window.showTextDocument(document, { preserveFocus: false, preview: false });
+  await vscode.commands.executeCommand("workbench.action.files.revert");
+  const deadline = Date.now() + 5000;
+  while ((document.isDirty || !sameText(document.getText(), disk)) && !document.isClosed && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
 }
 
 /** Each `data.kind` of a refused rewind, in words. */

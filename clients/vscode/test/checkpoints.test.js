@@ -119,6 +119,12 @@ withChat("Undo Last Turn takes the agent's change out of a document and keeps th
   await waitFor(view, (m) => m.type === "say" && /^Rewound/.test(m.text));
   assert.equal(document.getText(), "# mine\n" + original, "the buffer is as before the turn");
   assert.equal(fs.readFileSync(file, "utf8"), original, "the disk is as before the turn");
+  // issue 40: reloaded from the disk first (so a save is a save), then the kept edit re-applied;
+  // the reload lands after the revert command resolved, and must not wipe the re-applied edit
+  assert.ok(fake.executed.some(([id]) => id === "workbench.action.files.revert"), "the document was not reloaded from the disk");
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  assert.equal(document.getText(), "# mine\n" + original, "the reload from the disk came after the re-applied edit and wiped it");
+  assert.equal(document.isDirty, true, "the user's edit is no longer unsaved");
 });
 
 withChat("turns are named as the user counts them, not by turnId (a command between them)", async ({ view }) => {

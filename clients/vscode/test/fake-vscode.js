@@ -275,6 +275,7 @@ const vscode = {
   WorkspaceEdit,
   ViewColumn: { Active: -1, Beside: -2, One: 1 },
   StatusBarAlignment: { Left: 1, Right: 2 },
+  QuickPickItemKind: { Separator: -1, Default: 0 },
   window: {
     createOutputChannel: (name) => logChannel(name),
     createStatusBarItem(alignment, priority) {
@@ -336,6 +337,22 @@ const vscode = {
           fake.view.receive({ type: "ready" });
         }
         return;
+      }
+      if (id === "workbench.action.files.revert") {
+        // File: Revert File reloads the active document from the disk. As in VS Code, the
+        // command resolves before the extension host's document has the disk's text.
+        const document = fake.shown.at(-1);
+        if (document && !document.isClosed) {
+          setTimeout(() => {
+            try {
+              document.text = require("fs").readFileSync(document.uri.fsPath, "utf8");
+            } catch {
+              return;
+            }
+            document.version++;
+            document.isDirty = false;
+          }, 30);
+        }
       }
       if (id.startsWith("vscode.") || id.startsWith("workbench.")) return void fake.executed.push([id, ...args]);
       const run = fake.commands.get(id);

@@ -19,6 +19,7 @@ const COMMANDS = [
   "elelem.undoLastTurn",
   "elelem.restoreCheckpoint",
   "elelem.applyContextEdit",
+  "elelem.pickModel",
   "elelem.review.acceptAll",
   "elelem.review.rejectAll",
   "elelem.review.chooseHunks",
@@ -59,7 +60,7 @@ withChat("activation registers the commands and a chat view with a strict CSP", 
   assert.doesNotMatch(html, /https?:\/\//);
   assert.equal(view.webview.options.enableScripts, true);
   // nothing starts before the first message
-  assert.deepEqual(types(view.posted), ["clear", "busy"]);
+  assert.deepEqual(types(view.posted), ["clear", "busy", "scrollEnd"]);
 });
 
 withChat("a daemon crash is reported; the next message restarts it and resumes the stored session", async ({ view, chat }) => {
@@ -174,7 +175,8 @@ withChat("a reopened view replays the transcript", async ({ view }) => {
   view.receive({ type: "ready" });
   await waitFor(view, { type: "busy" }, { from });
   const replay = view.posted.slice(from);
-  assert.deepEqual(types(replay), ["clear", "session", "user", "thinking", "saying", "turnEnd", "busy"]);
+  // the replay ends with the log at its end (issue 40: a reloaded chat opens at its last message)
+  assert.deepEqual(types(replay), ["clear", "session", "user", "thinking", "saying", "turnEnd", "busy", "scrollEnd"]);
   assert.equal(replay.find((m) => m.type === "saying").text, "tok0 tok1 tok2 ");
 });
 

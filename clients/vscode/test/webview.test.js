@@ -7,7 +7,7 @@ const fs = require("fs");
 const os = require("os");
 const path = require("path");
 const { chromium } = require("playwright-core");
-const { fake, activate, deactivate, send, waitFor, workspace, Memento } = require("./helpers");
+const { DAEMON_ENV, fake, activate, deactivate, send, waitFor, workspace, Memento } = require("./helpers");
 
 const CHROMIUM = process.env.ELELEM_CHROMIUM || "/usr/bin/chromium";
 let browser;
@@ -742,5 +742,129 @@ test("a steer the turn never took is marked not sent when the turn ends", async 
   await page.waitForSelector(".steer.dropped");
   assert.equal(await page.locator(".steer.queued").count(), 0);
   assert.equal(await page.textContent(".steer.dropped"), "too late");
+  assert.deepEqual(errors, []);
+});
+
+// --- issue 40: the meter, the model button, long lines, the end of a redrawn chat ---------
+
+test("the context meter in the header: ctx, cached, cost as Neovim words it; a warning from 10 % before compactAt; a clear hides it", async () => {
+  const { page, post, errors } = await open({ width: 360, height: 500 });
+  const usage = (used, extra = {}) => ({
+    type: "usage", turnId: 1, inputTokens: 800, outputTokens: 20, cacheReadTokens: 704, cacheWriteTokens: 0,
+    used, size: 1000, cost: 0.002, compactAt: 0.85, session: { turns: 1, cost: 0.0108 }, ...extra,
+  });
+  await post({ type: "session", sessionId: "s", cwd: "/w", provider: "stub", model: "stub" });
+  assert.equal(await page.isHidden("#meter"), true, "a meter before any usage");
+  await post(usage(740));
+  await page.waitForSelector("#meter:not([hidden])");
+  assert.equal(await page.textContent("#meter"), "ctx 740/1.0k 74% · 88% cached · $0.0108");
+  assert.equal(await page.locator("#meter.warn").count(), 0);
+  await post(usage(800));
+  await page.waitForFunction(() => document.querySelector("#meter").classList.contains("warn"));
+  assert.equal(await page.textContent("#meter"), "ctx 800/1.0k 80% · 88% cached · $0.0108 · ⚠ auto-compacts at 85%");
+  assert.match(await page.getAttribute("#meter", "title"), /compacts the conversation before a turn once the context is past 85%/);
+  // always in view: a long log scrolls under the header, the meter stays put and inside the width
+  for (let i = 0; i < 40; i++) await post({ type: "command", line: `/line ${i}` });
+  const [box, width] = await page.evaluate(() => [document.querySelector("#meter").getBoundingClientRect().toJSON(), window.innerWidth]);
+  assert.ok(box.top >= 0 && box.bottom <= 500 && box.right <= width + 1, `the meter is out of view: ${JSON.stringify(box)}`);
+  // compactAt 0 (never compacts): no warning; no price: no cost; no window: no ctx
+  await post(usage(990, { compactAt: 0, session: { turns: 1, cost: null } }));
+  await page.waitForFunction(() => !document.querySelector("#meter").classList.contains("warn"));
+  assert.equal(await page.textContent("#meter"), "ctx 990/1.0k 99% · 88% cached");
+  await post(usage(990, { size: null, cacheReadTokens: 0, session: { turns: 1, cost: 1.5 } }));
+  await page.waitForFunction(() => document.querySelector("#meter").textContent === "$1.5000");
+  // hostile numbers draw nothing odd
+  await post(usage("9", { size: -1, compactAt: "x", inputTokens: null, session: null }));
+  await page.waitForSelector("#meter[hidden]", { state: "attached" });
+  await post(usage(500), { type: "clear" });
+  await page.waitForSelector("#meter[hidden]", { state: "attached" });
+  assert.deepEqual(errors, []);
+});
+
+test("real daemon: event/usage's compactAt and window reach the header's meter", async () => {
+  const messages = await recorded(
+    async (view) => {
+      // the stub passes a scripted event on: the counts a real provider reports
+      await send(view, '!events [{"type": "saying", "text": "hi"}, {"type": "usage", "input_tokens": 800, "output_tokens": 20, "cache_read_tokens": 704}]');
+    },
+    { "elelem.env": { ...DAEMON_ENV, ELELEM_CONTEXT_WINDOW: "1000", ELELEM_COMPACT_AT: "0.5" } },
+  );
+  const usage = messages.find((m) => m.type === "usage");
+  assert.ok(usage, `no usage event: ${JSON.stringify(messages.map((m) => m.type))}`);
+  assert.equal(usage.compactAt, 0.5);
+  assert.equal(usage.size, 1000);
+  const { page, post, errors } = await open();
+  await post(...messages);
+  await page.waitForSelector("#meter:not([hidden])");
+  assert.equal(await page.textContent("#meter"), `ctx ${usage.used}/1.0k ${Math.floor(usage.used / 10)}% · 88% cached · ⚠ auto-compacts at 50%`);
+  assert.deepEqual(errors, []);
+});
+
+test("the header's model button shows the model and opens the picker", async () => {
+  const { page, post, posted, errors } = await open({ width: 360, height: 500 });
+  await post({ type: "session", sessionId: "s", cwd: `/home/me/${"long-folder/".repeat(12)}`, provider: "openai", model: "gpt-4o-mini" });
+  await page.waitForSelector("#model:not([hidden])");
+  assert.equal(await page.textContent("#model"), "gpt-4o-mini ▾");
+  assert.match(await page.getAttribute("#model", "title"), /openai · gpt-4o-mini/);
+  const [box, width] = await page.evaluate(() => [document.querySelector("#model").getBoundingClientRect().toJSON(), window.innerWidth]);
+  assert.ok(box.left >= 0 && box.right <= width, `the model button is out of view: ${JSON.stringify(box)}`);
+  await page.click("#model");
+  assert.deepEqual((await posted()).at(-1), { type: "pickModel" });
+  assert.deepEqual(errors, []);
+});
+
+test("a long unbroken line wraps in its bubble: no horizontal scrollbar on the log", async () => {
+  const { page, post, errors } = await open({ width: 360, height: 600 });
+  const long = "x".repeat(400);
+  await post(
+    { type: "user", text: `look at https://example.invalid/${long}` },
+    { type: "saying", turnId: 1, text: `the word ${long} and \`${long}\`\n\n| a | b |\n|---|---|\n| ${long} | y |\n` },
+    { type: "say", turnId: 1, kind: "info", text: long },
+    { type: "turnEnd", turnId: 1, reply: "", stopReason: "end_turn" },
+    { type: "command", line: `/context ${long}` },
+    { type: "commandOutput", line: "/x", output: long },
+  );
+  await page.waitForFunction(() => document.querySelector(".turn.assistant .markdown code"));
+  const [scrollWidth, clientWidth] = await page.evaluate(() => [document.querySelector("#log").scrollWidth, document.querySelector("#log").clientWidth]);
+  assert.ok(scrollWidth <= clientWidth, `the log scrolls sideways: ${scrollWidth} > ${clientWidth}`);
+  assert.deepEqual(errors, []);
+});
+
+test("a chat redrawn while its view is hidden opens at its end once shown (Reload Window)", async () => {
+  const { page, post, errors } = await open({ width: 360, height: 400 });
+  await page.evaluate(() => (document.body.style.display = "none")); // the view not laid out yet
+  const messages = [];
+  for (let i = 0; i < 30; i++) messages.push({ role: "user", content: `question ${i}` }, { role: "assistant", content: `answer ${i}\n\nmore text` });
+  await post({ type: "clear" }, { type: "history", messages }, { type: "say", kind: "info", text: "Resumed the session" }, { type: "scrollEnd" });
+  await page.evaluate(() => (document.body.style.display = ""));
+  // then session/checkpoints gives each prompt its Restore action: the log grows, still at its end
+  await post({ type: "turns", turns: Array.from({ length: 30 }, (_, i) => ({ turnId: i + 1, prompt: `question ${i}` })) });
+  await page.waitForFunction(() => document.querySelectorAll("button.restore").length === 30);
+  await page.waitForFunction(() => {
+    const log = document.querySelector("#log");
+    return log.scrollHeight > log.clientHeight * 2 && log.scrollHeight - log.scrollTop - log.clientHeight < 2;
+  }, null, { timeout: 5000 });
+  // the user scrolls up: new lines then leave the view where it is
+  await page.evaluate(() => document.querySelector("#log").scrollTo(0, 0));
+  await page.waitForTimeout(50);
+  await post({ type: "command", line: "/later" });
+  assert.equal(await page.evaluate(() => document.querySelector("#log").scrollTop), 0);
+  assert.deepEqual(errors, []);
+});
+
+test("a failed tool call looks failed: list of a missing path (exit 2) is red, not a green ok (real daemon)", async () => {
+  const messages = await recorded(async (view) => {
+    await send(view, '!tool list {"path":"no-such-folder"}');
+    await send(view, '!tool grep {"pattern":"nothing-matches-this-zzz"}');
+  });
+  const results = messages.filter((m) => m.type === "result");
+  assert.deepEqual(results.map((m) => [m.name, m.ok]), [["list", false], ["grep", true]], JSON.stringify(results));
+  const { page, post, errors } = await open();
+  await post(...messages);
+  await page.waitForSelector("details.tool.error");
+  const cards = page.locator("details.tool");
+  assert.deepEqual(await cards.locator(".status").allTextContents(), ["error", "ok"]);
+  const [red, green] = await page.evaluate(() => [...document.querySelectorAll("details.tool .status")].map((s) => getComputedStyle(s).color));
+  assert.notEqual(red, green, "the failed call has the passed call's colour");
   assert.deepEqual(errors, []);
 });

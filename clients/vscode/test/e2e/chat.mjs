@@ -147,6 +147,13 @@ async function main() {
       [...document.querySelectorAll(".turn.user")].some((u) => u.textContent.includes("hello.py:1-6")), null, { timeout: STEP_TIMEOUT });
     await reloaded.waitForFunction(() => [...document.querySelectorAll(".markdown")].some((m) => m.textContent.includes("tok5")));
     check((await reloaded.getAttribute("#status", "title")) === before, `another session after the reload: ${before}`);
+    step("issue 40: the reloaded chat is scrolled to its end");
+    await page.waitForTimeout(1000); // the redrawn replies' Markdown
+    const [top, height, client] = await reloaded.evaluate(() => {
+      const log = document.querySelector("#log");
+      return [log.scrollTop, log.scrollHeight, log.clientHeight];
+    });
+    check(height > client && height - top - client < 40, `the reloaded chat is not at its end: scrollTop ${top} of ${height - client}`);
     check((await reloaded.locator(".notice.error").count()) === 0, await reloaded.textContent("#log"));
     await send(reloaded, "!echo after the reload");
     await reloaded.waitForFunction(() => [...document.querySelectorAll(".markdown")].some((m) => m.textContent.includes("after the reload")));

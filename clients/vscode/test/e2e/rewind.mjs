@@ -10,7 +10,15 @@ const FILE = path.join(workspace, "notes.txt");
 const ORIGINAL = "first version\nalpha\nbeta\ngamma\ndelta\n";
 
 async function editorText(page) {
-  return (await page.locator(".editor-instance .monaco-editor .view-lines").filter({ visible: true }).first().innerText()).replace(/\u00a0/g, " ");
+  // Monaco keeps its line elements out of order after some edits (each placed by its `top`):
+  // read them in the order they are seen, top to bottom.
+  const text = await page.locator(".editor-instance .monaco-editor .view-lines").filter({ visible: true }).first().evaluate((node) =>
+    [...node.querySelectorAll(":scope > .view-line")]
+      .map((line) => [line.getBoundingClientRect().top, line.innerText])
+      .sort((a, b) => a[0] - b[0])
+      .map(([, text]) => text)
+      .join("\n"));
+  return text.replace(/\u00a0/g, " ");
 }
 
 /** Wait until the visible editor shows `want` (line by line, as Monaco renders it). */
@@ -105,6 +113,34 @@ await runCase("rewind", screenshot, async (page) => {
   await runCommand(page, "File: Revert File");
   await editorShows(page, ORIGINAL, "reverted to the original for the next step");
 
+  step("issue 40, as met: the agent's edit saved (the document was clean), then the user's unsaved line, then Undo; Ctrl+S saves at once");
+  // Here the daemon rewrites the file under the open unsaved document: VS Code's copy of the
+  // disk is then stale, and without the reload a save met "the content of the file is newer".
+  await send(frame, '!tool edit {"path":"notes.txt","old":"delta\\n","new":"DELTA\\n"}');
+  await acceptInChat(frame);
+  await editorShows(page, ORIGINAL.replace("delta", "DELTA"), "after the accepted edit");
+  await page.waitForFunction(() => !document.querySelector(".tab.active.dirty"));
+  check(fs.readFileSync(FILE, "utf8") === ORIGINAL.replace("delta", "DELTA"), "the agent's edit of a clean document was not saved");
+  await page.click(".editor-instance .monaco-editor .view-lines");
+  await page.keyboard.press("Control+Home");
+  await page.keyboard.type("# typed after the edit\n", { delay: 40 });
+  await page.waitForSelector(".tab.active.dirty");
+  await undoLastTurn(page, frame, (said) => check(/notes\.txt/.test(said), `the confirmation: ${said}`));
+  const kept = "# typed after the edit\n" + ORIGINAL;
+  await editorShows(page, kept, "after Undo of a saved edit, with the user's later unsaved line");
+  check(fs.readFileSync(FILE, "utf8") === ORIGINAL, `the disk after Undo: ${JSON.stringify(fs.readFileSync(FILE, "utf8"))}`);
+  await page.click(".editor-instance .monaco-editor .view-lines");
+  await page.keyboard.press("Control+s");
+  await page.waitForFunction(() => !document.querySelector(".tab.active.dirty"), null, { timeout: 10000 }).catch(() => undefined);
+  const newerAgain = await page.locator(".notifications-toasts, .monaco-dialog-box").filter({ hasText: /newer/ }).count();
+  if (newerAgain) await page.screenshot({ path: path.join(path.dirname(screenshot), "rewind-newer.failed.png") });
+  check(newerAgain === 0, "saving after Undo said the content of the file is newer");
+  check(fs.readFileSync(FILE, "utf8") === kept, `the disk after Ctrl+S: ${JSON.stringify(fs.readFileSync(FILE, "utf8"))}`);
+  check((await page.locator(".tab.active.dirty").count()) === 0, "the document is still unsaved after Ctrl+S");
+  fs.writeFileSync(FILE, ORIGINAL);
+  await runCommand(page, "File: Revert File");
+  await editorShows(page, ORIGINAL, "reverted to the original for the next step");
+
   step("issues 29, 31: the modal names a deleted file by the turn the user counts; a file changed under it is asked again");
   const MADE = path.join(workspace, "made.txt");
   await send(frame, '!tool write {"path":"made.txt","content":"made by the agent\\n"}');
@@ -115,7 +151,7 @@ await runCase("rewind", screenshot, async (page) => {
   await modal.waitFor();
   const first = await modal.innerText();
   check(/Restore the checkpoint before turn 2\?/.test(first) && /Created by turn 2 \(deleted\): made\.txt/.test(first) && !/You lose/.test(first),
-    `the first confirmation (turn 2 as the user counts; its id is 4): ${first}`);
+    `the first confirmation (turn 2 as the user counts; its id is 5): ${first}`);
   fs.writeFileSync(MADE, "the user's words\n"); // typed elsewhere while the modal is open
   await modal.locator(".monaco-button").filter({ hasText: /^Restore$/ }).first().click();
   await page.waitForFunction(() => /this is the plan now/.test(document.querySelector(".monaco-dialog-box")?.innerText ?? ""));
