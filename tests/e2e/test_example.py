@@ -51,7 +51,12 @@ async def test_the_example_without_a_key_ends_with_one_clear_line(
     )
     out, err = await within(process.communicate(), 30)
     assert process.returncode == 1
-    assert err.decode().splitlines() == [
+    lines = err.decode().splitlines()
+    # a first run in a fresh home also says, once, that it recorded the user's own files
+    # (safety/vetted.py: issue 36); the failure itself is one clear line
+    first_run = [line for line in lines if line.startswith("elelem: recorded ")]
+    assert len(first_run) <= 1
+    assert [line for line in lines if line not in first_run] == [
         "one_turn.py: openai: set OPENAI_API_KEY, or OPENAI_BASE_URL for a local server"
     ]
     assert "session/turn" not in out.decode()
