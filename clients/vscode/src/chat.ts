@@ -536,8 +536,9 @@ export class Chat implements vscode.Disposable {
       this.session = undefined;
       this.remembered.set(undefined);
       this.show({ type: "say", kind: "info", text: "The session ended: your next message starts a new one." });
-    } else if (now.provider !== session.provider || now.model !== session.model) {
-      this.showSession({ ...session, provider: now.provider ?? session.provider, model: now.model ?? session.model });
+    } else if (now.provider !== session.provider || now.model !== session.model || now.servedModel !== session.servedModel) {
+      // a /model or /provider switch: the served model is asked anew
+      this.showSession({ ...session, provider: now.provider ?? session.provider, model: now.model ?? session.model, servedModel: now.servedModel });
     }
   }
 
@@ -665,7 +666,8 @@ export class Chat implements vscode.Disposable {
     if (this.remembered.sessionId !== session.sessionId) this.appliedEdits.clear();
     this.session = session;
     this.remembered.set(session.sessionId);
-    const { sessionId, cwd, provider, model, commands, mcp, mode } = session;
+    const { sessionId, cwd, provider, commands, mcp, mode } = session;
+    const model = session.servedModel || session.model; // the model that answers (issue 40)
     this.mcp = mcp;
     this.show({ type: "session", sessionId, cwd, provider, model, commands, trusted: vscode.workspace.isTrusted, mode });
     if (mcp && (mcp.servers?.length || mcp.problems?.length)) this.show({ type: "mcp", mcp });
@@ -679,6 +681,8 @@ export class Chat implements vscode.Disposable {
     if (name === "mcp" && params.mcp) this.mcp = params.mcp as SessionInfo["mcp"];
     const { sessionId: _, ...rest } = params;
     this.show({ ...rest, type: name });
+    const served = name === "usage" && typeof params.servedModel === "string" ? params.servedModel : undefined;
+    if (served && served !== this.session.servedModel) this.showSession({ ...this.session, servedModel: served });
   }
 
   /** `input/ask`: in the chat's card (a permission question) or a quick pick (questions.ts). */

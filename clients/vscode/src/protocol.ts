@@ -43,6 +43,8 @@ export interface SessionInfo {
   cwd: string;
   provider: string;
   model: string;
+  /** The model the provider's server says answers, once known (protocol.md): shown over `model`. */
+  servedModel?: string;
   tools: Named[];
   commands: Named[];
   /** The MCP servers' status (protocol.md, "MCP servers"). */
@@ -116,6 +118,7 @@ export interface ListedSession {
   cwd: string;
   provider?: string;
   model?: string;
+  servedModel?: string;
   busy?: boolean;
   turns?: number;
   stored?: boolean;

@@ -76,3 +76,46 @@ withChat("the picker offers nothing the daemon did not list, and a dismissed pic
   assert.ok(models.length <= 200, `${models.length} models offered`);
   assert.ok(!view.posted.slice(from).some((m) => m.type === "command"), "a dismissed picker ran a command");
 });
+
+/** An OpenAI-compatible server on 127.0.0.1 that answers as a local llama.cpp does: its
+ * answers name the model it serves (`SmolLM2-135M`), whatever was asked for. */
+function servingSmolLM() {
+  const http = require("http");
+  const server = http.createServer((req, res) => {
+    if (req.method === "GET") {
+      res.writeHead(200, { "content-type": "application/json" });
+      return res.end(JSON.stringify({ data: [{ id: "SmolLM2-135M", owned_by: "llamacpp" }] }));
+    }
+    req.resume();
+    req.on("end", () => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      const chunk = (delta, finish, usage) =>
+        `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", model: "SmolLM2-135M", choices: [{ index: 0, delta, finish_reason: finish }], ...(usage ? { usage } : {}) })}\n\n`;
+      res.write(chunk({ role: "assistant", content: "hello" }, null));
+      res.write(chunk({}, "stop", { prompt_tokens: 12, completion_tokens: 1 }));
+      res.end("data: [DONE]\n\n");
+    });
+  });
+  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(server)));
+}
+
+test("the header names the model that answers (servedModel), not the one asked for (issue 40)", async () => {
+  const server = await servingSmolLM();
+  const { DAEMON_ENV } = require("./helpers");
+  const url = `http://127.0.0.1:${server.address().port}/v1`;
+  const env = await activate({
+    "elelem.provider": "openai",
+    "elelem.env": { ...DAEMON_ENV, OPENAI_BASE_URL: url, OPENAI_API_KEY: "sk-local", OPENAI_MODEL: "gpt-4o" },
+  });
+  try {
+    const { view } = env;
+    await send(view, "hi");
+    const shown = await waitFor(view, (m) => m.type === "session" && m.model === "SmolLM2-135M");
+    assert.equal(shown.provider, "openai");
+    const sessions = view.posted.filter((m) => m.type === "session");
+    assert.notEqual(sessions.at(-1).model, "gpt-4o");
+  } finally {
+    await deactivate(env.context);
+    server.close();
+  }
+});
