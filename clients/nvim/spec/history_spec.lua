@@ -118,11 +118,17 @@ describe("stored sessions", function()
     H.wait(function()
       return H.session().id == old
     end, "the session to load")
-    local prompts = vim.tbl_filter(function(line)
-      return line:match("^!echo turn %d ") ~= nil
-    end, H.lines())
+    -- each turn's prompt: the line under its `## You` heading, shown as typed (indented);
+    -- the 1,000-token window compacts every turn, and the summary each compaction left
+    -- (which carries the user's words) is a message of its own, not a prompt typed
+    local lines, prompts = H.lines(), {}
+    for i, line in ipairs(lines) do
+      if line == "## You" and (lines[i + 2] or ""):match("^    !echo turn %d ") then
+        table.insert(prompts, lines[i + 2])
+      end
+    end
     assert.are.same({ "!echo turn 1 ", "!echo turn 2 ", "!echo turn 3 " }, vim.tbl_map(function(line)
-      return line:sub(1, 13)
+      return line:sub(5, 17)
     end, prompts))
     vim.cmd("tabonly")
   end)
