@@ -37,7 +37,9 @@ def config_home(ctx: Context) -> Path:
 async def ours(ctx: Context, config: Path) -> tuple[float, float]:
     """(ms from session/new's answer to the tools ready, ms from the spawn)."""
     start = time.perf_counter()
-    conn = await ctx.daemon(XDG_CONFIG_HOME=str(config))
+    # a state folder of its own too: the first run there approves the user's mcp.json (the
+    # user's files that decide what runs are held once approved files exist: vetted.py)
+    conn = await ctx.daemon(XDG_CONFIG_HOME=str(config), XDG_STATE_HOME=str(config / "state"))
     try:
         await initialize(conn)
         session = await open_session(conn, ctx.home)
