@@ -25,7 +25,7 @@ def bench(*args: str) -> subprocess.CompletedProcess[str]:
 def test_an_unknown_figure_is_named_with_the_known_ones() -> None:
     run = bench("--only", "coldstart,nope")
     assert run.returncode == 1
-    assert "unknown figure(s): nope. Known: coldstart, throughput" in run.stderr
+    assert "unknown figure(s): nope. Known: coldstart, startup, throughput" in run.stderr
 
 
 def test_quick_in_process_figures_print_one_markdown_table() -> None:
@@ -78,3 +78,43 @@ def test_memory_is_judged_against_the_lightest_peer_that_started_a_session(
     assert memory.baseline == 170.0 and memory.ok is True
     ready = next(row for row in rows if "× claude-agent-acp" in row.figure)
     assert ready.ok is True and ready.baseline == 3500.0
+
+
+def test_start_up_steps_sum_import_self_times_by_who_ships_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`-X importtime` lines: the header and a line of another shape are passed by; the
+    self times (µs) are summed by owner, anything unknown under the standard library."""
+    monkeypatch.syspath_prepend(str(ROOT))
+    from bench.figures.startup import by_owner, importer, self_times
+
+    stderr = "\n".join(
+        [
+            "import time: self [us] | cumulative | imported package",
+            "import time:       500 |        500 |   elelem_daemon.base",
+            "import time:    240000 |     261000 | lsprotocol.types",
+            "import time:      3000 |       4000 |         attr._make",
+            "import time:      1500 |       1500 |   typing",
+            "WARNING something else on stderr | a | b",
+            "import time:      2000 |       2500 | elelem_daemon.cli",
+        ]
+    )
+    times = self_times(stderr)
+    assert [module for module, _ in times] == [
+        "elelem_daemon.base",
+        "lsprotocol.types",
+        "attr._make",
+        "typing",
+        "elelem_daemon.cli",
+    ]
+    assert by_owner(times) == {
+        "elelem's own modules": 2.5,
+        "pygls and lsprotocol": 243.0,
+        "httpx": 0.0,
+        "the standard library and the rest": 1.5,
+    }
+    namespace: dict[str, object] = {}
+    exec(importer(["json", "no_such_module_here", "textwrap"]), namespace)  # noqa: S102
+    import sys
+
+    assert "textwrap" in sys.modules

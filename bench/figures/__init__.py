@@ -23,6 +23,7 @@ from . import (
     peers,
     provider,
     real_first_token,
+    startup,
     store,
     throughput,
     tools,
@@ -32,6 +33,7 @@ Figure = Callable[[Context], Awaitable[list[Row]]]
 
 FIGURES: dict[str, Figure] = {
     "coldstart": coldstart.run,
+    "startup": startup.run,
     "throughput": throughput.run,
     "latency": latency.run,
     "provider": provider.run,
