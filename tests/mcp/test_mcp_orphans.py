@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from mcp_support import (  # noqa: F401 (fixtures)
+    SERVERS,
     allow_mcp,
     configure,
     marks,
@@ -23,6 +24,9 @@ from mcp_support import (  # noqa: F401 (fixtures)
     stdio,
     until,
 )
+
+from elelem_daemon.mcp.config import ServerConfig
+from elelem_daemon.mcp.process import ServerProcess
 
 OWNER = """
 import asyncio, json, sys
@@ -119,10 +123,17 @@ async def test_a_cancel_of_a_process_stop_goes_on_and_the_process_is_gone(
     assert process.lost.is_set() and process._log is None and process._tasks == []
 
 
-async def test_a_cancel_while_the_stop_waits_for_the_pipes_goes_on(sessions, project: Path) -> None:
-    allow_mcp()
-    session, pid = await started(sessions, project)
-    process = session.mcp.servers["hang"].process  # type: ignore[attr-defined]
+async def test_a_cancel_while_the_stop_waits_for_the_pipes_goes_on(project: Path) -> None:
+    """The server process alone (no session's link around it: the link stops a server
+    it sees die too, and a second stop would take the pipes' tasks from this one)."""
+    process = ServerProcess(
+        ServerConfig("hang", "stdio", sys.executable, (str(SERVERS / "hang.py"),)),
+        project,
+        project / "logs" / "hang.log",
+    )
+    await process.start()
+    assert process.process is not None and process._log is not None
+    pid = process.process.pid
     asked, release = asyncio.Event(), asyncio.Event()
 
     async def stubborn() -> None:  # a pipe's task slow to end once cancelled
