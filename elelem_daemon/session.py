@@ -245,7 +245,7 @@ class Session:
             ended = cancelled.result
             raise
         finally:
-            self.usage.add(ended, self.provider, self.model)
+            self.usage.add(ended, self.provider, self.answering)
             self._unsteered()
             try:
                 await self.run_hooks("turn_end", number, self.agent.last)

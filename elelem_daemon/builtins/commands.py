@@ -205,7 +205,7 @@ def register(plugin: Plugin) -> None:
         count = len(session.conversation)
         done = await compaction.compact(agent, None, shown=True)
         spent, agent.spent = agent.spent, {}
-        session.usage.add(TurnResult("", usage=spent), session.provider, session.model)
+        session.usage.add(TurnResult("", usage=spent), session.provider, session.answering)
         if not done:
             session.output.say("compact failed: the conversation is kept (/clear starts over)")
             return
@@ -216,7 +216,7 @@ def register(plugin: Plugin) -> None:
     def cost(session: SessionView, args: str | None) -> None:
         if session.answering and session.answering != session.model:
             session.output.say(f"  → model: {session.answering} (served)")
-        session.output.say(summary(session.usage, session.model))
+        session.output.say(summary(session.usage, session.answering))
 
     @plugin.command("exit", "Exit elelem")
     def exit_(session: SessionView, args: str | None) -> None:

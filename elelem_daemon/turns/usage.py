@@ -9,8 +9,9 @@ is the provider's `context_window()` (providers/window.py), looked up in the bac
 when a face opens the session and again when the provider changed (`Live`; a face
 never waits for it: until it is known, `size` is None).
 
-The cost is estimated from `PRICES` (US dollars per million tokens, model-name
-prefixes, the longest that matches wins) for a provider that bills by them
+The cost is estimated for the model that answers (the session's `answering`: the name
+the server's answers carry, else the one asked for) from `PRICES` (US dollars per
+million tokens, model-name prefixes, the longest that matches wins) for a provider that bills by them
 (`provider.billed`: Anthropic, api.openai.com), or from the user's own table in
 config.toml, which wins and applies to any provider:
 

@@ -62,9 +62,14 @@ def call(id_: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
 
 class SmallWindow:
     def __init__(
-        self, n_ctx: int = 2048, reply_chars: int = 480, call_on_summary: bool = False
+        self,
+        n_ctx: int = 2048,
+        reply_chars: int = 480,
+        call_on_summary: bool = False,
+        model: str = "local",
     ) -> None:
         self.n_ctx = n_ctx
+        self.model = model  # the model it serves, whatever a request asks for
         self.reply_chars = reply_chars
         self.call_on_summary = call_on_summary
         self.requests: list[tuple[int, int, str]] = []
@@ -82,7 +87,7 @@ class SmallWindow:
                 if self.path.rstrip("/").endswith("/props"):
                     self.json(200, {"default_generation_settings": {"n_ctx": owner.n_ctx}})
                 elif self.path.rstrip("/").endswith("/models"):
-                    self.json(200, {"object": "list", "data": [{"id": "local"}]})
+                    self.json(200, {"object": "list", "data": [{"id": owner.model}]})
                 else:
                     self.json(404, {"error": {"message": "not found"}})
 
@@ -173,7 +178,7 @@ class SmallWindow:
             room = max(self.n_ctx - tokens, 0)
             delta["content"], out, finish = delta["content"][: room * 4], room, "length"
         usage = {"prompt_tokens": tokens, "completion_tokens": out, "total_tokens": tokens + out}
-        base = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "model": "local"}
+        base = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "model": self.model}
         chunks = [
             {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
             {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]},
