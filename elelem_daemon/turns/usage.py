@@ -11,9 +11,9 @@ never waits for it: until it is known, `size` is None).
 
 The cost is estimated for the model that answers (the session's `answering`: the name
 the server's answers carry, else the one asked for) from `PRICES` (US dollars per
-million tokens, model-name prefixes, the longest that matches wins) for a provider that bills by them
-(`provider.billed`: Anthropic, api.openai.com), or from the user's own table in
-config.toml, which wins and applies to any provider:
+million tokens, model-name prefixes, the longest that matches wins) for a provider that
+bills by them (`provider.billed`: Anthropic, api.openai.com), or from the user's own
+table in config.toml, which wins and applies to any provider:
 
     [prices."my-model"]            # a model name prefix
     input = 1.0                    # per million input tokens, not read from the cache
