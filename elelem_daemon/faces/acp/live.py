@@ -53,6 +53,7 @@ class AcpLive(Live):
         super().__init__(session)
         self.booleans = booleans  # the client takes boolean config options
         self.titled = title.title(session)  # the title the client was last told
+        self.served = session.answering  # the model that answers, as the client was last told
         self.output = output
         self.window: asyncio.Future[int | None] | None = None
         self.advertised: list[dict[str, Any]] | None = None  # the last commands sent
@@ -98,6 +99,17 @@ class AcpLive(Live):
             return {"stopReason": "cancelled"}
         finally:
             self.retitle()
+            self.reserved()
+
+    def reserved(self) -> None:
+        """`config_option_update` when the model that answers is newly known or changed
+        (a local server serves its own, whatever was asked for): the model option shows
+        its name (options.py)."""
+        if self.session.answering != self.served:
+            self.served = self.session.answering
+            self.update(
+                {"sessionUpdate": "config_option_update", "configOptions": self.config_options()}
+            )
 
     def retitle(self) -> None:
         """`session_info_update` when the title changed (title.py): the first prompt
@@ -341,6 +353,7 @@ class AcpLive(Live):
         """The provider or model changed (`/provider`, `/model`, set_config_option): a
         `config_option_update` whichever way, and a new window lookup."""
         self.look_up_window()
+        self.served = self.session.answering
         self.update(
             {"sessionUpdate": "config_option_update", "configOptions": self.config_options()}
         )

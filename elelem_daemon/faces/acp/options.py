@@ -54,7 +54,7 @@ def config_options(session: Session, booleans: bool = False) -> list[dict[str, A
             "category": "model",
             "type": "select",
             "currentValue": model,
-            "options": [{"value": m, "name": m} for m in models],
+            "options": [{"value": m, "name": shown(session, m)} for m in models],
         },
     ]
     if booleans:
@@ -69,6 +69,15 @@ def config_options(session: Session, booleans: bool = False) -> list[dict[str, A
             }
         )
     return listed
+
+
+def shown(session: Session, model: str) -> str:
+    """A model's name in the picker: the current one names the model that answers when
+    that is another (a local server serves its own, whatever was asked for)."""
+    answering = session.answering
+    if model == (session.model or "default") and answering and answering != session.model:
+        return f"{answering} (asked for {model})"
+    return model
 
 
 def set_option(session: Session, params: dict[str, Any]) -> str:
