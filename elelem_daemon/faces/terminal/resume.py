@@ -80,7 +80,9 @@ COMPACTED = "── context compacted here: the model reads a summary of what ca
 async def show_history(session: Session, title: str) -> None:
     """Redraw a resumed conversation: prompts as typed, tool calls as they ran (their
     line, and a failure's error), replies as the agent gave them, and a line where a
-    compaction was (the whole transcript: store/history.py). A page at a time
+    compaction was (the whole transcript: store/history.py), as the live chat showed
+    them: the summary the model reads from there (`/context` shows it) is not drawn as a
+    prompt the user typed. A page at a time
     (store/pages.py's bound), letting the loop run between pages (Ctrl-C, signals)."""
     from ...result import Result
     from ...store import pages
@@ -100,6 +102,8 @@ async def show_history(session: Session, title: str) -> None:
             call = {"id": entry["id"], "name": entry["name"], "arguments": entry["arguments"]}
             output.doing(call)
             output.result(call, Result(entry["result"], entry["ok"]))
+        elif entry["role"] == "user" and entry.get("prompt") is False:
+            continue  # a compaction's summary: the model's to read (/context), not typed
         elif entry["role"] == "user":
             output.say(f"> {text_of(entry['content'])}")
         elif entry["role"] == "assistant":

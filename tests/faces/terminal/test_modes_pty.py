@@ -8,7 +8,8 @@ import json
 from pathlib import Path
 
 import pytest
-from support.terminal import Terminal
+
+from .conftest import at_prompt
 
 pytestmark = pytest.mark.e2e
 TODOS = [
@@ -16,44 +17,6 @@ TODOS = [
     {"content": "fix the bug", "status": "in_progress"},
     {"content": "run the tests", "status": "pending"},
 ]
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    folder = tmp_path / "home"
-    (folder / ".config" / "elelem").mkdir(parents=True)
-    return folder
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    folder = tmp_path / "project"
-    folder.mkdir()
-    return folder
-
-
-@pytest.fixture
-def open_terminal(home: Path, project: Path):
-    opened: list[Terminal] = []
-
-    def start(*args: str) -> Terminal:
-        environ = {
-            "HOME": str(home),
-            "XDG_CONFIG_HOME": str(home / ".config"),
-            "XDG_STATE_HOME": str(home / ".local" / "state"),
-        }
-        terminal = Terminal(*(args or ("chat",)), cwd=project, env=environ)
-        opened.append(terminal)
-        at_prompt(terminal)
-        return terminal
-
-    yield start
-    for terminal in opened:
-        terminal.close()
-
-
-def at_prompt(terminal: Terminal, timeout: float = 30.0) -> None:
-    terminal.wait(lambda: terminal.prompt_line() == ">", timeout, "an empty prompt")
 
 
 def test_the_status_line_shows_the_mode_and_mode_switches(open_terminal, project: Path):

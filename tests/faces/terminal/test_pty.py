@@ -15,47 +15,9 @@ import pytest
 from support.processes import alive
 from support.terminal import Terminal
 
+from .conftest import at_prompt
+
 pytestmark = pytest.mark.e2e
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    folder = tmp_path / "home"
-    (folder / ".config" / "elelem").mkdir(parents=True)
-    return folder
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    folder = tmp_path / "project"
-    folder.mkdir()
-    return folder
-
-
-@pytest.fixture
-def open_terminal(home: Path, project: Path):
-    opened: list[Terminal] = []
-
-    def start(*args: str, env: dict[str, str] | None = None) -> Terminal:
-        environ = {
-            "HOME": str(home),
-            "XDG_CONFIG_HOME": str(home / ".config"),
-            "XDG_STATE_HOME": str(home / ".local" / "state"),
-            **(env or {}),
-        }
-        terminal = Terminal(*(args or ("chat",)), cwd=project, env=environ)
-        opened.append(terminal)
-        at_prompt(terminal)
-        return terminal
-
-    yield start
-    for terminal in opened:
-        terminal.close()
-
-
-def at_prompt(terminal: Terminal, timeout: float = 30.0) -> None:
-    """Wait until the cursor sits on an empty `> ` prompt."""
-    terminal.wait(lambda: terminal.prompt_line() == ">", timeout, "an empty prompt")
 
 
 def last_output(terminal: Terminal, line: str) -> str:
