@@ -41,8 +41,9 @@ def weight(value: Any, depth: int = 0) -> int:
 
 
 def shown(entry: Record) -> Record:
-    """An entry as faces get it: without its time and its `prompt` flag."""
-    return {k: v for k, v in entry.items() if k not in ("at", "prompt")}
+    """An entry as faces get it: without its time. A compaction's summary keeps its
+    `prompt: false` (the model's to read, not a prompt the user typed)."""
+    return {k: v for k, v in entry.items() if k != "at"}
 
 
 def page(

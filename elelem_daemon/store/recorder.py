@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from ..base.errors import ElelemError
 from ..conversation import Message
 from ..result import Result
-from . import records
+from . import pages, records
 from .history import History
 from .records import Record, Stored
 from .store import Store, Writer
@@ -189,9 +189,10 @@ def entries(session: Session) -> tuple[list[Record], int]:
 
 def history(session: Session) -> list[Record]:
     """What a face redraws of a session: `{type: "message", role, content}` and
-    `{type: "tool", id, name, arguments, ok, result}` in order (times left out)."""
+    `{type: "tool", id, name, arguments, ok, result}` in order (pages.shown: times left
+    out, a compaction's summary marked `prompt: false`)."""
     if session.recorder is not None:
         kept = session.recorder.history.entries
     else:
         kept = [records.message(m) for m in session.conversation]
-    return [{k: v for k, v in entry.items() if k not in ("at", "prompt")} for entry in kept]
+    return [pages.shown(entry) for entry in kept]

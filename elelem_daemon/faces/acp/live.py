@@ -307,6 +307,8 @@ class AcpLive(Live):
                 self.output.replay_call(call, entry["ok"], entry["result"])
                 last = None
                 continue
+            if entry.get("prompt") is False:
+                continue  # a compaction's summary: the model's to read, not the user's words
             kind = kinds.get(entry["role"])
             if kind and entry["content"]:
                 text = apart(text_of(entry["content"]))
