@@ -220,3 +220,28 @@ async def test_explain_a_selection_opens_the_transcript_with_the_focus(
     (shown,) = editor.of("showDocument")
     assert shown.take_focus is True  # nothing was edited: the reply is what to read
     assert "`f` returns one." in Path(shown.uri.removeprefix("file://")).read_text()
+
+
+async def test_a_failed_call_is_a_failure_in_the_progress_and_the_transcript(
+    editor: Editor, environ: dict[str, str], model: Model
+) -> None:
+    """Issue 40: `list` of a missing path comes back `ok: true` with exit status 2 (what
+    the model reads); the editor sees a failure, as every face does."""
+    model.queue(
+        call("list", {"path": "missing"}, "call_1"),
+        call("grep", {"pattern": "no such words anywhere"}, "call_2"),  # exit 1: fine
+        reply("Nothing there."),
+    )
+    await editor.start(environ)
+    await editor.initialize(capabilities())
+    uri = editor.open("a.py")
+    found = await editor.actions(uri, 0)
+    await editor.run(found[0])
+    await editor.until(editor.ended)
+    reports = [message for kind, message in editor.progress() if kind == "report"]
+    failed = [message for message in reports if "✗" in message]
+    assert len(failed) == 1 and "missing" in failed[0] and "exit 2" in failed[0], reports
+    (shown,) = editor.of("showDocument")
+    transcript = Path(shown.uri.removeprefix("file://")).read_text()
+    lines = [line for line in transcript.splitlines() if line.startswith("- ")]
+    assert len(lines) == 2 and "✗ exit 2" in lines[0] and "✗" not in lines[1], transcript

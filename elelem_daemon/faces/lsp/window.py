@@ -52,9 +52,11 @@ class LspOutput(NullOutput):
         self.parts: list[str] = []
         self.size = 0
         self.calls: list[str] = []  # the titles of this turn's tool calls
+        self.at: dict[str, int] = {}  # a call's id → its line in `calls`
 
     def begin(self, token: str | None, cwd: Path) -> None:
         self.token, self.cwd, self.parts, self.size, self.calls = token, cwd, [], 0, []
+        self.at = {}
 
     def text(self) -> str:
         return "".join(self.parts)
@@ -95,13 +97,20 @@ class LspOutput(NullOutput):
         title = tool_title(
             str(call.get("name", "")), arguments if isinstance(arguments, dict) else {}, self.cwd
         )
+        self.at[str(call.get("id"))] = len(self.calls)
         self.calls.append(title)
         self.status(title)
 
     def result(self, call: dict[str, Any], result: Result) -> None:
-        if not result.ok:
-            error = str(result.payload.get("error", ""))[:200]
-            self.status(f"{self.calls[-1] if self.calls else call.get('name')}: {error}")
+        """A failed call (an error, or an exit status outside the tool's own: `list` of a
+        missing path) is said in the progress and marked ✗ in the transcript's list."""
+        if result.failed:
+            why = result.why_failed.splitlines()[0][:200] if result.why_failed else "failed"
+            at = self.at.get(str(call.get("id")))
+            title = self.calls[at] if at is not None else str(call.get("name"))
+            if at is not None:
+                self.calls[at] = f"{title} ✗ {why}"
+            self.status(f"{title}: ✗ {why}")
 
 
 class LspInput(NullInput):
