@@ -42,7 +42,8 @@ async def test_the_served_model_is_named_wherever_a_model_is(
         (usage,) = [n["params"] for n in client.notifications if n["method"] == "event/usage"]
         assert usage["servedModel"] == SERVED
         listed = [s for s in await within(client.list_sessions()) if s["sessionId"] == session]
-        assert listed and listed[0]["servedModel"] == SERVED and listed[0]["model"] == "gpt-4o"
+        assert len(listed) == 2  # open, and stored (`open: true`): both name it
+        assert all(s["servedModel"] == SERVED and s["model"] == "gpt-4o" for s in listed)
         shown = await within(client.command(session, "/model"))
         assert f"model: {SERVED} (asked for gpt-4o)" in shown["output"]
         cost = await within(client.command(session, "/cost"))

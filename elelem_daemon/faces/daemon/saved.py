@@ -24,9 +24,10 @@ async def listing(daemon: Daemon, cwd: str | None = None) -> list[dict[str, Any]
     """The open sessions (as created), then every stored one, most recently updated first.
 
     A session both open and stored is listed twice: as open, and as stored with
-    `open: true` (carrying its current provider and model).
+    `open: true` (carrying its current provider and model, and `servedModel`).
     """
     from ...store.listing import listing as joined
+    from .live import served
 
     try:
         where = Path(cwd).expanduser().resolve() if cwd is not None else None
@@ -43,6 +44,7 @@ async def listing(daemon: Daemon, cwd: str | None = None) -> list[dict[str, Any]
                     "provider": entry.provider,
                     "model": entry.model,
                     "open": entry.open is not None,
+                    **(served(entry.open) if entry.open is not None else {}),
                 }
             )
     return entries
