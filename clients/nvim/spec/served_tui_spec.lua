@@ -9,6 +9,17 @@ local T = require("spec.tui")
 local SERVED = "SmolLM2-135M-Instruct"
 local IDLE = "return not require('elelem.session').current().busy"
 
+-- counts the session/list answers the editor has read (an observer: the request goes on)
+local LISTS = table.concat({
+  "_G.lists = 0",
+  "local daemon = require('elelem.daemon')",
+  "local request = daemon.request",
+  "daemon.request = function(method, params, cb)",
+  "  if method ~= 'session/list' then return request(method, params, cb) end",
+  "  return request(method, params, function(...) cb(...) _G.lists = _G.lists + 1 end)",
+  "end",
+}, " ") -- one line: spec/tui.lua writes `init` as one line of the editor's init file
+
 local function command(tui, line)
   tui:keys("Escape")
   tui:wait("return vim.api.nvim_get_mode().mode == 'n'", "normal mode")
@@ -33,6 +44,7 @@ describe("the model shown", function()
     end, "the local server's port")
     tui = T.start({
       file = "README.md",
+      init = LISTS,
       setup = {
         provider = "openai",
         model = "gpt-4o",
@@ -61,12 +73,15 @@ describe("the model shown", function()
     local bar = tui:lua("return vim.wo[vim.fn.bufwinid(require('elelem.session').current().chat:buffer())].winbar")
     assert.matches(SERVED, bar, 1, true)
     assert.is_nil(bar:find("gpt-4o", 1, true))
+    local lists = tui:lua("return _G.lists")
     tui:type("/cost")
     tui:keys("C-s")
     tui:see("model: " .. SERVED .. " (served)")
     tui:wait(IDLE, "/cost to end")
     -- after a slash command the editor re-reads the session (session/list): still SmolLM2
-    vim.wait(500)
+    tui:wait(("return _G.lists > %d"):format(lists), "the session re-read")
+    bar = tui:lua("return vim.wo[vim.fn.bufwinid(require('elelem.session').current().chat:buffer())].winbar")
+    assert.matches(SERVED, bar, 1, true)
     tui:see("135M-Instruct · mode: build")
     assert.is_nil(tui:screen():find("gpt-4o · mode", 1, true))
     -- :checkhealth: its own probe's session cannot know yet; the open session's line does
