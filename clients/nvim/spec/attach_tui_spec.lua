@@ -23,8 +23,7 @@ local function send(tui, text)
     tui:keys("C-e")
   end
   tui:keys("C-s")
-  tui:wait("return vim.api.nvim_get_current_line() == ''", "the prompt sent")
-  tui:wait(IDLE, text .. " to end")
+  tui:wait(IDLE .. " and #require('elelem.session').current().turns == 1", text .. " to end")
 end
 
 describe("an @-mention in the prompt area", function()

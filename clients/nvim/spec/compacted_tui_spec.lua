@@ -19,13 +19,16 @@ local function command(tui, line)
   tui:keys("Enter")
 end
 
---- Types `text` in the prompt area (insert mode) and sends it with <C-s>; waits for the end.
-local function send(tui, text)
+--- Types `text` in the prompt area (insert mode), sends it with <C-s> and waits for `done`
+--- (Lua in the editor) with no turn running.
+local function send(tui, text, done)
   tui:type(text)
   tui:keys("C-s")
-  tui:wait("return require('elelem.session').current().busy == false and "
-    .. "#vim.api.nvim_buf_get_lines(0, 0, -1, false) == 1 and vim.api.nvim_get_current_line() == ''", "the sent prompt")
-  tui:wait(IDLE, text .. " to end")
+  tui:wait(IDLE .. " and " .. done, text .. " to end")
+end
+
+local function turns(n)
+  return ("#require('elelem.session').current().turns == %d"):format(n)
 end
 
 describe("the conversation after a compaction", function()
@@ -49,13 +52,12 @@ describe("the conversation after a compaction", function()
     tui = T.start({ file = "README.md", setup = setup })
     command(tui, "Elelem") -- the prompt area, in insert mode
     tui:wait("return vim.b.elelem_prompt == true and vim.api.nvim_get_mode().mode == 'i'", "the prompt area")
-    for _, prompt in ipairs(PROMPTS) do
-      send(tui, prompt)
+    for n, prompt in ipairs(PROMPTS) do
+      send(tui, prompt, turns(n))
       tui:see(prompt:sub(7))
     end
-    send(tui, "/compact")
-    tui:see("compacted:")
-    send(tui, AFTER)
+    send(tui, "/compact", "table.concat(require('elelem.session').current().chat:text(), '\\n'):find('compacted:') ~= nil")
+    send(tui, AFTER, turns(4))
     local id = tui:lua("return require('elelem.session').current().id")
     tui:stop()
 
