@@ -108,7 +108,9 @@ describe("issue 40's traps under real hands", function()
     command(tui, "ElelemClose")
     tui:wait("return vim.fn.bufwinid(require('elelem.session').current().chat:buffer()) == -1", "the chat to close")
     tui:wait("return vim.fn.bufwinid(require('elelem.session').current():input()) == -1", "the prompt area to close")
-    assert.is_nil(tui:screen():find("answered", 1, true))
+    H.wait(function() -- the screen redrawn without the chat
+      return tui:screen():find("answered", 1, true) == nil
+    end, "the chat gone from the screen:\n" .. tui:screen())
     assert.are.equal(H.project .. "/small.txt", tui:lua("return vim.api.nvim_buf_get_name(0)"))
   end)
 
