@@ -480,6 +480,7 @@ end
 function Chat:history(entries)
   local open = false -- a `## elelem` reply is open: tool calls and text go under it
   local plans = false
+  local summary = false -- the next user message is the compaction's summary (protocol.md)
   for _, entry in ipairs(entries) do
     if entry.type == "compacted" then
       if open then
@@ -487,6 +488,16 @@ function Chat:history(entries)
         open = false
       end
       self:notice("(context compacted here: the model reads a summary of what came before)")
+      summary = true
+    elseif summary and entry.role == "user" then
+      -- the summary is no prompt the user typed: dim, as typed, and no turn's number (a
+      -- `## You` heading here made every later turn's number one more than the daemon's)
+      summary = false
+      local lines = {}
+      for _, line in ipairs(split(tostring(entry.content or ""))) do
+        table.insert(lines, line == "" and "" or "    " .. line)
+      end
+      self:lines(lines, "ElelemDim")
     elseif entry.type == "tool" then
       if not open then
         self:user("")

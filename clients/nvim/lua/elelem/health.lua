@@ -108,6 +108,10 @@ function M.check()
   local mcp = {} -- every tab's session (checkhealth opens its own tab)
   for _, s in pairs(require("elelem.session").sessions) do
     if s.id then
+      -- the model that answers, once the server said (the probe's fresh session cannot know)
+      local asked, shown = (s.info or {}).model, s:model()
+      health.info(("an open session: provider %s, model %s%s"):format(tostring((s.info or {}).provider),
+        tostring(shown), asked and shown ~= asked and (" (asked for %s)"):format(asked) or ""))
       vim.list_extend(mcp, require("elelem.mcp").lines(s.mcp))
     end
   end

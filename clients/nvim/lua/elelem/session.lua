@@ -462,8 +462,13 @@ function Session:update()
     end
     for _, entry in ipairs(result.sessions or {}) do
       if entry.sessionId == id and entry.open ~= false then
+        -- a /model or /provider switch asks anew; the open session's stored entry (listed
+        -- after it, `open: true`) carries no servedModel, so an unchanged one is kept
+        local switched = entry.provider ~= self.info.provider or entry.model ~= self.info.model
         self.info.provider, self.info.model = entry.provider, entry.model
-        self.info.servedModel = entry.servedModel -- a /model or /provider switch: asked anew
+        if switched or entry.servedModel ~= nil then
+          self.info.servedModel = entry.servedModel
+        end
       end
     end
     self:refresh()
