@@ -475,12 +475,13 @@ end
 --- A stored conversation, redrawn (`session/load`'s `history`: its messages with the tool
 --- calls between them, each drawn as it was live, its diff and failure included; a daemon
 --- without `history` gives `messages`, redrawn without the tool calls).
----@param entries {type: string?, role: string?, content: string?, id: string?, name: string?, arguments: table?, ok: boolean?, result: table?}[]
+---@param entries {type: string?, role: string?, content: string?, id: string?, name: string?, arguments: table?, ok: boolean?, result: table?, prompt: boolean?}[]
 ---@return boolean plans a plan was drawn (a `todo` call's), so the last one needs no redraw
 function Chat:history(entries)
   local open = false -- a `## elelem` reply is open: tool calls and text go under it
   local plans = false
-  local summary = false -- the next user message is the compaction's summary (protocol.md)
+  local summary = false -- the next user message is the compaction's summary (protocol.md;
+  -- it is marked `prompt = false` too, which holds where a page begins with it)
   for _, entry in ipairs(entries) do
     if entry.type == "compacted" then
       if open then
@@ -489,7 +490,7 @@ function Chat:history(entries)
       end
       self:notice("(context compacted here: the model reads a summary of what came before)")
       summary = true
-    elseif summary and entry.role == "user" then
+    elseif (summary or entry.prompt == false) and entry.role == "user" then
       -- the summary is no prompt the user typed: dim, as typed, and no turn's number (a
       -- `## You` heading here made every later turn's number one more than the daemon's)
       summary = false
