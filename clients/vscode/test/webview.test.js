@@ -868,6 +868,7 @@ test("a failed tool call looks failed: list of a missing path (exit 2) is red, n
   await page.waitForSelector("details.tool.error");
   const cards = page.locator("details.tool");
   assert.deepEqual(await cards.locator(".status").allTextContents(), ["error", "ok"]);
+  assert.deepEqual(await cards.locator(".exit").allTextContents(), ["✗ exit 2"], "the failed call's exit status, and none on grep's expected exit 1");
   const [red, green] = await page.evaluate(() => [...document.querySelectorAll("details.tool .status")].map((s) => getComputedStyle(s).color));
   assert.notEqual(red, green, "the failed call has the passed call's colour");
   assert.deepEqual(errors, []);
