@@ -46,6 +46,12 @@ printf '{"elelem.model": "vision"}\n' > "$WORK/ws-context/.vscode/settings.json"
 mkdir -p "$WORK/ws-modes" "$WORK/ws-mcp/.vscode" "$WORK/ws-attention" "$WORK/ws-meter/.vscode"
 # issue 40: a 4,000-token window, so the meter's warning shows before auto-compaction
 printf '{"elelem.env": {"ELELEM_CONTEXT_WINDOW": "4000"}}\n' > "$WORK/ws-meter/.vscode/settings.json"
+# issue 40's findings, each in the client where the user met it
+mkdir -p "$WORK/ws-failed" "$WORK/ws-compacted" "$WORK/ws-attach/.vscode" "$WORK/ws-served" "$WORK/ws-longline"
+# a 6,000-line file in a 4,000-token window (cut to fit), and a file beside the workspace (outside it)
+for i in $(seq 1 6000); do echo "line $i of the big file"; done > "$WORK/ws-attach/big.txt"
+printf 'not in the project\n' > "$WORK/outside.txt"
+printf '{"elelem.env": {"ELELEM_CONTEXT_WINDOW": "4000"}}\n' > "$WORK/ws-attach/.vscode/settings.json"
 # a server that cannot start, retried quickly (issue 31: one line in the chat, not one per retry)
 printf '{"elelem.mcpServers": {"broken": {"command": "/nonexistent/elelem-mcp-server"}}, "elelem.env": {"ELELEM_MCP_BACKOFF": "0.2"}}\n' > "$WORK/ws-mcp/.vscode/settings.json"
 printf 'def greet(name):\n    """Say hello."""\n    return f"hello, {name}"\n\n\nprint(greet("elelem"))\n' > "$WORK/ws/hello.py"
@@ -91,7 +97,7 @@ curl -fsS "http://127.0.0.1:$PORT/healthz" >/dev/null || { cat "$WORK/code-serve
 SHOT="${ELELEM_E2E_SCREENSHOT:-$HERE/test-results/screenshot.png}"
 mkdir -p "$(dirname "$SHOT")"
 # ELELEM_E2E_CASES picks cases (default: all), e.g. ELELEM_E2E_CASES=review ./e2e.sh
-CASES="${ELELEM_E2E_CASES:-chat review rewind context modes mcp attention meter}"
+CASES="${ELELEM_E2E_CASES:-chat review rewind context modes mcp attention meter failed compacted attach served longline}"
 failed=0
 for case in $CASES; do
   case "$case" in

@@ -158,6 +158,10 @@ function toolResult(message) {
   card.classList.remove("running");
   card.classList.add(message.ok ? "ok" : "error");
   card.querySelector(".status").textContent = message.ok ? "ok" : "error";
+  // a failed call says its exit status, as the terminal and Neovim do (issue 40: `list` of a
+  // missing path exits 2); a status inside the tool's expected set (grep finding nothing) is ok
+  const exit = message.result?.exit_status;
+  if (!message.ok && Number.isInteger(exit)) card.querySelector(".status").after(el("span", "exit", `✗ exit ${exit}`));
   const body = card.querySelector(".body");
   body.append(el("div", "label", "Result"), el("pre", "result", formatResult(message.result)));
   if (typeof message.result?.diff === "string") body.append(diffBlock(message.result.diff));
@@ -640,13 +644,24 @@ const handlers = {
     // in one section, as they were drawn live; each redrawn turn gets its own key.
     let redrawn = 0;
     const replying = () => turn ?? currentTurn(`history-${++redrawn}`);
+    let marker = null; // the last compaction's notice, while its summary may follow
     for (const message of m.messages) {
       if (message.type === "compacted") {
         // the turns above are the user's still; the model reads a summary of them from here
         turn = null;
-        add(el("div", "notice compacted", "Context compacted here: the model reads a summary of what came before."));
+        marker = add(el("div", "notice compacted", "Context compacted here: the model reads a summary of what came before."));
         continue;
       }
+      if (marker && message.role === "user") {
+        // the summary after the marker (protocol.md: a user message, `Context: …`) is what the
+        // model reads, not a prompt the user typed: folded into the marker, not a user bubble
+        const summary = el("details", "summary");
+        summary.append(el("summary", "", "The summary the model reads"), el("div", "body", contentText(message.content)));
+        marker.append(summary);
+        marker = null;
+        continue;
+      }
+      marker = null;
       if (message.type === "tool") {
         const call = { ...message, turnId: replying().id };
         toolCard(call);

@@ -302,7 +302,11 @@ test("a compaction in a loaded history is drawn as a notice between its turns", 
   assert.match(await page.textContent(".notice.compacted"), /Context compacted here/);
   const order = await page.evaluate(() => [...document.querySelectorAll("#log > *")].map((n) => n.className));
   const at = order.findIndex((c) => c.includes("compacted"));
-  assert.ok(at > 0 && at < order.length - 1, order.join(" | "));
+  assert.ok(at > 0 && at === order.length - 1, order.join(" | "));
+  // the summary is the model's, not a prompt the user typed: folded into the marker
+  assert.deepEqual(await page.locator(".turn.user").allTextContents(), ["before"]);
+  assert.equal(await page.textContent(".notice.compacted details.summary .body"), "Context: a summary");
+  assert.equal(await page.evaluate(() => document.querySelector(".notice.compacted details.summary").open), false);
 });
 
 test("a reloaded window redraws the stored tool calls, their diffs and failures (real daemon)", async () => {
@@ -864,6 +868,7 @@ test("a failed tool call looks failed: list of a missing path (exit 2) is red, n
   await page.waitForSelector("details.tool.error");
   const cards = page.locator("details.tool");
   assert.deepEqual(await cards.locator(".status").allTextContents(), ["error", "ok"]);
+  assert.deepEqual(await cards.locator(".exit").allTextContents(), ["✗ exit 2"], "the failed call's exit status, and none on grep's expected exit 1");
   const [red, green] = await page.evaluate(() => [...document.querySelectorAll("details.tool .status")].map((s) => getComputedStyle(s).color));
   assert.notEqual(red, green, "the failed call has the passed call's colour");
   assert.deepEqual(errors, []);

@@ -116,11 +116,15 @@ await runCase("rewind", screenshot, async (page) => {
   step("issue 40, as met: the agent's edit saved (the document was clean), then the user's unsaved line, then Undo; Ctrl+S saves at once");
   // Here the daemon rewrites the file under the open unsaved document: VS Code's copy of the
   // disk is then stale, and without the reload a save met "the content of the file is newer".
-  await send(frame, '!tool edit {"path":"notes.txt","old":"delta\\n","new":"DELTA\\n"}');
+  // The edit changes the file's size, as the user's did: VS Code's save checks the disk's
+  // modification time AND its size against what the document last read (an etag of both), so
+  // a rewrite of the same size (delta -> DELTA) passed its check even without the reload.
+  const EDITED = ORIGINAL.replace("delta", "delta, edited by the agent");
+  await send(frame, '!tool edit {"path":"notes.txt","old":"delta\\n","new":"delta, edited by the agent\\n"}');
   await acceptInChat(frame);
-  await editorShows(page, ORIGINAL.replace("delta", "DELTA"), "after the accepted edit");
+  await editorShows(page, EDITED, "after the accepted edit");
   await page.waitForFunction(() => !document.querySelector(".tab.active.dirty"));
-  check(fs.readFileSync(FILE, "utf8") === ORIGINAL.replace("delta", "DELTA"), "the agent's edit of a clean document was not saved");
+  check(fs.readFileSync(FILE, "utf8") === EDITED, "the agent's edit of a clean document was not saved");
   await page.click(".editor-instance .monaco-editor .view-lines");
   await page.keyboard.press("Control+Home");
   await page.keyboard.type("# typed after the edit\n", { delay: 40 });
