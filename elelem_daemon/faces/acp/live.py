@@ -99,9 +99,9 @@ class AcpLive(Live):
             return {"stopReason": "cancelled"}
         finally:
             self.retitle()
-            self.reserved()
+            self.served_changed()
 
-    def reserved(self) -> None:
+    def served_changed(self) -> None:
         """`config_option_update` when the model that answers is newly known or changed
         (a local server serves its own, whatever was asked for): the model option shows
         its name (options.py)."""

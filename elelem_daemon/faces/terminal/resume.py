@@ -82,8 +82,8 @@ async def show_history(session: Session, title: str) -> None:
     line, and a failure's error), replies as the agent gave them, and a line where a
     compaction was (the whole transcript: store/history.py), as the live chat showed
     them: the summary the model reads from there (`/context` shows it) is not drawn as a
-    prompt the user typed. A page at a time
-    (store/pages.py's bound), letting the loop run between pages (Ctrl-C, signals)."""
+    prompt the user typed. A page at a time (store/pages.py's bound), letting the loop
+    run between pages (Ctrl-C, signals)."""
     from ...result import Result
     from ...store import pages
     from ...store.recorder import entries
