@@ -7,14 +7,6 @@ local T = require("spec.tui")
 
 local IDLE = "return not require('elelem.session').current().busy"
 
-local function command(tui, line)
-  tui:keys("Escape")
-  tui:wait("return vim.api.nvim_get_mode().mode == 'n'", "normal mode")
-  tui:keys(":")
-  tui:keys("-l", line)
-  tui:keys("Enter")
-end
-
 --- Types `text` in the prompt area (insert mode), closes any completion menu, sends it.
 local function send(tui, text)
   tui:type(text)
@@ -47,7 +39,7 @@ describe("an @-mention in the prompt area", function()
 
   it("of a file larger than its share is cut, and the chat says where", function()
     tui = T.start({ file = "README.md" })
-    command(tui, "Elelem") -- the prompt area, in insert mode
+    tui:command("Elelem", true) -- the prompt area, in insert mode
     tui:wait("return vim.b.elelem_prompt == true and vim.api.nvim_get_mode().mode == 'i'", "the prompt area")
     send(tui, "!echo explain @big.txt ")
     tui:see("@big.txt was cut to fit") -- the rest wraps in the narrow chat: read from the buffer
@@ -60,7 +52,7 @@ describe("an @-mention in the prompt area", function()
 
   it("outside the project says that nothing was attached", function()
     tui = T.start({ file = "README.md" })
-    command(tui, "Elelem")
+    tui:command("Elelem", true)
     tui:wait("return vim.b.elelem_prompt == true and vim.api.nvim_get_mode().mode == 'i'", "the prompt area")
     send(tui, "!echo compare @../outside.txt ")
     tui:see("@../outside.txt attaches nothing") -- the rest wraps in the narrow chat

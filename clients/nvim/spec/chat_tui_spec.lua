@@ -4,12 +4,6 @@
 local H = require("spec.helpers")
 local T = require("spec.tui")
 
-local function command(tui, line)
-  tui:keys(":")
-  tui:keys("-l", line)
-  tui:keys("Enter")
-end
-
 local IDLE = "return not require('elelem.session').current().busy"
 
 describe("the chat under real hands", function()
@@ -33,7 +27,7 @@ describe("the chat under real hands", function()
     for i = 1, 80 do
       many[i] = "line " .. i .. " of a long answer"
     end
-    command(tui, "Elelem !events " .. vim.json.encode({ { type = "saying", text = table.concat(many, "\n\n") } }))
+    tui:command("Elelem !events " .. vim.json.encode({ { type = "saying", text = table.concat(many, "\n\n") } }))
     tui:wait(IDLE, "the turn")
     tui:see("line 80 of a long answer")
     -- the user reads from the top of the chat, then goes back to the prompt area
@@ -50,8 +44,8 @@ describe("the chat under real hands", function()
     tui:see("marker-two")
     -- a fresh tab session, then the stored one again: at its end
     tui:keys("Escape")
-    command(tui, "ElelemNew")
-    command(tui, "ElelemResume")
+    tui:command("ElelemNew")
+    tui:command("ElelemResume")
     tui:see("(resumed:")
     tui:see("marker-two")
   end)
@@ -62,21 +56,21 @@ describe("the chat under real hands", function()
     for i = 1, 400 do
       words[i] = "word" .. i
     end
-    command(tui, "Elelem !echo " .. table.concat(words, " ") .. " THE-END")
+    tui:command("Elelem !echo " .. table.concat(words, " ") .. " THE-END")
     tui:wait(IDLE, "the turn")
     tui:see("THE-END")
   end)
 
   it("a pending :ElelemAdd attachment is in view above the prompt (item 8)", function()
     tui = T.start({ file = "calc.lua" })
-    command(tui, "2,3ElelemAdd")
-    command(tui, "Elelem")
+    tui:command("2,3ElelemAdd")
+    tui:command("Elelem")
     tui:see("attached: selection calc.lua:2-3")
   end)
 
   it("the statusline is current once a turn ends, after a conflict too (item 11)", function()
     tui = T.start({ file = "calc.lua" })
-    command(tui, "Elelem " .. '!tool edit {"path":"calc.lua","old":"a + b","new":"b + a"}')
+    tui:command("Elelem " .. '!tool edit {"path":"calc.lua","old":"a + b","new":"b + a"}')
     tui:wait("return #require('elelem.review').open == 1", "the review")
     tui:see("elelem:build …")
     -- the user edits the file meanwhile, then accepts: a conflict, nothing applied
@@ -84,7 +78,7 @@ describe("the chat under real hands", function()
     tui:keys("G", "o")
     tui:type("-- mine")
     tui:keys("Escape")
-    command(tui, "ElelemAccept")
+    tui:command("ElelemAccept")
     tui:wait(IDLE, "the turn")
     tui:see("conflict")
     tui:see("elelem:build")

@@ -11,14 +11,6 @@ local PROMPTS = { "!echo first answer", "!echo second answer", "!echo third answ
 local AFTER = "!echo after the compaction"
 local MARKER = "(context compacted here"
 
-local function command(tui, line)
-  tui:keys("Escape")
-  tui:wait("return vim.api.nvim_get_mode().mode == 'n'", "normal mode")
-  tui:keys(":")
-  tui:keys("-l", line)
-  tui:keys("Enter")
-end
-
 --- Types `text` in the prompt area (insert mode), sends it with <C-s> and waits for `done`
 --- (Lua in the editor) with no turn running.
 local function send(tui, text, done)
@@ -50,7 +42,7 @@ describe("the conversation after a compaction", function()
 
   it("is all in the chat after a restart and :ElelemResume, marked where it was compacted", function()
     tui = T.start({ file = "README.md", setup = setup })
-    command(tui, "Elelem") -- the prompt area, in insert mode
+    tui:command("Elelem", true) -- the prompt area, in insert mode
     tui:wait("return vim.b.elelem_prompt == true and vim.api.nvim_get_mode().mode == 'i'", "the prompt area")
     for n, prompt in ipairs(PROMPTS) do
       send(tui, prompt, turns(n))
@@ -62,7 +54,7 @@ describe("the conversation after a compaction", function()
     tui:stop()
 
     tui = T.start({ file = "README.md", setup = setup })
-    command(tui, "ElelemResume")
+    tui:command("ElelemResume", true)
     tui:wait(("return require('elelem.session').current().id == %q"):format(id), "the session to load")
     tui:see(AFTER)
     tui:see(MARKER)

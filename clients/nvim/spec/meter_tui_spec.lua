@@ -6,14 +6,6 @@
 local H = require("spec.helpers")
 local T = require("spec.tui")
 
-local function command(tui, line)
-  tui:keys("Escape")
-  tui:wait("return vim.api.nvim_get_mode().mode == 'n'", "normal mode")
-  tui:keys(":")
-  tui:keys("-l", line)
-  tui:keys("Enter")
-end
-
 local function usage(input, read)
   return ('Elelem !events [{"type":"usage","input_tokens":%d,"output_tokens":10,"cache_read_tokens":%d},'
     .. '{"type":"saying","text":"counted"}]'):format(input, read)
@@ -31,11 +23,11 @@ describe("the meter and the model picker", function()
 
   it("the winbar shows the context, the cache and a warning before auto-compaction", function()
     tui = T.start({ file = "README.md" })
-    command(tui, usage(290, 200))
+    tui:command(usage(290, 200), true)
     tui:see("30% · 68% cached")
     assert.is_nil(tui:screen():find("auto-compacts", 1, true)) -- far from it
     tui:wait("return not require('elelem.session').current().busy", "the turn to end")
-    command(tui, usage(780, 700))
+    tui:command(usage(780, 700), true)
     tui:see("79% · 89% cached · ⚠ auto-compacts at 85%") -- the end of the winbar: in view
     local bar = tui:lua("return vim.wo[vim.fn.bufwinid(require('elelem.session').current().chat:buffer())].winbar")
     assert.matches("ctx 790/1%.0k 79%%", bar)
@@ -45,10 +37,10 @@ describe("the meter and the model picker", function()
 
   it(":ElelemModel lists the providers and switches to the one picked", function()
     tui = T.start({ file = "README.md" })
-    command(tui, "Elelem !echo ready")
+    tui:command("Elelem !echo ready", true)
     tui:see("ready")
     tui:wait("return not require('elelem.session').current().busy", "the turn to end")
-    command(tui, "ElelemModel")
+    tui:command("ElelemModel", true)
     tui:see("elelem model (now stub · stub)")
     tui:shot(H.root .. "/screenshot-model.png")
     local screen = tui:screen()

@@ -4,12 +4,6 @@
 local H = require("spec.helpers")
 local T = require("spec.tui")
 
-local function command(tui, line)
-  tui:keys(":")
-  tui:keys("-l", line)
-  tui:keys("Enter")
-end
-
 local PROMPT = [[
   local s = require("elelem.session").current()
   return { lines = vim.api.nvim_buf_get_lines(s:input(), 0, -1, false), mode = vim.api.nvim_get_mode().mode,
@@ -33,7 +27,7 @@ describe("questions in the chat", function()
 
   it("a permission question waits in the chat while the user types and looks around (item 11)", function()
     tui = T.start({ file = "small.txt" })
-    command(tui, 'Elelem !tool execute {"command":"echo hi > made.txt"}')
+    tui:command('Elelem !tool execute {"command":"echo hi > made.txt"}')
     tui:see("→ allow")
     tui:see("[question]")
     -- not modal: the user writes a draft, and moves in the file, while the question waits
@@ -46,7 +40,7 @@ describe("questions in the chat", function()
     assert.is_true(tui:lua("return require('elelem.session').current().busy"))
     tui:shot(H.root .. "/screenshot-question.png")
     tui:keys("Escape")
-    command(tui, "ElelemAnswer") -- a picker of the answers, numbered
+    tui:command("ElelemAnswer") -- a picker of the answers, numbered
     tui:see("1: allow")
     tui:type("1")
     tui:keys("Enter")
@@ -60,7 +54,7 @@ describe("questions in the chat", function()
 
   it("no motion answers a question: <CR>, j, G, a search and a click only move (issue 40)", function()
     tui = T.start({ file = "small.txt" })
-    command(tui, 'Elelem !tool execute {"command":"echo hi > made.txt"}')
+    tui:command('Elelem !tool execute {"command":"echo hi > made.txt"}')
     tui:see("1 → allow")
     tui:see("A in the chat") -- the chat line says how to answer
     tui:keys("C-w", "k")
@@ -109,7 +103,7 @@ describe("questions in the chat", function()
 
   it("a hunk is decided by ga on its lines in the chat", function()
     tui = T.start({ file = "small.txt" })
-    command(tui, 'Elelem !tool edit {"path":"small.txt","old":"two","new":"TWO"}')
+    tui:command('Elelem !tool edit {"path":"small.txt","old":"two","new":"TWO"}')
     tui:see("hunk 1 [pending]")
     -- ga in the prompt area is text
     tui:keys("i")
@@ -131,12 +125,12 @@ describe("questions in the chat", function()
 
   it("a question without options is answered with :ElelemAnswer, the draft left alone", function()
     tui = T.start({ file = "small.txt" })
-    command(tui, 'Elelem !tool interview {"question":"Which name?"}')
+    tui:command('Elelem !tool interview {"question":"Which name?"}')
     tui:see(":ElelemAnswer {your answer}")
     tui:keys("i")
     tui:type("not the answer")
     tui:keys("Escape")
-    command(tui, "ElelemAnswer total")
+    tui:command("ElelemAnswer total")
     tui:see("? Which name? → total")
     tui:wait("return not require('elelem.session').current().busy", "the turn to end")
     assert.are.same({ "not the answer" }, tui:lua(PROMPT).lines)

@@ -7,12 +7,6 @@
 local H = require("spec.helpers")
 local T = require("spec.tui")
 
-local function command(tui, line)
-  tui:keys(":")
-  tui:keys("-l", line)
-  tui:keys("Enter")
-end
-
 -- every session/rewind request the editor sends, as sent (an observer: the request goes on)
 local SPY = table.concat({
   "_G.rewinds = {}",
@@ -48,20 +42,20 @@ describe("rewind under real hands", function()
 
   --- Turn `n`: the agent writes `path`, the user accepts the review from the command line.
   local function agent_writes(n, path, content)
-    command(tui, "Elelem !tool write " .. vim.json.encode({ path = path, content = content }))
+    tui:command("Elelem !tool write " .. vim.json.encode({ path = path, content = content }))
     tui:wait("return #require('elelem.review').open == 1", "the review of " .. path)
-    command(tui, "ElelemAccept")
+    tui:command("ElelemAccept")
     tui:wait(SETTLED:format(n), "the turn writing " .. path)
   end
 
   --- Turns #1..#4 with slash commands between them, so the ids are 1, 3, 5, 6.
   local function four_turns()
-    command(tui, "Elelem !echo first")
+    tui:command("Elelem !echo first")
     tui:wait(SETTLED:format(1), "turn 1")
-    command(tui, "Elelem /context")
+    tui:command("Elelem /context")
     tui:wait(COMMANDS:format(1), "/context")
     agent_writes(2, "notes.txt", "the agent's notes\n")
-    command(tui, "Elelem /context")
+    tui:command("Elelem /context")
     tui:wait(COMMANDS:format(2), "/context")
     agent_writes(3, "made.txt", "made by the agent\n")
     agent_writes(4, "data.csv", "one line\n")
@@ -94,7 +88,7 @@ describe("rewind under real hands", function()
     tui = T.start({ file = "README.md", init = SPY, setup = { env = { ELELEM_CHECKPOINTS_MAX_FILE = "4K" } } })
     four_turns()
     vim.fn.writefile({ "the user's own words" }, notes) -- the user's edit, on disk, after turn 2
-    command(tui, "ElelemRewind 2")
+    tui:command("ElelemRewind 2")
     tui:see("Go on?")
     local screen = tui:screen()
     assert.matches("Rewind to before turn 2:", screen, 1, true)
@@ -125,7 +119,7 @@ describe("rewind under real hands", function()
   it("the picker lists the turns by number; a file of the user's changed under the question is asked again", function()
     tui = T.start({ file = "README.md", init = SPY, setup = { env = { ELELEM_CHECKPOINTS_MAX_FILE = "4K" } } })
     four_turns()
-    command(tui, "ElelemRewind")
+    tui:command("ElelemRewind")
     tui:see("Rewind to before turn")
     local screen = tui:screen()
     -- oldest first, so the number typed is the turn seen (the ids would be 1, 3, 5, 6)

@@ -20,14 +20,6 @@ local LISTS = table.concat({
   "end",
 }, " ") -- one line: spec/tui.lua writes `init` as one line of the editor's init file
 
-local function command(tui, line)
-  tui:keys("Escape")
-  tui:wait("return vim.api.nvim_get_mode().mode == 'n'", "normal mode")
-  tui:keys(":")
-  tui:keys("-l", line)
-  tui:keys("Enter")
-end
-
 describe("the model shown", function()
   local tui, server
 
@@ -63,7 +55,7 @@ describe("the model shown", function()
   end)
 
   it("the winbar and /cost name the model the server answers with", function()
-    command(tui, "Elelem") -- the prompt area, in insert mode
+    tui:command("Elelem", true) -- the prompt area, in insert mode
     tui:wait("return vim.b.elelem_prompt == true and vim.api.nvim_get_mode().mode == 'i'", "the prompt area")
     tui:type("hi there")
     tui:keys("C-s")
@@ -85,7 +77,7 @@ describe("the model shown", function()
     tui:see("135M-Instruct · mode: build")
     assert.is_nil(tui:screen():find("gpt-4o · mode", 1, true))
     -- :checkhealth: its own probe's session cannot know yet; the open session's line does
-    command(tui, "checkhealth elelem")
+    tui:command("checkhealth elelem", true)
     tui:see("an open session: provider openai, model " .. SERVED .. " (asked for gpt-4o)")
   end)
 end)

@@ -10,14 +10,6 @@ local T = require("spec.tui")
 local IDLE = "return not require('elelem.session').current().busy"
 local SMALL = { "one", "two", "three" }
 
-local function command(tui, line)
-  tui:keys("Escape")
-  tui:wait("return vim.api.nvim_get_mode().mode == 'n'", "normal mode")
-  tui:keys(":")
-  tui:keys("-l", line)
-  tui:keys("Enter")
-end
-
 --- The lines of `small.txt`'s buffer in the editor (what the user's keys would change).
 local function file_lines(tui)
   return tui:lua("return vim.api.nvim_buf_get_lines(vim.fn.bufnr(...), 0, -1, false)", H.project .. "/small.txt")
@@ -43,7 +35,7 @@ describe("issue 40's traps under real hands", function()
 
   it("<C-c> cancels the turn <C-s> sent, still in insert mode", function()
     tui = T.start({ file = "small.txt" })
-    command(tui, "Elelem") -- the prompt area, in insert mode
+    tui:command("Elelem", true) -- the prompt area, in insert mode
     tui:wait("return vim.b.elelem_prompt == true and vim.api.nvim_get_mode().mode == 'i'", "the prompt area")
     tui:type("!stream 3000 20") -- a minute of tokens: it runs until cancelled
     tui:keys("C-s")
@@ -61,7 +53,7 @@ describe("issue 40's traps under real hands", function()
 
   it("<C-c> cancels from normal mode, in the prompt area and in the chat", function()
     tui = T.start({ file = "small.txt" })
-    command(tui, "Elelem !stream 3000 20")
+    tui:command("Elelem !stream 3000 20", true)
     tui:see("tok5 ")
     tui:wait("return vim.b.elelem_prompt == true", "the prompt area")
     tui:keys("Escape")
@@ -69,7 +61,7 @@ describe("issue 40's traps under real hands", function()
     tui:keys("C-c")
     tui:see("[cancelled]")
     tui:wait(IDLE, "the first turn to end")
-    command(tui, "Elelem !stream 3000 20")
+    tui:command("Elelem !stream 3000 20", true)
     tui:wait("return require('elelem.session').current().busy", "the second turn")
     tui:keys("C-w", "k")
     tui:wait("return vim.b.elelem_chat == true", "the chat")
@@ -82,7 +74,7 @@ describe("issue 40's traps under real hands", function()
 
   it("q in the chat or the prompt area closes nothing; the next keys stay out of the file", function()
     tui = T.start({ file = "small.txt" })
-    command(tui, "Elelem !echo answered")
+    tui:command("Elelem !echo answered", true)
     tui:see("answered")
     tui:wait(IDLE, "the turn to end")
     -- in the chat: q, then what the user types next (x, dd) as if the chat had closed
@@ -105,7 +97,7 @@ describe("issue 40's traps under real hands", function()
     assert.are.same(SMALL, file_lines(tui))
     assert.are.same(SMALL, vim.fn.readfile(H.project .. "/small.txt"))
     -- :ElelemClose closes the chat and its prompt area; the file is the window left
-    command(tui, "ElelemClose")
+    tui:command("ElelemClose", true)
     tui:wait("return vim.fn.bufwinid(require('elelem.session').current().chat:buffer()) == -1", "the chat to close")
     tui:wait("return vim.fn.bufwinid(require('elelem.session').current():input()) == -1", "the prompt area to close")
     H.wait(function() -- the screen redrawn without the chat
@@ -116,7 +108,7 @@ describe("issue 40's traps under real hands", function()
 
   it("the user's prompt shows as typed: no Markdown concealed", function()
     tui = T.start({ file = "small.txt" })
-    command(tui, "Elelem") -- the prompt area, in insert mode
+    tui:command("Elelem", true) -- the prompt area, in insert mode
     tui:wait("return vim.b.elelem_prompt == true and vim.api.nvim_get_mode().mode == 'i'", "the prompt area")
     tui:type("!echo a ** b and __init__ and *x*")
     tui:keys("C-s")
@@ -126,11 +118,11 @@ describe("issue 40's traps under real hands", function()
 
   it("a failed call is ✗ with its exit status: list of a missing path, execute of false", function()
     tui = T.start({ file = "small.txt" })
-    command(tui, 'Elelem !tools [["list",{"path":"missing"}],["grep",{"pattern":"no such words here"}]]')
+    tui:command('Elelem !tools [["list",{"path":"missing"}],["grep",{"pattern":"no such words here"}]]', true)
     tui:wait(IDLE, "the turn to end")
     tui:see('list({"path":"missing"}) ✗ exit 2')
     tui:see(") ✓") -- grep finding nothing is no failure
-    command(tui, 'Elelem !tool execute {"command":"false"}')
+    tui:command('Elelem !tool execute {"command":"false"}', true)
     tui:see("1 → allow")
     tui:keys("C-w", "k")
     tui:wait("return vim.b.elelem_chat == true", "the chat")

@@ -89,6 +89,20 @@ function T:type(text, ms)
   end
 end
 
+--- `:line` and Enter, as typed from normal mode; with `escape`, Escape first and a wait
+--- for normal mode (from the prompt area, in insert mode).
+---@param line string
+---@param escape boolean?
+function T:command(line, escape)
+  if escape then
+    self:keys("Escape")
+    self:wait("return vim.api.nvim_get_mode().mode == 'n'", "normal mode")
+  end
+  self:keys(":")
+  self:keys("-l", line)
+  self:keys("Enter")
+end
+
 --- Waits until the editor's `code` (returning a boolean) is true.
 function T:wait(code, what, ms)
   H.wait(function()

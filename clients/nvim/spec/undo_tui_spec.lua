@@ -16,12 +16,6 @@ local CALC = {
   "    return a / b",
 }
 
-local function command(tui, line)
-  tui:keys(":")
-  tui:keys("-l", line)
-  tui:keys("Enter")
-end
-
 local BUFFER = [[
   local buf = vim.fn.bufnr(...)
   return { lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false), modified = vim.bo[buf].modified }
@@ -43,14 +37,14 @@ describe("undo under real hands", function()
     local before = table.concat(CALC, "\n") .. "\n"
     tui = T.start({ file = "calc.py" })
     -- turn 1: a plan and a read; kept by the undo
-    command(tui, "Elelem !tools " .. vim.json.encode({
+    tui:command("Elelem !tools " .. vim.json.encode({
       { "todo", { todos = { { content = "read calc.py", status = "completed" }, { content = "guard div", status = "pending" } } } },
       { "read", { path = "calc.py" } } }))
     tui:wait("return not require('elelem.session').current().busy", "turn 1")
     -- turn 2: the agent's edit, reviewed and accepted by the user
-    command(tui, "Elelem " .. '!tool edit {"path":"calc.py","old":"    return a / b\\n","new":"    if b == 0:\\n        raise ZeroDivisionError\\n    return a / b\\n"}')
+    tui:command("Elelem " .. '!tool edit {"path":"calc.py","old":"    return a / b\\n","new":"    if b == 0:\\n        raise ZeroDivisionError\\n    return a / b\\n"}')
     tui:wait("return #require('elelem.review').open == 1", "the review")
-    command(tui, "ElelemReview")
+    tui:command("ElelemReview")
     tui:wait("return vim.b.elelem_review == true", "the cursor in the review")
     tui:keys("g", "a")
     tui:wait("return not require('elelem.session').current().busy", "turn 2")
@@ -62,7 +56,7 @@ describe("undo under real hands", function()
     tui:keys("Escape")
     assert.are.same('"""A tiny calculator.""" Mine.', tui:lua(BUFFER, calc).lines[1])
     -- undo, answering the built-in question as a user does
-    command(tui, "ElelemUndo")
+    tui:command("ElelemUndo")
     tui:see("Go on?")
     tui:see("unsaved changes kept")
     tui:type("1")
@@ -98,16 +92,16 @@ describe("undo under real hands", function()
     local clash = H.project .. "/clash.txt"
     vim.fn.writefile({ "one", "two", "three" }, clash)
     tui = T.start({ file = "clash.txt" })
-    command(tui, 'Elelem !tool edit {"path":"clash.txt","old":"two","new":"TWO"}')
+    tui:command('Elelem !tool edit {"path":"clash.txt","old":"two","new":"TWO"}')
     tui:wait("return #require('elelem.review').open == 1", "the review")
-    command(tui, "ElelemAccept")
+    tui:command("ElelemAccept")
     tui:wait("return not require('elelem.session').current().busy", "the turn")
     assert.are.same({ "one", "TWO", "three" }, vim.fn.readfile(clash))
     tui:lua("vim.api.nvim_set_current_win(vim.fn.bufwinid(vim.fn.bufnr(...)))", clash)
     tui:keys("j", "A")
     tui:type(" and mine")
     tui:keys("Escape")
-    command(tui, "ElelemUndo")
+    tui:command("ElelemUndo")
     tui:see("Go on?")
     tui:type("1")
     tui:keys("Enter")
@@ -126,14 +120,14 @@ describe("undo under real hands", function()
     tui:keys("g", "g", "A")
     tui:type(" Mine.")
     tui:keys("Escape")
-    command(tui, "Elelem " .. '!tool edit {"path":"calc.py","old":"a + b","new":"b + a"}')
+    tui:command("Elelem " .. '!tool edit {"path":"calc.py","old":"a + b","new":"b + a"}')
     tui:wait("return #require('elelem.review').open == 1", "the review")
-    command(tui, "ElelemAccept")
+    tui:command("ElelemAccept")
     tui:wait("return not require('elelem.session').current().busy", "the turn")
     local now = tui:lua(BUFFER, calc)
     assert.are.equal("    return b + a", now.lines[5])
     assert.is_true(now.modified)
-    command(tui, "ElelemUndo")
+    tui:command("ElelemUndo")
     tui:see("Go on?")
     tui:type("1")
     tui:keys("Enter")
