@@ -4,18 +4,13 @@
 // An @-mention of ../outside.txt says nothing was attached; an @-mention of big.txt, picked from
 // the @ list with Enter, says it was cut to fit ("lines 1–N of 6,000"), and nothing compacts.
 // Usage: node test/e2e/attach.mjs URL SCREENSHOT WORKSPACE.
-import { check, openChat, runCase, step, widenSidebar } from "./lib.mjs";
+import { check, openWorkbench, runCase, step } from "./lib.mjs";
 
 const [url, screenshot] = process.argv.slice(2);
 const notices = (frame) => frame.evaluate(() => [...document.querySelectorAll("#log .notice")].map((n) => n.textContent.trim()));
 
 await runCase("attach", screenshot, async (page) => {
-  step(`open ${url}`);
-  await page.goto(url);
-  await page.waitForSelector(".monaco-workbench");
-  await page.waitForTimeout(1500);
-  const frame = await openChat(page);
-  await widenSidebar(page, 160);
+  const frame = await openWorkbench(page, url);
 
   step("type a prompt that mentions @../outside.txt, Enter: the chat says it attaches nothing");
   await frame.click("#input");

@@ -4,7 +4,7 @@
 // here" marker between the third and the fourth (once, only the summary came back), and the
 // summary the model reads folded into that marker, not drawn as a prompt the user typed.
 // Usage: node test/e2e/compacted.mjs URL SCREENSHOT WORKSPACE.
-import { chatFrame, check, dismissDialogs, openChat, runCase, runCommand, send, step, widenSidebar } from "./lib.mjs";
+import { chatFrame, check, dismissDialogs, openWorkbench, runCase, runCommand, send, step } from "./lib.mjs";
 
 const [url, screenshot] = process.argv.slice(2);
 const PROMPTS = ["!echo the first answer", "!echo the second answer", "!echo the third answer"];
@@ -17,12 +17,7 @@ const drawn = (frame) =>
       n.classList.contains("compacted") ? "--compacted--" : n.textContent.trim()));
 
 await runCase("compacted", screenshot, async (page) => {
-  step(`open ${url}`);
-  await page.goto(url);
-  await page.waitForSelector(".monaco-workbench");
-  await page.waitForTimeout(1500);
-  const frame = await openChat(page);
-  await widenSidebar(page, 160);
+  const frame = await openWorkbench(page, url);
 
   step("three turns");
   for (const prompt of PROMPTS) {

@@ -3,7 +3,7 @@
 // once reported ok) and `execute` of `false` (exit 1) are red "error ✗ exit N" cards, not a
 // green "ok"; `grep` finding nothing (exit 1, expected for grep) stays ok.
 // Usage: node test/e2e/failed.mjs URL SCREENSHOT WORKSPACE.
-import { approveIfAsked, check, openChat, runCase, send, step, widenSidebar } from "./lib.mjs";
+import { approveIfAsked, check, openWorkbench, runCase, send, step } from "./lib.mjs";
 
 const [url, screenshot] = process.argv.slice(2);
 
@@ -23,12 +23,7 @@ async function settled(frame, name) {
 }
 
 await runCase("failed", screenshot, async (page) => {
-  step(`open ${url}`);
-  await page.goto(url);
-  await page.waitForSelector(".monaco-workbench");
-  await page.waitForTimeout(1500);
-  const frame = await openChat(page);
-  await widenSidebar(page, 160);
+  const frame = await openWorkbench(page, url);
 
   step("grep that finds nothing (exit 1, expected for grep): a green ok");
   await send(frame, '!tool grep {"pattern":"nothing-matches-this-zzz"}');

@@ -133,6 +133,17 @@ export async function openChat(page) {
   return frame;
 }
 
+/** Open code-server at `url`, then the chat (the side bar widened by `widen`): the chat's frame. */
+export async function openWorkbench(page, url, widen = 160) {
+  step(`open ${url}`);
+  await page.goto(url);
+  await page.waitForSelector(".monaco-workbench");
+  await page.waitForTimeout(1500);
+  const frame = await openChat(page);
+  await widenSidebar(page, widen);
+  return frame;
+}
+
 /** Widen the side bar (for a screenshot). */
 export async function widenSidebar(page, by = 200) {
   const bar = await page.locator(".part.sidebar").boundingBox();

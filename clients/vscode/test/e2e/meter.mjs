@@ -3,7 +3,7 @@
 // Chromium's mouse and keyboard. The workspace sets a 4,000-token window (elelem.env).
 // Usage: node test/e2e/meter.mjs URL SCREENSHOT WORKSPACE.
 import path from "path";
-import { check, openChat, runCase, send, step, widenSidebar } from "./lib.mjs";
+import { check, openWorkbench, runCase, send, step } from "./lib.mjs";
 
 const [url, screenshot] = process.argv.slice(2);
 // the counts a provider reports, scripted through the stub: 3,000 in (2,700 from the cache), 100 out
@@ -11,12 +11,7 @@ const usage = (text, input, read) =>
   `!events [{"type": "saying", "text": "${text}"}, {"type": "usage", "input_tokens": ${input}, "output_tokens": 100, "cache_read_tokens": ${read}}]`;
 
 await runCase("meter", screenshot, async (page) => {
-  step(`open ${url}`);
-  await page.goto(url);
-  await page.waitForSelector(".monaco-workbench");
-  await page.waitForTimeout(1500);
-  const frame = await openChat(page);
-  await widenSidebar(page, 160);
+  const frame = await openWorkbench(page, url);
 
   step("a turn's usage: the header's meter says the window's share and the cache's");
   await send(frame, usage("A first answer.", 1000, 600));
