@@ -49,7 +49,8 @@ ASK = "Summarize: accomplishments, state, next steps. Brief."  # context/summary
 
 
 class Relay(ThreadingHTTPServer):
-    """Forwards every request to `upstream` and records each answer's `timings`."""
+    """Forwards every request to `upstream` and records each answer's `timings` and each
+    POST's body (figures/real_first_token.py records the daemon's request with it)."""
 
     daemon_threads = True
 
@@ -57,6 +58,7 @@ class Relay(ThreadingHTTPServer):
         super().__init__(("127.0.0.1", 0), Handler)
         self.upstream = upstream  # host:port
         self.timings: list[dict[str, Any]] = []
+        self.bodies: list[bytes] = []
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -70,7 +72,9 @@ class Handler(BaseHTTPRequestHandler):
         self.forward(None)
 
     def do_POST(self) -> None:
-        self.forward(self.rfile.read(int(self.headers.get("content-length", 0))))
+        body = self.rfile.read(int(self.headers.get("content-length", 0)))
+        self.server.bodies.append(body)
+        self.forward(body)
 
     def forward(self, body: bytes | None) -> None:
         upstream = http.client.HTTPConnection(self.server.upstream, timeout=600)
@@ -118,7 +122,7 @@ def start_server(home: Path, ctx: int) -> tuple[subprocess.Popen[bytes], str]:
     line = server.stdout.readline().decode() if ready else ""
     if not line.startswith("listening on "):
         server.kill()
-        raise SystemExit(f"local_model.py did not start: {line!r}")
+        raise RuntimeError(f"local_model.py did not start: {line!r}")
     return server, line.split()[-1]  # http://127.0.0.1:PORT/v1
 
 

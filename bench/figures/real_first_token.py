@@ -24,80 +24,21 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import select
 import subprocess
-import sys
 import tempfile
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from ..context import Context, initialize
+from ..prompt_cache import Relay, start_server
 from ..table import Row, median
 from ..wire import Conn
 
-ROOT = Path(__file__).resolve().parents[2]
-LAUNCHER = ROOT / "examples" / "local_model.py"
 OPEN_TARGET, NEW_TARGET = 1.05, 1.15
 QUIET = 1.0  # the load average below which a target is judged
-
-
-class Recorder(ThreadingHTTPServer):
-    """A relay to llama.cpp that keeps the last POST body (the daemon's request)."""
-
-    daemon_threads = True
-
-    def __init__(self, upstream: str) -> None:
-        super().__init__(("127.0.0.1", 0), Forward)
-        self.upstream = upstream
-        self.bodies: list[bytes] = []
-
-
-class Forward(BaseHTTPRequestHandler):
-    server: Recorder
-    protocol_version = "HTTP/1.0"
-
-    def log_message(self, *args: Any) -> None:
-        pass
-
-    def do_GET(self) -> None:
-        self.forward(None)
-
-    def do_POST(self) -> None:
-        body = self.rfile.read(int(self.headers.get("content-length", 0)))
-        self.server.bodies.append(body)
-        self.forward(body)
-
-    def forward(self, body: bytes | None) -> None:
-        import http.client
-
-        upstream = http.client.HTTPConnection(self.server.upstream, timeout=600)
-        headers = {"content-type": "application/json"} if body is not None else {}
-        upstream.request(self.command, self.path, body=body, headers=headers)
-        answer = upstream.getresponse()
-        self.send_response(answer.status)
-        self.send_header("content-type", answer.getheader("content-type", "text/plain"))
-        self.end_headers()
-        while chunk := answer.read1(65536):
-            self.wfile.write(chunk)
-            self.wfile.flush()
-        upstream.close()
-
-
-def start_server(home: Path) -> tuple[subprocess.Popen[bytes], str]:
-    argv = [sys.executable, str(LAUNCHER), "--port", "0", "--threads", "1", "--ctx", "4096"]
-    log = (home / "llama.log").open("wb")
-    server = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=log, cwd=home)
-    assert server.stdout is not None
-    ready, _, _ = select.select([server.stdout], [], [], 180)
-    line = server.stdout.readline().decode() if ready else ""
-    if not line.startswith("listening on "):
-        server.kill()
-        raise RuntimeError(f"local_model.py did not start: {line!r}")
-    return server, line.split()[-1]  # http://127.0.0.1:PORT/v1
 
 
 def prompt(n: int) -> str:
@@ -156,8 +97,8 @@ async def run(ctx: Context) -> list[Row]:
         return [Row("time to first token, real llama.cpp", None, note=note)]
     rounds = ctx.n(20, 4)
     work = Path(tempfile.mkdtemp(prefix="bench-real-", dir=ctx.home))
-    server, base = start_server(work)
-    recorder = Recorder(urlsplit(base).netloc)
+    server, base = start_server(work, 4096)
+    recorder = Relay(urlsplit(base).netloc)  # keeps the daemon's request body
     threading.Thread(target=recorder.serve_forever, daemon=True).start()
     settings = {"ELELEM_PROVIDER": "openai", "OPENAI_MODEL": "smollm2", "OPENAI_MAX_TOKENS": "8"}
     loads = [loadavg()]
